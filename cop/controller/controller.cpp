@@ -1,0 +1,395 @@
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+namespace cop::controller {
+
+using wire::Error;
+using wire::Message;
+using wire::Opcode;
+using wire::Space;
+
+namespace {
+
+uint64_t combine(Opcode op, uint64_t a, uint64_t b) {
+  const auto a32 = static_cast<uint32_t>(a), b32 = static_cast<uint32_t>(b);
+  const auto sa32 = static_cast<int32_t>(a32), sb32 = static_cast<int32_t>(b32);
+  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+  const double fa = std::bit_cast<double>(a), fb = std::bit_cast<double>(b);
+  switch (op) {
+    case Opcode::SUMI32: return uint32_t(a32 + b32);
+    case Opcode::MAXI32: return uint32_t(std::max(sa32, sb32));
+    case Opcode::MINI32: return uint32_t(std::min(sa32, sb32));
+    case Opcode::OR32: return a32 | b32;
+    case Opcode::AND32: return a32 & b32;
+    case Opcode::EXOR32: return a32 ^ b32;
+    case Opcode::SUMI64: return a + b;
+    case Opcode::MAXI64: return uint64_t(std::max(sa, sb));
+    case Opcode::MINI64: return uint64_t(std::min(sa, sb));
+    case Opcode::OR64: return a | b;
+    case Opcode::AND64: return a & b;
+    case Opcode::EXOR64: return a ^ b;
+    case Opcode::SUMF: return std::bit_cast<uint64_t>(fa + fb);
+    case Opcode::MAXF: return std::bit_cast<uint64_t>(std::max(fa, fb));
+    case Opcode::MINF: return std::bit_cast<uint64_t>(std::min(fa, fb));
+    default: throw std::logic_error("not a reduction opcode");
+  }
+}
+
+// The value a command carries, as stored in a 64-bit Data RAM word.
+uint64_t payload(const Message& m) { return wire::is_64bit(m.ins.opcode) ? m.data64() : m.data1; }
+
+void set_payload(Message& m, uint64_t v) {
+  if (wire::is_64bit(m.ins.opcode))
+    m.set_data64(v);
+  else
+    m.data1 = static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+Controller::Controller(Config config, model::Timing timing)
+    : config_(config),
+      timing_(timing),
+      ram_((config.channels >= 1 && config.channels <= wire::kChannels)
+               ? config.channels
+               : throw std::invalid_argument("channels must be 1..64"),
+           config.tasks_per_channel, config.tas_words, config.gas_words, config.sas_words,
+           config.partitions),
+      queues_(size_t(config.channels)),
+      last_sent_(size_t(config.channels)),
+      has_last_sent_(size_t(config.channels), false) {
+  if (config.partitions < 1 || config.partitions > int(wire::kMaxPpn) + 1)
+    throw std::invalid_argument("partitions must be 1..16");
+  if (config.tasks_per_channel < 1 || config.tasks_per_channel > wire::kMaxTtkno + 1)
+    throw std::invalid_argument("tasks per channel must be 1..512");
+  if (config.tas_words < 1 || config.tas_words > wire::kMaxTasOffset + 1)
+    throw std::invalid_argument("TAS words must be 1..1024");
+  if (config.gas_words < 1 || config.gas_words > wire::kMaxMsgtag + 1)
+    throw std::invalid_argument("GAS words must be 1..524288");
+  if (config.sas_words < uint32_t(config.channels) + 1 || config.sas_words > wire::kMaxMsgtag + 1)
+    throw std::invalid_argument("SAS must hold CNTNO and one partition word per channel");
+  ram_.sas(0) = config.cntno;
+}
+
+uint8_t Controller::channel_partition(int channel) const {
+  return static_cast<uint8_t>(ram_.sas(uint32_t(channel)));
+}
+
+void Controller::receive(int channel, const Message& msg, uint64_t ready_at, std::vector<Delivery>& out) {
+  if (channel < 1 || channel > config_.channels)
+    throw std::out_of_range("channel " + std::to_string(channel) + " does not exist");
+  switch (msg.ins.opcode) {
+    case Opcode::ACK:
+    case Opcode::NACK:
+      return;  // acknowledgments of our own transmissions: the interface consumes them
+    case Opcode::XMIT:
+      // The node saw an error in what we sent: the interface resends it.
+      if (has_last_sent_[size_t(channel - 1)])
+        out.push_back(Delivery{channel_bit(channel), last_sent_[size_t(channel - 1)], cycles_, true});
+      return;
+    default:
+      queue(channel).push_back(Pending{msg, ready_at});
+  }
+}
+
+void Controller::receive_words(int channel, std::span<const uint32_t> words, std::vector<Delivery>& out) {
+  auto decoded = wire::decode(words, wire::Direction::to_controller, config_.limits());
+  if (auto* m = std::get_if<Message>(&decoded)) {
+    receive(channel, *m, out);
+    return;
+  }
+  const auto& e = std::get<wire::DecodeError>(decoded);
+  Message nack = wire::make(Opcode::NACK);
+  if (!words.empty()) {
+    nack.ins.tkno = static_cast<uint16_t>(words[0] & wire::kMaxTkno);
+    nack.ins.ppn = static_cast<uint8_t>((words[0] >> 12) & wire::kMaxPpn);
+    nack.data1 = static_cast<uint32_t>(e.code) | (((words[0] >> 23) & 0x7F) << 8);
+  } else {
+    nack.data1 = static_cast<uint32_t>(e.code);
+  }
+  if (words.size() >= 2) {
+    nack.addr.msgtag = words[1] & wire::kMaxMsgtag;
+    nack.addr.chno = static_cast<uint8_t>(std::min<uint32_t>((words[1] >> 19) & 0x7F, wire::kChannels));
+  }
+  stats_.nacks++;
+  out.push_back(Delivery{channel_bit(channel), nack, cycles_, true});
+}
+
+int Controller::next_channel() {
+  if (locked_) {
+    const auto& q = queue(locked_);
+    if (q.empty()) return 0;
+    cycles_ = std::max(cycles_, q.front().ready_at);
+    return locked_;
+  }
+  uint64_t earliest = UINT64_MAX;
+  for (const auto& q : queues_)
+    if (!q.empty()) earliest = std::min(earliest, q.front().ready_at);
+  if (earliest == UINT64_MAX) return 0;
+  cycles_ = std::max(cycles_, earliest);
+  for (int i = 1; i <= config_.channels; ++i) {
+    const int c = (poll_ + i - 1) % config_.channels + 1;
+    const auto& q = queue(c);
+    if (!q.empty() && q.front().ready_at <= cycles_) return c;
+  }
+  return 0;
+}
+
+bool Controller::step(std::vector<Delivery>& out) {
+  const int c = next_channel();
+  if (c == 0) return false;
+  Message msg = queue(c).front().msg;
+  queue(c).pop_front();
+  poll_ = c;
+  service(c, msg, out);
+  return true;
+}
+
+int Controller::run(std::vector<Delivery>& out) {
+  int n = 0;
+  while (step(out)) ++n;
+  return n;
+}
+
+void Controller::reset_channel(int channel) {
+  queue(channel).clear();
+  if (locked_ == channel) locked_ = 0;
+}
+
+uint64_t Controller::cost(const Message& msg) const {
+  const bool fp = wire::is_floating(msg.ins.opcode) || (msg.ins.opcode == Opcode::RMW64 && msg.ins.m);
+  return fp ? timing_.t_op_fp : timing_.t_op_int;
+}
+
+void Controller::service(int channel, const Message& msg, std::vector<Delivery>& out) {
+  cycles_ += cost(msg);
+  stats_.serviced++;
+  const uint64_t read_at = cycles_;
+  std::vector<Delivery> data;
+  const Error e = execute(channel, msg, data);
+  // The interface acknowledges as soon as the command is read, before any answer.
+  Message ack = wire::make(e == Error::none ? Opcode::ACK : Opcode::NACK, msg.ins.tkno);
+  ack.ins.ppn = msg.ins.ppn;
+  if (e != Error::none) {
+    stats_.nacks++;
+    ack.addr = msg.addr;
+    ack.data1 = static_cast<uint32_t>(e) | (static_cast<uint32_t>(msg.ins.opcode) << 8);
+  }
+  out.push_back(Delivery{channel_bit(channel), ack, read_at, true});
+  remember(channel_bit(channel), ack);
+  for (const Delivery& d : data) remember(d.channels, d.msg);
+  out.insert(out.end(), data.begin(), data.end());
+}
+
+void Controller::emit(uint64_t mask, const Message& msg, std::vector<Delivery>& out) {
+  cycles_ += timing_.t_cop_cn;
+  out.push_back(Delivery{mask, msg, cycles_, false});
+  if (std::popcount(mask) > 1) stats_.broadcasts++;
+}
+
+void Controller::remember(uint64_t mask, const Message& msg) {
+  for (int c = 1; c <= config_.channels; ++c)
+    if (mask & channel_bit(c)) {
+      last_sent_[size_t(c - 1)] = msg;
+      has_last_sent_[size_t(c - 1)] = true;
+    }
+}
+
+Error Controller::execute(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const uint8_t ppn = channel_partition(channel);
+  // The operating system (supervisor mode) assigns partitions, so it is not confined to one.
+  if (msg.ins.ppn != ppn && !msg.ins.supervisor) return Error::partition;
+  if (msg.ins.x) return Error::channel_range;  // no level-2 controller is attached to this one
+  switch (msg.ins.opcode) {
+    case Opcode::LOCK:
+      locked_ = channel;
+      return Error::none;
+    case Opcode::UNLOCK:
+      if (locked_ != channel) return Error::not_locked;
+      locked_ = 0;
+      return Error::none;
+    case Opcode::PROBE: {
+      Message reply = wire::make(Opcode::PROBE, msg.ins.tkno);
+      reply.ins.ppn = ppn;
+      reply.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+      reply.addr.chno = static_cast<uint8_t>(poll_);  // the poll counter names the channel
+      emit(channel_bit(channel), reply, out);
+      return Error::none;
+    }
+    case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
+    case Opcode::WSRAM64: case Opcode::RMW32: case Opcode::RMW64:
+      return data_ram_access(channel, msg, out);
+    case Opcode::SETTC:
+      return set_mask(channel, msg, false);
+    case Opcode::SETBM:
+      return set_mask(channel, msg, true);
+    case Opcode::BCAST32:
+    case Opcode::BCAST64:
+      return broadcast(channel, msg, out);
+    default:
+      if (msg.ins.opcode == Opcode::BENTRY || wire::is_reduction(msg.ins.opcode))
+        return contribute(channel, msg, out);
+      return Error::unknown_opcode;
+  }
+}
+
+Error Controller::data_ram_access(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const Opcode op = msg.ins.opcode;
+  const uint8_t ppn = msg.ins.ppn;
+  const bool write = op == Opcode::WSRAM32 || op == Opcode::WSRAM64;
+  const bool rmw = op == Opcode::RMW32 || op == Opcode::RMW64;
+  const bool is64 = wire::is_64bit(op);
+  const uint32_t tag = msg.addr.msgtag;
+
+  if (op == Opcode::RSRAM64 && msg.ins.m) {  // read a mask RAM entry: its live mask, 0 when idle
+    Message reply = msg;
+    if (msg.ins.msel_bcast) {
+      const BmEntry& e = ram_.bm(ppn, tag);
+      reply.set_data64(e.accessed ? e.mask : 0);
+    } else {
+      const TcEntry& e = ram_.tc(ppn, tag);
+      reply.set_data64(e.accessed ? e.pending : 0);
+    }
+    emit(channel_bit(channel), reply, out);
+    return Error::none;
+  }
+
+  uint64_t* word = nullptr;
+  switch (msg.ins.space) {
+    case Space::TAS: {
+      const int target = msg.ins.z ? msg.addr.chno : channel;
+      if (channel_partition(target) != ppn) return Error::partition;
+      const uint32_t task = msg.addr.ttkno();
+      // Only the owner writes its task address space; anyone reads; RMW may update others'.
+      if (write && (target != channel || task != msg.ins.tkno)) return Error::protection;
+      word = &ram_.tas(ppn, target, task, msg.addr.tas_offset());
+      break;
+    }
+    case Space::GAS: {
+      word = &ram_.gas(ppn, tag);
+      TcEntry& tc = ram_.tc(ppn, tag);
+      if (write && tc.accessed) {
+        // The first channel of a reduction initialises the partial result with
+        // its own contribution (ch. V); anything later would clobber others'.
+        if (!(tc.pending & channel_bit(channel)) || tc.has_value) return Error::mask_in_use;
+        *word = payload(msg);
+        tc.has_value = true;
+        tc.pending &= ~channel_bit(channel);
+        if (tc.pending == 0) {
+          Message as_bcast = msg;
+          as_bcast.ins.opcode = is64 ? Opcode::BCAST64 : Opcode::BCAST32;
+          complete(ppn, tag, as_bcast, out);
+        }
+        return Error::none;
+      }
+      break;
+    }
+    case Space::SAS:
+      if ((write || rmw) && !msg.ins.supervisor) return Error::privilege;
+      if ((write || rmw) && tag >= 1 && tag <= uint32_t(config_.channels)) {
+        // A channel's partition assignment: must name an existing partition.
+        const uint64_t v = write ? payload(msg) : ram_.sas(tag) + payload(msg);
+        if (v >= uint64_t(config_.partitions)) return Error::address_range;
+      }
+      word = &ram_.sas(tag);
+      break;
+  }
+
+  if (write) {
+    *word = payload(msg);
+    return Error::none;
+  }
+  Message reply = msg;
+  const uint64_t old = *word;
+  if (rmw) {
+    if (op == Opcode::RMW32)
+      *word = uint32_t(uint32_t(old) + msg.data1);
+    else if (msg.ins.m)
+      *word = std::bit_cast<uint64_t>(std::bit_cast<double>(old) + std::bit_cast<double>(msg.data64()));
+    else
+      *word = old + msg.data64();
+  }
+  set_payload(reply, is64 ? old : uint32_t(old));
+  emit(channel_bit(channel), reply, out);
+  return Error::none;
+}
+
+Error Controller::check_mask(uint64_t mask, uint8_t ppn) const {
+  if (mask == 0) return Error::bad_mask;
+  if (config_.channels < 64 && (mask >> config_.channels) != 0) return Error::bad_mask;
+  for (int c = 1; c <= config_.channels; ++c)
+    if ((mask & channel_bit(c)) && channel_partition(c) != ppn) return Error::partition;
+  return Error::none;
+}
+
+Error Controller::set_mask(int, const Message& msg, bool broadcast_ram) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint64_t mask = msg.data64();
+  if (Error e = check_mask(mask, ppn); e != Error::none) return e;
+  const uint32_t first = msg.addr.msgtag;
+  const uint32_t n = uint32_t(msg.count());
+  // All or nothing: an entry in use means a peer (or a stale operation) owns the range.
+  for (uint32_t i = first; i < first + n; ++i)
+    if (broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed) return Error::mask_in_use;
+  for (uint32_t i = first; i < first + n; ++i) {
+    if (broadcast_ram) {
+      ram_.bm(ppn, i) = BmEntry{mask, true};
+    } else {
+      ram_.tc(ppn, i) = TcEntry{mask, mask, true, false};
+    }
+  }
+  return Error::none;
+}
+
+Error Controller::broadcast(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  BmEntry& bm = ram_.bm(ppn, tag);
+  if (!bm.accessed) return Error::no_mask;
+  ram_.gas(ppn, tag) = payload(msg);
+  bm.accessed = false;
+  Message data = msg;
+  data.addr.chno = static_cast<uint8_t>(channel);  // receivers filter on the source (srctid)
+  data.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  emit(bm.mask, data, out);
+  return Error::none;
+}
+
+Error Controller::contribute(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  TcEntry& tc = ram_.tc(ppn, tag);
+  if (!tc.accessed) return Error::no_mask;
+  if (!(tc.pending & channel_bit(channel))) return Error::not_participant;
+  if (msg.ins.opcode != Opcode::BENTRY) {
+    uint64_t& v = ram_.gas(ppn, tag);
+    v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
+    tc.has_value = true;
+  }
+  tc.pending &= ~channel_bit(channel);
+  if (tc.pending == 0) complete(ppn, tag, msg, out);
+  return Error::none;
+}
+
+void Controller::complete(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
+  TcEntry& tc = ram_.tc(ppn, tag);
+  BmEntry& bm = ram_.bm(ppn, tag);
+  // Results go to the broadcast mask; a barrier with none releases its participants.
+  const bool barrier = op.ins.opcode == Opcode::BENTRY;
+  const uint64_t dest = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+  tc.accessed = false;
+  tc.pending = 0;
+  bm.accessed = false;
+  if (dest == 0) return;
+  Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
+  result.ins.ppn = ppn;
+  result.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  if (!barrier) set_payload(result, ram_.gas(ppn, tag));
+  emit(dest, result, out);
+}
+
+}  // namespace cop::controller

@@ -1,0 +1,58 @@
+// The controller's three RAM banks (seed 000, ch. V "COP Controller Address Spaces").
+//
+// Data RAM: per partition (PPN) a channel address space (CAS1..CAS64, each split
+// into task address spaces by TKNO) and a global address space (GAS); one
+// system address space (SAS) shared by all partitions and written only in
+// supervisor mode. Terminal-count mask RAM and broadcast mask RAM: one entry
+// per GAS word and partition, each with its accessed bit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cop::controller {
+
+struct TcEntry {
+  uint64_t mask = 0;     // channels that take part
+  uint64_t pending = 0;  // channels yet to contribute
+  bool accessed = false; // set by SETTC, reset when every channel has contributed
+  bool has_value = false;  // a contribution (or initialising WSRAM) has arrived
+};
+
+struct BmEntry {
+  uint64_t mask = 0;      // channels that receive the result
+  bool accessed = false;  // set by SETBM, reset when the result has been broadcast
+};
+
+class DataRam {
+ public:
+  DataRam(int channels, uint32_t tasks_per_channel, uint32_t tas_words, uint32_t gas_words,
+          uint32_t sas_words, int partitions);
+
+  uint64_t& tas(uint8_t ppn, int channel, uint32_t task, uint32_t offset);
+  uint64_t tas(uint8_t ppn, int channel, uint32_t task, uint32_t offset) const;
+  uint64_t& gas(uint8_t ppn, uint32_t offset) { return gas_[gas_index(ppn, offset)]; }
+  uint64_t gas(uint8_t ppn, uint32_t offset) const { return gas_[gas_index(ppn, offset)]; }
+  uint64_t& sas(uint32_t offset) { return sas_[offset]; }
+  uint64_t sas(uint32_t offset) const { return sas_[offset]; }
+  TcEntry& tc(uint8_t ppn, uint32_t offset) { return tc_[gas_index(ppn, offset)]; }
+  const TcEntry& tc(uint8_t ppn, uint32_t offset) const { return tc_[gas_index(ppn, offset)]; }
+  BmEntry& bm(uint8_t ppn, uint32_t offset) { return bm_[gas_index(ppn, offset)]; }
+  const BmEntry& bm(uint8_t ppn, uint32_t offset) const { return bm_[gas_index(ppn, offset)]; }
+
+  int partitions() const { return partitions_; }
+
+ private:
+  std::size_t gas_index(uint8_t ppn, uint32_t offset) const { return std::size_t{ppn} * gas_words_ + offset; }
+  std::size_t tas_index(uint8_t ppn, int channel, uint32_t task, uint32_t offset) const;
+
+  int channels_;
+  uint32_t tasks_, tas_words_, gas_words_;
+  int partitions_;
+  std::vector<uint64_t> cas_, gas_, sas_;
+  std::vector<TcEntry> tc_;
+  std::vector<BmEntry> bm_;
+};
+
+}  // namespace cop::controller

@@ -1,0 +1,220 @@
+// The COP message format: the one place that fixes every bit.
+//
+// Seed 000 (Sankaran 1995), ch. IV and V: a message between a compute node and
+// its coordination processor is one to four 32-bit words: an instruction word,
+// an address word, data1 and data2. The thesis's Figure 9 (the field layout) is
+// missing from the text, so the exact positions below are ours; every field the
+// thesis names is kept.
+//
+// Instruction word
+//   bit  31      U/S    1 = supervisor (operating-system) command, 0 = user
+//   bit  30      X      forward to the level-2 controller (multi-level COP)
+//   bits 29..23  OPCODE Table I opcode, plus ch. V's PROBE and NACK (below)
+//   bit  22      M      mask bit: with RSRAM64, read a mask RAM entry instead of
+//                       the Data RAM; with RMW64, add in the floating-point unit
+//   bit  21      Z      the address word's CHNO names the channel whose space is
+//                       accessed; when clear the controller uses its poll counter
+//   bits 20..19  WC     word count - 1 (1..4 words)
+//   bits 18..17  SPACE  Data RAM space: 0 TAS (channel/task space), 1 GAS,
+//                       2 SAS, 3 reserved
+//   bit  16      MSEL   which mask RAM with M: 0 terminal-count, 1 broadcast
+//   bits 15..12  PPN    physical partition number (virtual machine)
+//   bits 11..10  RSRVD  reserved, must be zero
+//   bits  9..0   TKNO   task number of the sending task (its Pid register);
+//                       SETTC/SETBM carry COUNT-1 here instead (Figure 14's
+//                       count: 1..1024 consecutive mask entries)
+//
+// Address word
+//   bits 31..26  CNTNO  controller number (0 for a single-level COP)
+//   bits 25..19  CHNO   channel number 1..64 (0: none / the poll counter)
+//   bits 18..0   MSGTAG offset in GAS or SAS; in TAS it splits into
+//                bits 18..10 TTKNO (the task whose space is addressed) and
+//                bits  9..0  OFFSET (word within that task address space)
+//
+// data1 holds the low 32 bits of a 64-bit value or mask, data2 the high 32 bits;
+// 32-bit operations carry data1 only.
+//
+// Word counts are fixed per opcode and direction (word_count): a request to
+// the controller carries what the operation needs (RSRAM: instruction and
+// address), the controller's answer carries the result (RSRAM: plus data).
+// A message whose WC field or length disagrees is malformed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace cop::wire {
+
+inline constexpr int kChannels = 64;          // channels per controller
+inline constexpr int kMaxWords = 4;
+inline constexpr int kMaxCount = 1024;        // SETTC/SETBM entries per message
+inline constexpr uint32_t kMaxTkno = 0x3FF;   // 10 bits
+inline constexpr uint32_t kMaxTtkno = 0x1FF;  // 9 bits
+inline constexpr uint32_t kMaxTasOffset = 0x3FF;
+inline constexpr uint32_t kMaxMsgtag = 0x7FFFF;
+inline constexpr uint32_t kMaxPpn = 0xF;
+inline constexpr uint32_t kMaxCntno = 0x3F;
+
+// Table I opcodes (7 bits), plus the two ch. V additions marked below.
+enum class Opcode : uint8_t {
+  BENTRY = 0b0000001,
+  LOCK = 0b0000010,
+  UNLOCK = 0b0000011,
+  XMIT = 0b0000100,
+  PROBE = 0b0000101,  // ch. V: probe the channel number (CHNO) of this channel
+  ACK = 0b0001000,
+  NACK = 0b0001001,  // ch. V: negative acknowledgment with an error code
+  BCAST32 = 0b0011100,
+  BCAST64 = 0b0111100,
+  SETBM = 0b0111110,
+  SETTC = 0b0111111,
+  SUMI32 = 0b1010000,
+  MAXI32 = 0b1010001,
+  MINI32 = 0b1010010,
+  OR32 = 0b1011000,
+  AND32 = 0b1011001,
+  EXOR32 = 0b1011010,
+  RSRAM32 = 0b1011100,
+  WSRAM32 = 0b1011101,
+  RMW32 = 0b1011110,
+  SUMI64 = 0b1110000,
+  MAXI64 = 0b1110001,
+  MINI64 = 0b1110010,
+  SUMF = 0b1110100,
+  MAXF = 0b1110101,
+  MINF = 0b1110110,
+  OR64 = 0b1111000,
+  AND64 = 0b1111001,
+  EXOR64 = 0b1111010,
+  RSRAM64 = 0b1111100,
+  WSRAM64 = 0b1111101,
+  RMW64 = 0b1111110,
+};
+
+enum class Space : uint8_t { TAS = 0, GAS = 1, SAS = 2 };
+
+// Which way a message travels on the channel.
+enum class Direction : uint8_t { to_controller, to_node };
+
+// Error codes: the NACK's code and the CSR's ERR_CODE on the compute node.
+// Decoding errors (1-5) come from the wire; the rest from the controller or
+// the link.
+enum class Error : uint8_t {
+  none = 0,
+  unknown_opcode = 1,
+  word_count = 2,
+  reserved_bits = 3,
+  channel_range = 4,
+  address_range = 5,
+  protection = 6,       // write to a task address space the sender does not own
+  partition = 7,        // message or mask reaches outside the sender's partition
+  mask_in_use = 8,      // SETTC/SETBM on an entry whose accessed bit is set
+  privilege = 9,        // supervisor-only command from user mode
+  no_mask = 10,         // contribution/broadcast with no initialised mask entry
+  not_participant = 11, // channel not (or no longer) pending in the TC mask
+  not_locked = 12,      // UNLOCK from a channel that does not hold the lock
+  bad_mask = 13,        // empty mask, or a mask naming channels that do not exist
+  timeout = 14,         // link: no ACK before the transmit timer ran out
+  checksum = 15,        // link: checksum or framing error
+  retry_limit = 16,     // link: resend limit reached
+  link_down = 17,       // link: the peer is gone
+};
+
+std::string_view opcode_name(Opcode op);
+std::optional<Opcode> opcode_from_name(std::string_view name);
+std::string_view error_name(Error e);
+// Whether a 7-bit value is one of our opcodes.
+bool is_opcode(uint32_t value);
+// Words a message with this opcode has going this way (1..4), or 0 when the
+// opcode never travels that way (WSRAM, SETTC... are never sent to a node).
+int word_count(Opcode op, Direction dir);
+
+// Classes of opcodes; the timing model charges t_OP by class.
+bool is_reduction(Opcode op);      // SUM/MIN/MAX/OR/AND/EXOR, 32 and 64 bit
+bool is_floating(Opcode op);       // SUMF/MAXF/MINF (the FP unit)
+bool is_64bit(Opcode op);
+
+struct Instruction {
+  bool supervisor = false;  // U/S
+  bool x = false;
+  Opcode opcode = Opcode::ACK;
+  bool m = false;
+  bool z = false;
+  Space space = Space::TAS;
+  bool msel_bcast = false;  // MSEL: false = TC mask RAM, true = broadcast mask RAM
+  uint8_t ppn = 0;
+  uint16_t tkno = 0;  // or COUNT-1 for SETTC/SETBM
+
+  bool operator==(const Instruction&) const = default;
+};
+
+struct Address {
+  uint8_t cntno = 0;
+  uint8_t chno = 0;
+  uint32_t msgtag = 0;
+
+  // TAS view of MSGTAG.
+  uint32_t ttkno() const { return msgtag >> 10; }
+  uint32_t tas_offset() const { return msgtag & kMaxTasOffset; }
+  static uint32_t tas_tag(uint32_t ttkno, uint32_t offset) { return (ttkno << 10) | offset; }
+
+  bool operator==(const Address&) const = default;
+};
+
+// A decoded message. Only the words its opcode has are meaningful.
+struct Message {
+  Instruction ins;
+  Address addr;
+  uint32_t data1 = 0;
+  uint32_t data2 = 0;
+
+  uint64_t data64() const { return (static_cast<uint64_t>(data2) << 32) | data1; }
+  void set_data64(uint64_t v) {
+    data1 = static_cast<uint32_t>(v);
+    data2 = static_cast<uint32_t>(v >> 32);
+  }
+  // SETTC/SETBM entry count (1..1024).
+  int count() const { return ins.tkno + 1; }
+  void set_count(int n) { ins.tkno = static_cast<uint16_t>(n - 1); }
+
+  bool operator==(const Message&) const = default;
+};
+
+// Limits a decoder checks addresses against (a controller passes its own).
+struct Limits {
+  int channels = kChannels;
+  uint32_t tasks_per_channel = kMaxTtkno + 1;
+  uint32_t tas_words = kMaxTasOffset + 1;
+  uint32_t gas_words = kMaxMsgtag + 1;
+  uint32_t sas_words = kMaxMsgtag + 1;
+};
+
+struct DecodeError {
+  Error code;
+  std::string detail;
+};
+
+using Words = std::array<uint32_t, kMaxWords>;
+
+// Encodes a message into its words; returns how many are used (0 when the
+// opcode never travels in that direction).
+int encode(const Message& msg, Direction dir, Words& out);
+// Decodes words into a message, rejecting malformed input with a specific error.
+std::variant<Message, DecodeError> decode(std::span<const uint32_t> words, Direction dir,
+                                          const Limits& limits = Limits{});
+// Checks an already-built message against the address rules decode applies.
+std::optional<DecodeError> validate(const Message& msg, Direction dir,
+                                    const Limits& limits = Limits{});
+
+// One-line human-readable form, for logs and test failures.
+std::string to_string(const Message& msg);
+
+// Builders for the common shapes.
+Message make(Opcode op, uint16_t tkno = 0, Space space = Space::GAS, uint32_t msgtag = 0);
+
+}  // namespace cop::wire

@@ -1,0 +1,29 @@
+# Shared helpers for the entry points in scripts/. Source it; do not run it.
+set -euo pipefail
+
+COPBENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+COPBENCH_BUILD=${COPBENCH_BUILD:-$COPBENCH_ROOT/build}
+
+log() { printf '[copbench] %s\n' "$*" >&2; }
+die() { printf '[copbench] error: %s\n' "$*" >&2; exit 1; }
+
+# Installs every package of scripts/lib/packages.txt that is missing (apt-get update first).
+ensure_packages() {
+  local wanted missing=()
+  wanted=$(grep -v '^#' "$COPBENCH_ROOT/scripts/lib/packages.txt" | grep -v '^$')
+  for p in $wanted; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  log "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (Release) and builds everything into build/.
+build_all() {
+  cmake -S "$COPBENCH_ROOT" -B "$COPBENCH_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$COPBENCH_BUILD" -j "$(nproc)"
+}

@@ -1,0 +1,176 @@
+// cop/wire: round trips of every opcode and every rejection decode promises.
+#include <cop/wire.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace cop::wire;
+
+namespace {
+
+const Opcode kAll[] = {
+    Opcode::BENTRY, Opcode::LOCK,    Opcode::UNLOCK,  Opcode::XMIT,    Opcode::PROBE,   Opcode::ACK,
+    Opcode::NACK,   Opcode::BCAST32, Opcode::BCAST64, Opcode::SETBM,   Opcode::SETTC,   Opcode::SUMI32,
+    Opcode::MAXI32, Opcode::MINI32,  Opcode::OR32,    Opcode::AND32,   Opcode::EXOR32,  Opcode::RSRAM32,
+    Opcode::WSRAM32, Opcode::RMW32,  Opcode::SUMI64,  Opcode::MAXI64,  Opcode::MINI64,  Opcode::SUMF,
+    Opcode::MAXF,   Opcode::MINF,    Opcode::OR64,    Opcode::AND64,   Opcode::EXOR64,  Opcode::RSRAM64,
+    Opcode::WSRAM64, Opcode::RMW64,
+};
+
+Message sample(Opcode op, Direction dir) {
+  Message m = make(op, 37, Space::GAS, 1234);
+  m.ins.ppn = 3;
+  m.ins.supervisor = true;
+  m.addr.cntno = 5;
+  m.addr.chno = 17;
+  const int n = word_count(op, dir);
+  if (n >= 3) m.data1 = 0xDEADBEEF;
+  if (n >= 4) m.data2 = 0x01234567;
+  if (n < 2) m.addr = Address{};
+  if (op == Opcode::SETTC || op == Opcode::SETBM) m.set_count(16);
+  return m;
+}
+
+Error decode_error(std::span<const uint32_t> w, Direction dir, const Limits& l = {}) {
+  auto r = decode(w, dir, l);
+  if (std::holds_alternative<Message>(r)) return Error::none;
+  return std::get<DecodeError>(r).code;
+}
+
+}  // namespace
+
+TEST(Wire, TableOneOpcodesHaveTheThesisBitPatterns) {
+  EXPECT_EQ(static_cast<int>(Opcode::RSRAM32), 0b1011100);
+  EXPECT_EQ(static_cast<int>(Opcode::SUMF), 0b1110100);
+  EXPECT_EQ(static_cast<int>(Opcode::SETTC), 0b0111111);
+  EXPECT_EQ(static_cast<int>(Opcode::BCAST64), 0b0111100);
+  for (Opcode op : kAll) EXPECT_EQ(opcode_from_name(opcode_name(op)), op);
+  EXPECT_TRUE(is_64bit(Opcode::BCAST64));
+  EXPECT_FALSE(is_64bit(Opcode::SUMI32));
+  EXPECT_TRUE(is_64bit(Opcode::SUMF));
+  EXPECT_TRUE(is_floating(Opcode::MINF));
+  EXPECT_FALSE(is_floating(Opcode::MINI64));
+}
+
+TEST(Wire, EveryOpcodeRoundTripsInEachDirectionItTravels) {
+  int round_trips = 0;
+  for (Direction dir : {Direction::to_controller, Direction::to_node}) {
+    for (Opcode op : kAll) {
+      if (word_count(op, dir) == 0) continue;
+      Message m = sample(op, dir);
+      if (dir == Direction::to_controller && (op == Opcode::RSRAM64)) m.ins.m = true;
+      Words w{};
+      const int n = encode(m, dir, w);
+      ASSERT_EQ(n, word_count(op, dir)) << opcode_name(op);
+      auto r = decode(std::span<const uint32_t>(w.data(), size_t(n)), dir);
+      ASSERT_TRUE(std::holds_alternative<Message>(r))
+          << opcode_name(op) << ": " << std::get<DecodeError>(r).detail;
+      EXPECT_EQ(std::get<Message>(r), m) << to_string(m);
+      ++round_trips;
+    }
+  }
+  EXPECT_GT(round_trips, 50);
+}
+
+TEST(Wire, FieldsLandInTheDocumentedBits) {
+  Message m = make(Opcode::SUMI64, 0x2AB, Space::GAS, 0x12345);
+  m.ins.supervisor = true;
+  m.ins.ppn = 0xA;
+  m.addr.cntno = 0x21;
+  m.addr.chno = 64;
+  Words w{};
+  ASSERT_EQ(encode(m, Direction::to_controller, w), 4);
+  EXPECT_EQ(w[0] >> 31, 1u);                  // U/S
+  EXPECT_EQ((w[0] >> 23) & 0x7F, 0b1110000u);  // OPCODE
+  EXPECT_EQ((w[0] >> 19) & 3, 3u);             // WC = 4 words
+  EXPECT_EQ((w[0] >> 17) & 3, 1u);             // SPACE = GAS
+  EXPECT_EQ((w[0] >> 12) & 0xF, 0xAu);         // PPN
+  EXPECT_EQ(w[0] & 0x3FF, 0x2ABu);             // TKNO
+  EXPECT_EQ(w[1] >> 26, 0x21u);                // CNTNO
+  EXPECT_EQ((w[1] >> 19) & 0x7F, 64u);         // CHNO
+  EXPECT_EQ(w[1] & 0x7FFFF, 0x12345u);         // MSGTAG
+  EXPECT_EQ(Address::tas_tag(3, 7), (3u << 10) | 7u);
+}
+
+TEST(Wire, RejectsUnknownOpcode) {
+  Words w{};
+  Message m = make(Opcode::LOCK);
+  encode(m, Direction::to_controller, w);
+  w[0] = (w[0] & ~(0x7Fu << 23)) | (0b1001111u << 23);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 1), Direction::to_controller), Error::unknown_opcode);
+  // An opcode that exists but never travels this way is refused too.
+  Message wr = make(Opcode::WSRAM32, 1, Space::TAS, 0);
+  encode(wr, Direction::to_controller, w);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 3), Direction::to_node), Error::unknown_opcode);
+}
+
+TEST(Wire, RejectsWrongWordCount) {
+  Words w{};
+  Message m = make(Opcode::SUMF, 1, Space::GAS, 4);
+  encode(m, Direction::to_controller, w);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 3), Direction::to_controller), Error::word_count);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(), Direction::to_controller), Error::word_count);
+  std::vector<uint32_t> five(5, 0);
+  EXPECT_EQ(decode_error(five, Direction::to_controller), Error::word_count);
+  // WC field that disagrees with the opcode, even when the length matches it.
+  w[0] &= ~(3u << 19);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 4), Direction::to_controller), Error::word_count);
+}
+
+TEST(Wire, RejectsReservedBits) {
+  Words w{};
+  Message m = make(Opcode::BENTRY, 1, Space::GAS, 4);
+  encode(m, Direction::to_controller, w);
+  Words bad = w;
+  bad[0] |= 1u << 10;
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(bad.data(), 2), Direction::to_controller), Error::reserved_bits);
+  bad = w;
+  bad[0] |= 3u << 17;  // SPACE = 3
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(bad.data(), 2), Direction::to_controller), Error::reserved_bits);
+  bad = w;
+  bad[0] |= 1u << 22;  // M on BENTRY
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(bad.data(), 2), Direction::to_controller), Error::reserved_bits);
+}
+
+TEST(Wire, RejectsOutOfRangeChannel) {
+  Words w{};
+  Message m = make(Opcode::RSRAM32, 1, Space::TAS, Address::tas_tag(2, 3));
+  m.ins.z = true;
+  m.addr.chno = 65;
+  encode(m, Direction::to_controller, w);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 2), Direction::to_controller), Error::channel_range);
+  m.addr.chno = 0;  // Z with no channel
+  encode(m, Direction::to_controller, w);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 2), Direction::to_controller), Error::channel_range);
+  m.addr.chno = 9;  // beyond an 8-channel controller
+  Limits small;
+  small.channels = 8;
+  encode(m, Direction::to_controller, w);
+  EXPECT_EQ(decode_error(std::span<const uint32_t>(w.data(), 2), Direction::to_controller, small), Error::channel_range);
+}
+
+TEST(Wire, RejectsOutOfRangeAddress) {
+  Limits l;
+  l.gas_words = 100;
+  l.tas_words = 16;
+  l.tasks_per_channel = 4;
+  l.sas_words = 70;
+  Words w{};
+  auto check = [&](Message m) {
+    const int n = encode(m, Direction::to_controller, w);
+    return decode_error(std::span<const uint32_t>(w.data(), size_t(n)), Direction::to_controller, l);
+  };
+  EXPECT_EQ(check(make(Opcode::SUMI32, 1, Space::GAS, 99)), Error::none);
+  EXPECT_EQ(check(make(Opcode::SUMI32, 1, Space::GAS, 100)), Error::address_range);
+  Message settc = make(Opcode::SETTC, 0, Space::GAS, 90);
+  settc.set_count(10);
+  settc.set_data64(1);
+  EXPECT_EQ(check(settc), Error::none);
+  settc.set_count(11);  // runs past the end of the GAS
+  EXPECT_EQ(check(settc), Error::address_range);
+  EXPECT_EQ(check(make(Opcode::RSRAM32, 1, Space::TAS, Address::tas_tag(3, 15))), Error::none);
+  EXPECT_EQ(check(make(Opcode::RSRAM32, 1, Space::TAS, Address::tas_tag(4, 0))), Error::address_range);
+  EXPECT_EQ(check(make(Opcode::RSRAM32, 1, Space::TAS, Address::tas_tag(0, 16))), Error::address_range);
+  EXPECT_EQ(check(make(Opcode::RSRAM32, 1, Space::SAS, 70)), Error::address_range);
+  EXPECT_EQ(check(make(Opcode::BENTRY, 1, Space::TAS, 0)), Error::address_range);  // collectives live in GAS
+}
