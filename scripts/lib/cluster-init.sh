@@ -1,0 +1,40 @@
+#!/bin/bash
+# PID 1 of one emulated host (started by scripts/lib/cluster.sh inside the host's
+# network namespace under unshare --pid --mount --uts --ipc). It gives the host
+# its own /run, /tmp, /root and /dev/shm, its hostname and /etc/hosts, runs sshd
+# in the foreground and reaps orphans (pvmd, orted and their children are
+# re-parented to it). When it dies the kernel kills everything in the host.
+# Usage: cluster-init.sh NAME STATEDIR CHECKOUT
+set -u
+name=$1 state=$2 checkout=$3
+
+fail() { echo "cluster-init[$name]: $*" >&2; exit 1; }
+
+# The checkout must stay visible at the same path so binaries in build/ run here.
+# If it lives under /tmp or /root, carry it across the tmpfs that covers them.
+mount -t tmpfs -o mode=0755,size=64m tmpfs /run || fail "cannot mount /run"
+carry=""
+case "$checkout/" in
+  /tmp/*|/root/*) carry=/run/.copbench-checkout
+                  mkdir -p "$carry" && mount --bind "$checkout" "$carry" || fail "cannot carry $checkout" ;;
+esac
+mount -t tmpfs -o mode=1777 tmpfs /tmp || fail "cannot mount /tmp"
+mount -t tmpfs -o mode=0700 tmpfs /root || fail "cannot mount /root"
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm || fail "cannot mount /dev/shm"
+if [ -n "$carry" ]; then
+  mkdir -p "$checkout" && mount --move "$carry" "$checkout" || fail "cannot restore $checkout"
+fi
+mount --bind "$state/hosts" /etc/hosts || fail "cannot bind /etc/hosts"
+mkdir -p /run/sshd /run/copbench
+hostname "$name"
+
+/usr/sbin/sshd -D -e -f "$state/sshd_config" -h "$state/keys/$name.host_ed25519" \
+  -E "$state/log/$name.sshd.log" &
+sshd=$!
+
+# A child's death interrupts wait; bash reaps every exited child, not only sshd.
+# Without sshd the host is unreachable: end it (the kernel kills the rest).
+while kill -0 "$sshd" 2>/dev/null; do
+  wait "$sshd"
+done
+echo "cluster-init[$name]: sshd exited, host stops" >&2
