@@ -1,0 +1,18 @@
+// Registration of copbench's subcommands; each is defined in its own *_cmd.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace copbench::cli {
+
+// `copbench model ...`: the COP cycle timing model (Table III and ch. VI figures).
+void add_model_command(CLI::App& app);
+
+// `copbench run BENCH --backend NAME --nodes N ...`: one benchmark on one backend.
+void add_run_command(CLI::App& app);
+// `copbench list`: every benchmark x backend pair, "not offered" where so.
+void add_list_command(CLI::App& app);
+// `copbench verify --backend NAME --nodes N`: a backend's operations checked for correctness.
+void add_verify_command(CLI::App& app);
+
+}  // namespace copbench::cli
