@@ -219,14 +219,26 @@ cluster_apply_profile() {
   done < <("cluster_profile_$profile")
 }
 
+cluster_no_ipv6() {
+  local dev
+  for dev in "$@"; do
+    [ -w "/proc/sys/net/ipv6/conf/$dev/disable_ipv6" ] && echo 1 >"/proc/sys/net/ipv6/conf/$dev/disable_ipv6"
+  done
+  return 0
+}
+
 # One host: namespace, veths into both bridges, addresses, then init with sshd.
 cluster_start_host() {
   local name=$1 ns o upid ipid i
   ns=$(cluster_netns "$name")
   o=$(cluster_octet "$name")
   ip netns add "$ns"
+  # IPv4 only: no IPv6 neighbour discovery chatter, so interface counters show
+  # exactly the traffic the suite makes on each network.
+  ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6; echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6' 2>/dev/null || true
   ip link add "$CLUSTER_PREFIX-$name-p" type veth peer name pri0 netns "$ns"
   ip link add "$CLUSTER_PREFIX-$name-c" type veth peer name cop0 netns "$ns"
+  cluster_no_ipv6 "$CLUSTER_PREFIX-$name-p" "$CLUSTER_PREFIX-$name-c"
   ip link set "$CLUSTER_PREFIX-$name-p" master "$CLUSTER_PREFIX-pri" up
   ip link set "$CLUSTER_PREFIX-$name-c" master "$CLUSTER_PREFIX-cop" up
   ip -n "$ns" -batch - <<EOF
@@ -302,6 +314,7 @@ cluster_up() {
 
   ip link add "$CLUSTER_PREFIX-pri" type bridge
   ip link add "$CLUSTER_PREFIX-cop" type bridge
+  cluster_no_ipv6 "$CLUSTER_PREFIX-pri" "$CLUSTER_PREFIX-cop"
   ip addr add "$CLUSTER_PRIMARY_NET.$CLUSTER_BRIDGE_OCTET/24" dev "$CLUSTER_PREFIX-pri"
   ip link set "$CLUSTER_PREFIX-pri" up
   ip link set "$CLUSTER_PREFIX-cop" up

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# One step of the cluster lifecycle test (tests/cluster/CMakeLists.txt runs them
+# in order as CTest fixtures):
+#   up          bring up 3 compute hosts + copctl; every host answers ssh as itself
+#   site        site.yml provisions it without failures; status reports all healthy
+#   mpi         MPI_Allreduce across the 3 hosts, checked; no traffic on the COP network
+#   pvm         pvm_barrier + pvm_reduce across the virtual machine, checked, and
+#               PVM host numbers equal the channel order
+#   armci       ARMCI_Rmw fetch-and-add and a global sum across the 3 hosts, checked
+#   idempotent  a second site.yml run changes nothing
+#   down        teardown leaves no namespace, link or process
+# Usage: cluster_test.sh STEP BINDIR. Exits 77 (skip) when not root.
+set -uo pipefail
+
+step=${1:?step}
+bindir=${2:?directory of the test programs}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cluster="$repo/scripts/cluster"
+
+# A cluster of its own, beside any the user has up.
+export COPBENCH_CLUSTER_ID=7
+export COPBENCH_CLUSTER_STATE=${COPBENCH_CLUSTER_TEST_STATE:-$bindir/../tests/cluster/cluster-state}
+prefix=cb7
+nodes=3
+hosts="node1 node2 node3"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "not root: the emulated cluster needs network namespaces; skipped"; exit 77; }
+
+on_node1() { "$cluster" ssh node1 "$@"; }
+
+# rx+tx bytes of one interface inside each host, summed over the hosts.
+net_bytes() {
+  local dev=$1 h total=0 v
+  for h in $hosts; do
+    v=$(ip netns exec "$prefix-$h" cat "/sys/class/net/$dev/statistics/rx_bytes" "/sys/class/net/$dev/statistics/tx_bytes" |
+      awk '{s += $1} END {print s}')
+    total=$((total + v))
+  done
+  echo $total
+}
+
+# Runs a collective; it must print OK, the primary network must carry traffic and,
+# while no COP daemon runs, the COP network none at all.
+collective() {
+  local what=$1 pri0 cop0 pri1 cop1 out
+  shift
+  pri0=$(net_bytes pri0) cop0=$(net_bytes cop0)
+  out=$(on_node1 "$@" 2>&1)
+  local rc=$?
+  pri1=$(net_bytes pri0) cop1=$(net_bytes cop0)
+  echo "$out"
+  echo "$what: primary network +$((pri1 - pri0)) bytes, COP network +$((cop1 - cop0)) bytes"
+  [ $rc -eq 0 ] || fail "$what exited with $rc"
+  grep -qx OK <<<"$out" || fail "$what did not print OK"
+  [ $((pri1 - pri0)) -gt 0 ] || fail "$what: no traffic on the primary network"
+  if [ ! -x "$repo/build/bin/copdrv" ] && [ ! -x "$repo/build/bin/copd" ]; then
+    [ $((cop1 - cop0)) -eq 0 ] || fail "$what: traffic on the COP network"
+  fi
+}
+
+# Running, not a zombie.
+alive() { [ -e "/proc/$1" ] && ! awk '$1 == "State:" && $2 == "Z" {z = 1} END {exit !z}' "/proc/$1/status" 2>/dev/null; }
+
+changed_counts() { awk '/ : ok=/ {for (i = 1; i <= NF; i++) if ($i ~ /^changed=/) print $1, $i}'; }
+
+case $step in
+  up)
+    "$cluster" up $nodes || fail "up"
+    for h in $hosts copctl; do
+      [ -e "/run/netns/$prefix-$h" ] || fail "no namespace $prefix-$h"
+      got=$("$cluster" ssh "$h" hostname) || fail "ssh $h"
+      [ "$got" = "$h" ] || fail "ssh $h answers as '$got'"
+      got=$("$cluster" exec "$h" hostname) || fail "exec $h"
+      [ "$got" = "$h" ] || fail "exec $h answers as '$got'"
+    done
+    # Each host has its own process table and /tmp.
+    "$cluster" exec node1 sh -c 'echo node1 >/tmp/copbench-cluster-test'
+    "$cluster" exec node2 test -e /tmp/copbench-cluster-test && fail "node2 sees node1's /tmp"
+    [ "$("$cluster" exec node2 sh -c 'echo $$')" -lt 1000 ] || fail "node2 has no process table of its own"
+    # The health check names what is missing before provisioning.
+    out=$("$cluster" status) && fail "status is healthy before site.yml"
+    grep -q "node1: pvmd MISSING" <<<"$out" || fail "status does not name the missing pvmd: $out"
+    echo "up: ok"
+    ;;
+  site)
+    out=$("$cluster" provision 2>&1)
+    rc=$?
+    echo "$out" | tail -8
+    [ $rc -eq 0 ] || { echo "$out" >&2; fail "site.yml failed"; }
+    "$cluster" status || fail "status after site.yml"
+    echo "site: ok"
+    ;;
+  mpi)
+    collective "mpi allreduce" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_mpi_allreduce"
+    ;;
+  pvm)
+    collective "pvm reduce" "$bindir/cluster_pvm_reduce" $hosts
+    ;;
+  armci)
+    collective "armci rmw" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_armci_rmw"
+    ;;
+  idempotent)
+    out=$("$cluster" provision 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] || { echo "$out" >&2; fail "second site.yml failed"; }
+    counts=$(changed_counts <<<"$out")
+    echo "$counts"
+    [ "$(wc -l <<<"$counts")" -eq $((nodes + 1)) ] || fail "no recap for every host"
+    grep -qv 'changed=0$' <<<"$counts" && fail "second site.yml changed something"
+    echo "idempotent: ok"
+    ;;
+  down)
+    # Every process inside the cluster, as this machine sees them, before down.
+    pids=""
+    for ns in $(ip netns list | awk -v p="^$prefix-" '$1 ~ p {print $1}'); do
+      pids+=" $(ip netns pids "$ns" | tr '\n' ' ')"
+    done
+    "$cluster" down || fail "down"
+    "$cluster" down || fail "second down"
+    left=$(ip netns list | awk -v p="^$prefix-" '$1 ~ p')
+    [ -z "$left" ] || fail "namespaces left: $left"
+    left=$(ip -o link show | awk -F': ' -v p="^$prefix-" '$2 ~ p {print $2}')
+    [ -z "$left" ] || fail "links left: $left"
+    # A dead process may stay a zombie until this machine's init reaps it: that
+    # one runs no more. A live one must be gone within a moment.
+    for pid in $pids; do
+      for _ in $(seq 50); do
+        alive "$pid" || break
+        sleep 0.05
+      done
+      alive "$pid" && [ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] &&
+        fail "process $pid of the cluster still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+    done
+    # Nothing else refers to the cluster's state: no init, sshd or ssh master left.
+    for p in /proc/[0-9]*; do
+      [ "${p#/proc/}" = $$ ] && continue
+      alive "${p#/proc/}" || continue
+      cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+      [[ $cmd == *"$COPBENCH_CLUSTER_STATE"* && $cmd != *cluster_test.sh* ]] && fail "process ${p#/proc/} left: $cmd"
+    done
+    echo "down: ok (checked ${pids:+$(wc -w <<<"$pids")} processes gone)"
+    ;;
+  *) fail "unknown step $step" ;;
+esac
