@@ -533,9 +533,10 @@ cluster_status() {
   # The virtual machine must hold every node, in channel order.
   if ipid=$(cluster_init_pid node1); then
     expect=$(for ((i = 1; i <= CLUSTER_N; i++)); do printf 'node%d ' "$i"; done)
+    expect=${expect% }
     got=$(nsenter -t "$ipid" -n -u -i -m -p env HOME=/root "${CLUSTER_HOST_ENV[@]}" \
       sh -c 'test -s /tmp/pvmd.0 && echo conf | timeout 5 pvm 2>/dev/null' |
-      awk '$2 ~ /^[0-9a-f]+$/ && $3 == "LINUX64" {printf "%s ", $1}') || true
+      awk '$2 ~ /^[0-9a-f]+$/ && $3 == "LINUX64" {print $1}' | paste -sd' ') || true
     if [ "$got" = "$expect" ]; then
       echo "  pvm virtual machine: ok ($got)"
     else

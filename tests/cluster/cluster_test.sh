@@ -8,6 +8,8 @@
 #               PVM host numbers equal the channel order
 #   armci       ARMCI_Rmw fetch-and-add and a global sum across the 3 hosts, checked
 #   idempotent  a second site.yml run changes nothing
+#   teardown    teardown.yml stops the services (status names them missing); a
+#               second run changes nothing
 #   down        teardown leaves no namespace, link or process
 # Usage: cluster_test.sh STEP BINDIR. Exits 77 (skip) when not root.
 set -uo pipefail
@@ -110,6 +112,16 @@ case $step in
     [ "$(wc -l <<<"$counts")" -eq $((nodes + 1)) ] || fail "no recap for every host"
     grep -qv 'changed=0$' <<<"$counts" && fail "second site.yml changed something"
     echo "idempotent: ok"
+    ;;
+  teardown)
+    out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "teardown.yml failed"; }
+    out=$("$cluster" status) && fail "status is healthy after teardown.yml"
+    echo "$out"
+    grep -q "node1: pvmd MISSING" <<<"$out" || fail "pvmd still runs after teardown.yml"
+    grep -q "sshd MISSING" <<<"$out" && fail "teardown.yml took sshd down"
+    out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "second teardown.yml failed"; }
+    grep -q 'changed=[1-9]' <<<"$out" && fail "second teardown.yml changed something"
+    echo "teardown: ok"
     ;;
   down)
     # Every process inside the cluster, as this machine sees them, before down.
