@@ -1,0 +1,50 @@
+// Bringing ARMCI up and down, the harness services, and what is offered.
+#include "armci/armci_backend.h"
+
+#include "armci/armci_c.h"
+
+#include "copbench/bench.h"
+
+namespace copbench {
+BackendSpec armci_spec();
+}
+
+namespace copbench::armci {
+
+ArmciBackend::ArmciBackend(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  ARMCI_Init();
+  rank_ = armci_msg_me();
+  size_ = armci_msg_nproc();
+  bases_.resize(static_cast<std::size_t>(size_));
+  ARMCI_Malloc(bases_.data(), static_cast<armci_size_t>(kSharedWords * sizeof(std::int64_t)));
+  // ARMCI-MPI memory is only touched locally inside an access epoch.
+  ARMCI_Access_begin(bases_[static_cast<std::size_t>(rank_)]);
+  for (int i = 0; i < kSharedWords; ++i) *word(rank_, i) = 0;
+  ARMCI_Access_end(bases_[static_cast<std::size_t>(rank_)]);
+  ARMCI_Create_mutexes(kLocks);
+  ARMCI_Barrier();
+}
+
+ArmciBackend::~ArmciBackend() {
+  ARMCI_Barrier();
+  ARMCI_Destroy_mutexes();
+  ARMCI_Free(bases_[static_cast<std::size_t>(rank_)]);
+  ARMCI_Finalize();
+  MPI_Finalize();
+}
+
+bool ArmciBackend::offers(Op op) const {
+  static const BackendSpec spec = armci_spec();
+  return spec.offers(op);
+}
+
+void ArmciBackend::sync() { armci_msg_barrier(); }
+
+void ArmciBackend::max_over_ranks(std::span<double> values) {
+  armci_msg_dgop(values.data(), static_cast<int>(values.size()), const_cast<char*>("max"));
+}
+
+void ArmciBackend::abort(int code) { armci_msg_abort(code); }
+
+}  // namespace copbench::armci

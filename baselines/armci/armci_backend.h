@@ -1,0 +1,55 @@
+// The armci backend: ARMCI-MPI (Debian libarmci-mpi-dev), ranks started by mpirun with
+// `--mca osc pt2pt`. One file per group of operations.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "copbench/backend.h"
+
+namespace copbench::armci {
+
+class ArmciBackend final : public Backend {
+ public:
+  ArmciBackend(int* argc, char*** argv);  // MPI_Init, ARMCI_Init, shared words, mutexes
+  ~ArmciBackend() override;
+  ArmciBackend(const ArmciBackend&) = delete;
+  ArmciBackend& operator=(const ArmciBackend&) = delete;
+
+  std::string name() const override { return "armci"; }
+  std::string route() const override { return "ARMCI-MPI over MPI RMA (osc pt2pt)"; }
+  int rank() const override { return rank_; }
+  int nodes() const override { return size_; }
+  bool offers(Op op) const override;
+
+  void sync() override;
+  void max_over_ranks(std::span<double> values) override;
+
+  void send(int to, std::span<const std::byte> message) override;
+  void recv(int from, std::span<std::byte> message) override;
+  void barrier() override;
+  void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void broadcast(std::span<std::byte> buffer, int root) override;
+
+  void lock(int lock_id) override;
+  void unlock(int lock_id) override;
+  std::int64_t shared_read(int owner, int index) override;
+  void shared_write(int owner, int index, std::int64_t value) override;
+  std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+  void fence(int target) override;
+  void all_fence() override;
+
+  double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
+  double bare_barrier_loop(int iterations) override;
+
+  void abort(int code);
+
+ private:
+  std::int64_t* word(int owner, int index) const { return static_cast<std::int64_t*>(bases_[owner]) + index; }
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<void*> bases_;  // ARMCI_Malloc'd shared words of every rank
+};
+
+}  // namespace copbench::armci

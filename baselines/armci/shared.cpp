@@ -1,0 +1,34 @@
+// lock, shared words and fences: ARMCI_Lock / ARMCI_Unlock on mutexes of rank 0,
+// ARMCI_Get / ARMCI_Put / ARMCI_Rmw (fetch-and-add long), ARMCI_Fence / ARMCI_AllFence.
+#include "armci/armci_c.h"
+
+#include "armci/armci_backend.h"
+
+namespace copbench::armci {
+
+void ArmciBackend::lock(int lock_id) { ARMCI_Lock(lock_id % kLocks, 0); }
+
+void ArmciBackend::unlock(int lock_id) { ARMCI_Unlock(lock_id % kLocks, 0); }
+
+std::int64_t ArmciBackend::shared_read(int owner, int index) {
+  std::int64_t value = 0;
+  ARMCI_Get(word(owner, index), &value, sizeof value, owner);
+  return value;
+}
+
+void ArmciBackend::shared_write(int owner, int index, std::int64_t value) {
+  ARMCI_Put(&value, word(owner, index), sizeof value, owner);
+}
+
+std::int64_t ArmciBackend::shared_fetch_add(int owner, int index, std::int64_t add) {
+  static_assert(sizeof(long) == sizeof(std::int64_t));
+  long old = 0;
+  ARMCI_Rmw(ARMCI_FETCH_AND_ADD_LONG, &old, word(owner, index), static_cast<int>(add), owner);
+  return old;
+}
+
+void ArmciBackend::fence(int target) { ARMCI_Fence(target); }
+
+void ArmciBackend::all_fence() { ARMCI_AllFence(); }
+
+}  // namespace copbench::armci

@@ -1,0 +1,54 @@
+// Bringing MPI up and down, the harness services, and what is offered.
+#include "mpi/mpi_backend.h"
+
+#include "copbench/bench.h"
+
+namespace copbench {
+BackendSpec mpi_spec();
+}
+
+namespace copbench::mpi {
+
+MpiBackend::MpiBackend(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  // Errors abort the job rather than leave ranks waiting for each other.
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_ARE_FATAL);
+  setup_rma();
+}
+
+MpiBackend::~MpiBackend() {
+  free_rma();
+  for (auto& [members, comm] : multicast_comms_)
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  MPI_Comm_free(&comm_);
+  MPI_Finalize();
+}
+
+bool MpiBackend::offers(Op op) const {
+  static const BackendSpec spec = mpi_spec();
+  return spec.offers(op);
+}
+
+void MpiBackend::sync() { MPI_Barrier(comm_); }
+
+void MpiBackend::max_over_ranks(std::span<double> values) {
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm_);
+}
+
+void MpiBackend::abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+MPI_Datatype mpi_type(Elem elem) { return elem == Elem::i32 ? MPI_INT32_T : MPI_DOUBLE; }
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return MPI_SUM;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::min: return MPI_MIN;
+  }
+  return MPI_SUM;
+}
+
+}  // namespace copbench::mpi

@@ -1,0 +1,73 @@
+// The mpi backend: Open MPI, ranks started by mpirun. One file per group of operations.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <vector>
+
+#include "copbench/backend.h"
+
+namespace copbench::mpi {
+
+class MpiBackend final : public Backend {
+ public:
+  MpiBackend(int* argc, char*** argv);  // MPI_Init, windows, mutexes
+  ~MpiBackend() override;               // frees them, MPI_Finalize
+  MpiBackend(const MpiBackend&) = delete;
+  MpiBackend& operator=(const MpiBackend&) = delete;
+
+  std::string name() const override { return "mpi"; }
+  std::string route() const override { return "default"; }
+  int rank() const override { return rank_; }
+  int nodes() const override { return size_; }
+  bool offers(Op op) const override;
+
+  void sync() override;
+  void max_over_ranks(std::span<double> values) override;
+
+  void send(int to, std::span<const std::byte> message) override;
+  void recv(int from, std::span<std::byte> message) override;
+  void barrier() override;
+  void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void broadcast(std::span<std::byte> buffer, int root) override;
+  void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
+  void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
+  void scan(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op) override;
+
+  void lock(int lock_id) override;
+  void unlock(int lock_id) override;
+  std::int64_t shared_read(int owner, int index) override;
+  void shared_write(int owner, int index, std::int64_t value) override;
+  std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+  void fence(int target) override;
+  void all_fence() override;
+
+  double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
+  double bare_barrier_loop(int iterations) override;
+
+  // Aborts every rank (used when one rank fails, so nobody waits forever).
+  void abort(int code);
+
+ private:
+  void setup_rma();
+  void free_rma();
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  // Shared words: one window, kept in a lock_all epoch; every access is an atomic
+  // accumulate-family call so concurrent readers and fetch-and-adds are well defined.
+  MPI_Win words_win_ = MPI_WIN_NULL;
+  std::int64_t* words_ = nullptr;
+  // Locks: exclusive passive-target epochs on a second window (lock i lives on rank i % n).
+  MPI_Win lock_win_ = MPI_WIN_NULL;
+  std::int64_t* lock_words_ = nullptr;
+  std::map<std::vector<int>, MPI_Comm> multicast_comms_;
+};
+
+MPI_Datatype mpi_type(Elem elem);
+MPI_Op mpi_op(ReduceOp op);
+
+}  // namespace copbench::mpi

@@ -1,0 +1,40 @@
+// broadcast: pvm_bcast to the run's group; multicast: pvm_mcast to the members' tids.
+// Neither sends to the sender; receivers pvm_recv from the root.
+#include <pvm3.h>
+
+#include <algorithm>
+
+#include "pvm/pvm_backend.h"
+
+namespace copbench::pvm {
+
+void PvmBackend::broadcast(std::span<std::byte> buffer, int root) {
+  char* data = reinterpret_cast<char*>(buffer.data());
+  const int n = static_cast<int>(buffer.size());
+  if (rank_ == root) {
+    pvm_initsend(encoding_);
+    pvm_pkbyte(data, n, 1);
+    if (nodes() > 1) pvm_bcast(group_.data(), kBroadcastTag);
+  } else {
+    pvm_recv(tids_[static_cast<std::size_t>(root)], kBroadcastTag);
+    pvm_upkbyte(data, n, 1);
+  }
+}
+
+void PvmBackend::multicast(std::span<std::byte> buffer, int root, std::span<const int> members) {
+  char* data = reinterpret_cast<char*>(buffer.data());
+  const int n = static_cast<int>(buffer.size());
+  if (rank_ == root) {
+    if (members.empty()) return;
+    std::vector<int> tids;
+    for (int m : members) tids.push_back(tids_[static_cast<std::size_t>(m)]);
+    pvm_initsend(encoding_);
+    pvm_pkbyte(data, n, 1);
+    pvm_mcast(tids.data(), static_cast<int>(tids.size()), kMulticastTag);
+  } else if (std::find(members.begin(), members.end(), rank_) != members.end()) {
+    pvm_recv(tids_[static_cast<std::size_t>(root)], kMulticastTag);
+    pvm_upkbyte(data, n, 1);
+  }
+}
+
+}  // namespace copbench::pvm

@@ -1,0 +1,179 @@
+// Enrolling, spawning the tasks, numbering them and forming the group; the harness services.
+#include "pvm/pvm_backend.h"
+
+#include <pvm3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "copbench/bench.h"
+
+namespace copbench {
+BackendSpec pvm_spec();
+}
+
+namespace copbench::pvm {
+
+int encoding_code(const std::string& name) {
+  if (name == "default" || name.empty()) return PvmDataDefault;
+  if (name == "raw") return PvmDataRaw;
+  if (name == "inplace") return PvmDataInPlace;
+  throw std::invalid_argument("unknown PVM encoding '" + name + "' (default, raw, inplace)");
+}
+
+PvmBackend::PvmBackend(const PvmOptions& options) {
+  if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
+  enroll(options);
+  try {
+    if (pvm_parent() == PvmNoParent)
+      spawn_and_number(options);
+    else {
+      // The rank table from rank 0: nodes, server tid, then every rank's tid.
+      pvm_recv(pvm_parent(), kSetupTag);
+      int n = 0;
+      pvm_upkint(&n, 1, 1);
+      pvm_upkint(&server_tid_, 1, 1);
+      tids_.resize(static_cast<std::size_t>(n));
+      pvm_upkint(tids_.data(), n, 1);
+      for (int r = 0; r < n; ++r)
+        if (tids_[static_cast<std::size_t>(r)] == mytid_) rank_ = r;
+    }
+    group_ = fmt::format("copbench-{:x}", tids_[0]);
+    join_group_in_rank_order();
+  } catch (...) {
+    kill_all();
+    throw;
+  }
+}
+
+void PvmBackend::enroll(const PvmOptions& options) {
+  pvm_setopt(PvmAutoErr, 0);  // errors are ours to report, in one line
+  mytid_ = pvm_mytid();
+  if (mytid_ < 0)
+    throw std::runtime_error(
+        "cannot contact the local pvmd: start the virtual machine with `pvm` (then `quit`), "
+        "or a private local one with `eval $(copbench-pvmd-local start)`");
+  route_ = options.route.empty() ? "normal" : options.route;
+  if (route_ != "normal" && route_ != "direct")
+    throw std::invalid_argument("unknown PVM route '" + route_ + "' (normal, direct)");
+  // Direct: every task asks for task-to-task links. Normal: every task allows them but
+  // nobody asks, so traffic goes through the daemons (PvmDontRoute against a direct
+  // request hangs: CLUSTER-NOTES.md).
+  pvm_setopt(PvmRoute, route_ == "direct" ? PvmRouteDirect : PvmAllowDirect);
+  encoding_ = encoding_code(options.encoding);
+}
+
+void PvmBackend::spawn_and_number(const PvmOptions& options) {
+  const int n = options.nodes;
+  int nhost = 0, narch = 0;
+  pvmhostinfo* hosts = nullptr;
+  if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
+  // A virtual machine of several hosts is a cluster: one task per host, in the order the
+  // hosts were added. On one host, nodes are tasks on loopback.
+  if (nhost > 1 && n > nhost)
+    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", n, nhost));
+
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> args_storage = options.spawn_args;
+  std::vector<char*> argv;
+  for (auto& a : args_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  tids_.assign(static_cast<std::size_t>(n), 0);
+  tids_[0] = mytid_;
+  for (int r = 1; r < n; ++r) {
+    int tid = 0;
+    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r].hi_name, 1, &tid)
+                        : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
+    if (got != 1) {
+      for (int k = 1; k < r; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
+      throw std::runtime_error(fmt::format("pvm_spawn of task {} failed (code {})", r, tid));
+    }
+    tids_[static_cast<std::size_t>(r)] = tid;
+  }
+  std::string server_arg = "--pvm-server=" + std::to_string(n);
+  char* server_argv[] = {server_arg.data(), nullptr};
+  if (pvm_spawn(self.data(), server_argv, PvmTaskDefault, const_cast<char*>(""), 1, &server_tid_) != 1) {
+    for (int k = 1; k < n; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
+    throw std::runtime_error(fmt::format("pvm_spawn of the lock server failed (code {})", server_tid_));
+  }
+  for (int r = 1; r < n; ++r) {
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(const_cast<int*>(&n), 1, 1);
+    pvm_pkint(&server_tid_, 1, 1);
+    pvm_pkint(tids_.data(), n, 1);
+    pvm_send(tids_[static_cast<std::size_t>(r)], kSetupTag);
+  }
+}
+
+// pvm_gather / pvm_scatter / pvm_reduce address members by instance number, and
+// instances are given in join order: joining one after another makes instance == rank.
+void PvmBackend::join_group_in_rank_order() {
+  const int n = nodes();
+  if (rank_ > 0) pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag);
+  int inst = pvm_joingroup(group_.data());
+  if (inst < 0)
+    throw std::runtime_error(fmt::format(
+        "pvm_joingroup failed (code {}): is the group server pvmgs on the pvmd's path (ep=)?", inst));
+  joined_ = true;
+  if (inst != rank_) throw std::runtime_error(fmt::format("group instance {} for rank {}", inst, rank_));
+  if (rank_ + 1 < n) {
+    pvm_initsend(PvmDataDefault);
+    pvm_send(tids_[static_cast<std::size_t>(rank_ + 1)], kSetupTag);
+  }
+  if (pvm_barrier(group_.data(), n) < 0) throw std::runtime_error("pvm_barrier failed while forming the group");
+  pvm_freezegroup(group_.data(), n);
+  pvm_barrier(group_.data(), n);
+}
+
+PvmBackend::~PvmBackend() {
+  if (joined_) {
+    pvm_barrier(group_.data(), nodes());
+    if (rank_ == 0) server_call(-1, 0, 0, 0, false);  // stop the server
+    pvm_lvgroup(group_.data());
+  }
+  pvm_exit();
+}
+
+void PvmBackend::kill_all() {
+  joined_ = false;  // the others are gone: no farewell barrier
+  for (std::size_t r = 0; r < tids_.size(); ++r)
+    if (tids_[r] != 0 && tids_[r] != mytid_) pvm_kill(tids_[r]);
+  if (server_tid_ != 0) pvm_kill(server_tid_);
+}
+
+bool PvmBackend::offers(Op op) const {
+  static const BackendSpec spec = pvm_spec();
+  return spec.offers(op);
+}
+
+void PvmBackend::sync() { pvm_barrier(group_.data(), nodes()); }
+
+// Gathered at rank 0 by messages, maximised there, and multicast back.
+void PvmBackend::max_over_ranks(std::span<double> values) {
+  const int n = nodes();
+  const int count = static_cast<int>(values.size());
+  if (n == 1) return;
+  if (rank_ == 0) {
+    std::vector<double> other(values.size());
+    for (int r = 1; r < n; ++r) {
+      pvm_recv(-1, kMaxUpTag);
+      pvm_upkdouble(other.data(), count, 1);
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::max(values[i], other[i]);
+    }
+    pvm_initsend(PvmDataDefault);
+    pvm_pkdouble(values.data(), count, 1);
+    pvm_mcast(tids_.data() + 1, n - 1, kMaxDownTag);
+  } else {
+    pvm_initsend(PvmDataDefault);
+    pvm_pkdouble(values.data(), count, 1);
+    pvm_send(tids_[0], kMaxUpTag);
+    pvm_recv(tids_[0], kMaxDownTag);
+    pvm_upkdouble(values.data(), count, 1);
+  }
+}
+
+}  // namespace copbench::pvm

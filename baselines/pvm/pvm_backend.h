@@ -1,0 +1,97 @@
+// The pvm backend: PVM 3.4 tasks in a running virtual machine. The first task (started
+// by `copbench run`) is rank 0 and pvm_spawns the others and one lock/shared-variable
+// server task. Routes: normal (daemon-routed: every task PvmAllowDirect, nobody asks for
+// a direct link) and direct (every task PvmRouteDirect). Encodings: PvmDataDefault (XDR),
+// PvmDataRaw, PvmDataInPlace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "copbench/backend.h"
+
+namespace copbench::pvm {
+
+// Message tags. Benchmarks' messages and the harness's never share a tag.
+enum Tag : int {
+  kEchoTag = 1,
+  kBroadcastTag = 2,
+  kMulticastTag = 3,
+  kReduceTag = 4,
+  kGatherTag = 5,
+  kScatterTag = 6,
+  kSetupTag = 100,  // rank table from rank 0; join-group token
+  kMaxUpTag = 101,  // harness max_over_ranks: values to rank 0
+  kMaxDownTag = 102,
+  kServerRequestTag = 200,
+  kServerReplyTag = 201,
+};
+
+struct PvmOptions {
+  std::string route = "normal";
+  std::string encoding = "default";
+  int nodes = 1;
+  int timeout_s = 0;                  // watchdog: every task ends itself after this
+  std::vector<std::string> spawn_args;  // argv for the spawned copies
+};
+
+class PvmBackend final : public Backend {
+ public:
+  // Enrolls in the virtual machine; rank 0 spawns the rest. Throws with a one-line
+  // message when the virtual machine is not up or cannot give the nodes asked for.
+  explicit PvmBackend(const PvmOptions& options);
+  ~PvmBackend() override;  // leaves the group, stops the server (rank 0), pvm_exit
+  PvmBackend(const PvmBackend&) = delete;
+  PvmBackend& operator=(const PvmBackend&) = delete;
+
+  std::string name() const override { return "pvm"; }
+  std::string route() const override { return route_; }
+  int rank() const override { return rank_; }
+  int nodes() const override { return static_cast<int>(tids_.size()); }
+  bool offers(Op op) const override;
+
+  void sync() override;
+  void max_over_ranks(std::span<double> values) override;
+
+  void send(int to, std::span<const std::byte> message) override;
+  void recv(int from, std::span<std::byte> message) override;
+  void barrier() override;
+  void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void broadcast(std::span<std::byte> buffer, int root) override;
+  void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
+  void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
+
+  void lock(int lock_id) override;
+  void unlock(int lock_id) override;
+  std::int64_t shared_read(int owner, int index) override;
+  void shared_write(int owner, int index, std::int64_t value) override;
+  std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+
+  double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
+  double bare_barrier_loop(int iterations) override;
+
+  // Ends every task of this run (used when one of them fails).
+  void kill_all();
+
+ private:
+  void enroll(const PvmOptions& options);
+  void spawn_and_number(const PvmOptions& options);
+  void join_group_in_rank_order();
+  std::int64_t server_call(int op, int a, int b, std::int64_t value, bool wants_reply);
+
+  std::string route_;
+  int encoding_ = 0;
+  int mytid_ = 0;
+  int rank_ = 0;
+  std::vector<int> tids_;  // rank -> tid
+  int server_tid_ = 0;
+  std::string group_;
+  bool joined_ = false;
+};
+
+// The lock / shared-variable server task (started by rank 0 with --pvm-server).
+int run_server(int nodes);
+
+}  // namespace copbench::pvm

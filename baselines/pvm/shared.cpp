@@ -1,0 +1,39 @@
+// lock and shared variables: requests to the server task (lock_server.cpp). PVM has no
+// fence: every request that changes state is acknowledged, so nothing is outstanding.
+#include <pvm3.h>
+
+#include "pvm/lock_server.h"
+#include "pvm/pvm_backend.h"
+
+namespace copbench::pvm {
+
+std::int64_t PvmBackend::server_call(int op, int a, int b, std::int64_t value, bool wants_reply) {
+  int header[3] = {op, a, b};
+  long v = static_cast<long>(value);
+  pvm_initsend(PvmDataDefault);
+  pvm_pkint(header, 3, 1);
+  pvm_pklong(&v, 1, 1);
+  pvm_send(server_tid_, kServerRequestTag);
+  if (!wants_reply) return 0;
+  pvm_recv(server_tid_, kServerReplyTag);
+  pvm_upklong(&v, 1, 1);
+  return v;
+}
+
+void PvmBackend::lock(int lock_id) { server_call(kServerLock, lock_id % kLocks, 0, 0, true); }
+
+void PvmBackend::unlock(int lock_id) { server_call(kServerUnlock, lock_id % kLocks, 0, 0, false); }
+
+std::int64_t PvmBackend::shared_read(int owner, int index) {
+  return server_call(kServerRead, owner, index, 0, true);
+}
+
+void PvmBackend::shared_write(int owner, int index, std::int64_t value) {
+  server_call(kServerWrite, owner, index, value, true);
+}
+
+std::int64_t PvmBackend::shared_fetch_add(int owner, int index, std::int64_t add) {
+  return server_call(kServerFetchAdd, owner, index, add, true);
+}
+
+}  // namespace copbench::pvm

@@ -1,0 +1,26 @@
+// barrier: time of one barrier against the number of nodes (thesis Fig. 16).
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Barrier final : public Benchmark {
+ public:
+  std::string_view name() const override { return "barrier"; }
+  std::string_view description() const override { return "one barrier over all nodes"; }
+  std::vector<Op> needs() const override { return {Op::barrier}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    Summary s = measure(b, params.timing, timed_collective(b, [&] { b.barrier(); }, timer_overhead_seconds()));
+    out.report(make_point("barrier/nodes:" + std::to_string(b.nodes()), b, std::move(s)));
+  }
+};
+
+}  // namespace
+
+const Benchmark& barrier_benchmark() {
+  static const Barrier instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

@@ -1,0 +1,33 @@
+// broadcast: rank 0 to every rank, against size (thesis Fig. 18).
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Broadcast final : public Benchmark {
+ public:
+  std::string_view name() const override { return "broadcast"; }
+  std::string_view description() const override { return "rank 0 to all ranks"; }
+  std::vector<Op> needs() const override { return {Op::broadcast}; }
+  std::vector<std::size_t> default_sizes() const override { return {0, 8, 64, 512, 4096, 16384, 65536}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    for (std::size_t size : sizes_for(*this, params)) {
+      std::vector<std::byte> buf = payload(size);
+      Summary s = measure(b, params.timing,
+                          timed_collective(b, [&] { b.broadcast(buf, 0); }, timer_overhead_seconds()));
+      PointResult p = make_point("broadcast/size:" + std::to_string(size), b, std::move(s));
+      p.counters["bytes"] = static_cast<double>(size);
+      out.report(std::move(p));
+    }
+  }
+};
+
+}  // namespace
+
+const Benchmark& broadcast_benchmark() {
+  static const Broadcast instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

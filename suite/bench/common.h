@@ -1,0 +1,45 @@
+// Shared helpers of the benchmark files (OSU style: options and timing in one place).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "copbench/bench.h"
+
+namespace copbench::bench {
+
+inline std::vector<std::size_t> sizes_for(const Benchmark& b, const RunParams& p) {
+  return p.sizes.empty() ? b.default_sizes() : p.sizes;
+}
+
+inline std::vector<std::size_t> powers_of_two(std::size_t first, std::size_t last, bool with_zero) {
+  std::vector<std::size_t> v;
+  if (with_zero) v.push_back(0);
+  for (std::size_t s = first; s <= last; s *= 2) v.push_back(s);
+  return v;
+}
+
+inline PointResult make_point(std::string name, const Backend& b, Summary s) {
+  PointResult p;
+  p.name = std::move(name);
+  p.counters["nodes"] = b.nodes();
+  p.summary = std::move(s);
+  return p;
+}
+
+// A payload of n bytes with a recognisable pattern (so a lost byte would show in verify).
+inline std::vector<std::byte> payload(std::size_t n, int seed = 0) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(seed)) & 0xff);
+  return v;
+}
+
+// Least-squares line y = a + b x; returns {a, b}.
+struct Line {
+  double intercept = 0;
+  double slope = 0;
+};
+Line fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace copbench::bench

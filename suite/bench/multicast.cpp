@@ -1,0 +1,37 @@
+// multicast: rank 0 to the odd ranks (a proper subset), against size (thesis Fig. 18).
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Multicast final : public Benchmark {
+ public:
+  std::string_view name() const override { return "multicast"; }
+  std::string_view description() const override { return "rank 0 to the odd-numbered ranks"; }
+  std::vector<Op> needs() const override { return {Op::multicast}; }
+  std::vector<std::size_t> default_sizes() const override { return {0, 8, 64, 512, 4096, 16384, 65536}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    std::vector<int> members;
+    for (int r = 1; r < b.nodes(); r += 2) members.push_back(r);
+    for (std::size_t size : sizes_for(*this, params)) {
+      std::vector<std::byte> buf = payload(size);
+      Summary s = measure(b, params.timing, timed_collective(b, [&] {
+        b.multicast(buf, 0, members);
+      }, timer_overhead_seconds()));
+      PointResult p = make_point("multicast/size:" + std::to_string(size), b, std::move(s));
+      p.counters["bytes"] = static_cast<double>(size);
+      p.counters["members"] = static_cast<double>(members.size());
+      out.report(std::move(p));
+    }
+  }
+};
+
+}  // namespace
+
+const Benchmark& multicast_benchmark() {
+  static const Multicast instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

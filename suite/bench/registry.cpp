@@ -1,0 +1,60 @@
+// The list of benchmarks (explicit, so a static library never drops one) and the
+// benchmark x backend matching that `copbench list` shows.
+#include <algorithm>
+
+#include "copbench/bench.h"
+
+namespace copbench {
+namespace bench {
+const Benchmark& echo_benchmark();
+const Benchmark& bandwidth_benchmark();
+const Benchmark& ring_benchmark();
+const Benchmark& barrier_benchmark();
+const Benchmark& reduce_benchmark();
+const Benchmark& broadcast_benchmark();
+const Benchmark& multicast_benchmark();
+const Benchmark& gather_benchmark();
+const Benchmark& scatter_benchmark();
+const Benchmark& scan_benchmark();
+const Benchmark& lock_benchmark();
+const Benchmark& ticket_lock_benchmark();
+const Benchmark& shared_benchmark();
+const Benchmark& fence_benchmark();
+const Benchmark& overhead_benchmark();
+}  // namespace bench
+
+const std::vector<const Benchmark*>& all_benchmarks() {
+  static const std::vector<const Benchmark*> list = {
+      &bench::echo_benchmark(),      &bench::bandwidth_benchmark(), &bench::ring_benchmark(),
+      &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::broadcast_benchmark(),
+      &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
+      &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
+      &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
+  };
+  return list;
+}
+
+const Benchmark* find_benchmark(std::string_view name) {
+  for (const Benchmark* b : all_benchmarks())
+    if (b->name() == name) return b;
+  return nullptr;
+}
+
+bool BackendSpec::offers(Op op) const {
+  return std::find(offered.begin(), offered.end(), op) != offered.end();
+}
+
+const BackendSpec* find_backend_spec(std::string_view name) {
+  for (const BackendSpec& s : all_backend_specs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<Op> missing_ops(const Benchmark& bench, const BackendSpec& spec) {
+  std::vector<Op> missing;
+  for (Op op : bench.needs())
+    if (!spec.offers(op)) missing.push_back(op);
+  return missing;
+}
+
+}  // namespace copbench

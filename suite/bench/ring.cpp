@@ -1,0 +1,85 @@
+// ring: seed 002's ring benchmark: pass an m-byte message around the logical ring of all
+// nodes; t_comm(m) is the time per hop, fitted as t_comm = f + x*m (Table 1), and
+// t'_comm = 4 t_comm(m) / m, the time per 32-bit word (Table 2).
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Ring final : public Benchmark {
+ public:
+  std::string_view name() const override { return "ring"; }
+  std::string_view description() const override {
+    return "message around the ring of all nodes, fit t = f + x*m (NCUBE Tables 1, 2)";
+  }
+  std::vector<Op> needs() const override { return {Op::echo}; }
+  std::vector<std::size_t> default_sizes() const override { return {8, 64, 256, 1024, 4096, 16384}; }
+  int min_nodes() const override { return 2; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    const int n = b.nodes();
+    const int me = b.rank();
+    const int next = (me + 1) % n;
+    const int prev = (me + n - 1) % n;
+    std::vector<PointResult> points;
+    std::vector<double> x, y;
+    for (std::size_t size : sizes_for(*this, params)) {
+      std::vector<std::byte> buf = payload(size);
+      std::function<void()> lap = [&] {
+        if (me == 0) {
+          b.send(next, buf);
+          b.recv(prev, buf);
+        } else {
+          b.recv(prev, buf);
+          b.send(next, buf);
+        }
+      };
+      // One iteration = one lap of n hops, timed on rank 0; per hop = lap / n.
+      Summary s = measure(b, params.timing,
+                          timed_loop(b, lap, me == 0, 1.0 / n, timer_overhead_seconds()));
+      x.push_back(static_cast<double>(size));
+      y.push_back(s.median);
+      PointResult p = make_point("ring/size:" + std::to_string(size), b, std::move(s));
+      p.counters["bytes"] = static_cast<double>(size);
+      if (size > 0) p.counters["t_comm_word_us"] = 4.0 * y.back() * 1e6 / static_cast<double>(size);
+      points.push_back(std::move(p));
+    }
+    Line fit = fit_line(x, y);
+    for (PointResult& p : points) {
+      p.counters["fit_f_us"] = fit.intercept * 1e6;
+      p.counters["fit_x_us_per_byte"] = fit.slope * 1e6;
+      out.report(std::move(p));
+    }
+  }
+};
+
+}  // namespace
+
+const Benchmark& ring_benchmark() {
+  static const Ring instance;
+  return instance;
+}
+
+Line fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  Line line;
+  const std::size_t n = std::min(x.size(), y.size());
+  if (n == 0) return line;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double dn = static_cast<double>(n);
+  const double denom = dn * sxx - sx * sx;
+  if (n < 2 || denom == 0.0) {
+    line.intercept = sy / dn;
+    return line;
+  }
+  line.slope = (dn * sxy - sx * sy) / denom;
+  line.intercept = (sy - line.slope * sx) / dn;
+  return line;
+}
+
+}  // namespace copbench::bench

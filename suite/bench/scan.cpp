@@ -1,0 +1,37 @@
+// scan: inclusive prefix sum of a double array over ranks (seed 003's tree scan).
+#include <algorithm>
+
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Scan final : public Benchmark {
+ public:
+  std::string_view name() const override { return "scan"; }
+  std::string_view description() const override { return "inclusive prefix sum of a double array"; }
+  std::vector<Op> needs() const override { return {Op::scan}; }
+  std::vector<std::size_t> default_sizes() const override { return {8, 512, 4096, 32768}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    for (std::size_t size : sizes_for(*this, params)) {
+      std::size_t count = std::max<std::size_t>(1, size / sizeof(double));
+      std::vector<double> in(count, 1.0), result(count);
+      Summary s = measure(b, params.timing, timed_collective(b, [&] {
+        b.scan(in.data(), result.data(), count, Elem::f64, ReduceOp::sum);
+      }, timer_overhead_seconds()));
+      PointResult p = make_point("scan/size:" + std::to_string(count * sizeof(double)), b, std::move(s));
+      p.counters["bytes"] = static_cast<double>(count * sizeof(double));
+      out.report(std::move(p));
+    }
+  }
+};
+
+}  // namespace
+
+const Benchmark& scan_benchmark() {
+  static const Scan instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

@@ -1,0 +1,44 @@
+// shared: read, write and fetch-and-add of one 64-bit word owned by the next rank
+// (thesis RSRAM / WSRAM / RMW; ARMCI Get / Put / Rmw; MPI-3 Get / Put / Fetch_and_op).
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class Shared final : public Benchmark {
+ public:
+  std::string_view name() const override { return "shared"; }
+  std::string_view description() const override {
+    return "read / write / rmw of a word owned by the next rank, every rank";
+  }
+  std::vector<Op> needs() const override { return {Op::shared_read, Op::shared_write, Op::shared_rmw}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    const int owner = (b.rank() + 1) % b.nodes();
+    const int word = 8 + b.rank() % (Backend::kSharedWords - 8);
+    const double overhead = timer_overhead_seconds();
+    struct Variant {
+      const char* name;
+      std::function<void()> op;
+    };
+    std::int64_t sink = 0;
+    const Variant variants[] = {
+        {"read", [&] { sink += b.shared_read(owner, word); }},
+        {"write", [&] { b.shared_write(owner, word, sink); }},
+        {"rmw", [&] { sink += b.shared_fetch_add(owner, word, 1); }},
+    };
+    for (const Variant& v : variants) {
+      Summary s = measure(b, params.timing, timed_loop(b, v.op, true, 1.0, overhead));
+      out.report(make_point(std::string("shared/") + v.name, b, std::move(s)));
+    }
+  }
+};
+
+}  // namespace
+
+const Benchmark& shared_benchmark() {
+  static const Shared instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

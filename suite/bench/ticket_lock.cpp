@@ -1,0 +1,42 @@
+// ticket-lock: seed 004's ticket lock (section 5.1.2) built on the backend's shared
+// variables: fetch-and-increment a ticket counter on rank 0, spin reading the "now
+// serving" word until it equals the ticket, release by incrementing it.
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+constexpr int kTicketWord = 0;
+constexpr int kServingWord = 1;
+
+class TicketLock final : public Benchmark {
+ public:
+  std::string_view name() const override { return "ticket-lock"; }
+  std::string_view description() const override {
+    return "seed 004 ticket lock on shared fetch-and-add + read, contended by every rank";
+  }
+  std::vector<Op> needs() const override { return {Op::shared_rmw, Op::shared_read}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    // Both words start at zero (Backend's shared variables) and every acquire is matched
+    // by a release, so the invariant holds from warm-up on.
+    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+      std::int64_t ticket = b.shared_fetch_add(0, kTicketWord, 1);
+      while (b.shared_read(0, kServingWord) != ticket) {
+      }
+      b.shared_fetch_add(0, kServingWord, 1);
+    }, true, 1.0, timer_overhead_seconds()));
+    PointResult p = make_point("lock/ticket/nodes:" + std::to_string(b.nodes()), b, std::move(s));
+    p.labels["lock"] = "ticket";
+    out.report(std::move(p));
+  }
+};
+
+}  // namespace
+
+const Benchmark& ticket_lock_benchmark() {
+  static const TicketLock instance;
+  return instance;
+}
+
+}  // namespace copbench::bench

@@ -1,0 +1,22 @@
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"copbench: COP system emulation and cluster benchmark suite"};
+  app.require_subcommand(1);
+  copbench::cli::add_model_command(app);
+  copbench::cli::add_run_command(app);
+  copbench::cli::add_list_command(app);
+  copbench::cli::add_verify_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "copbench: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,114 @@
+// The one interface every measured system implements (DESIGN.md, "Baselines and the suite").
+//
+// A benchmark is written once against Backend and runs on every backend that offers the
+// operations it needs. An operation a backend lacks is reported as "not offered": the
+// default implementations below throw NotOffered, and offers() says so beforehand, so
+// nothing is ever emulated on top of another primitive behind the user's back.
+//
+// Programs are SPMD: every rank calls every collective with the same arguments. Ranks
+// are 0..nodes()-1; rank 0 is the one that reports.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace copbench {
+
+// The operations of DESIGN.md. `bare_loops` is the backend's own uninstrumented loop of
+// its native echo and barrier calls, used to check that the harness is not what is measured.
+enum class Op {
+  echo,          // point-to-point send / receive (ping-pong)
+  barrier,
+  reduce,        // element-wise reduction of an int or double array to a root
+  broadcast,     // root to every rank
+  multicast,     // root to a chosen subset of ranks
+  gather,
+  scatter,
+  scan,          // inclusive prefix reduction
+  lock,          // the backend's native mutual-exclusion lock
+  shared_read,   // read a word of another rank's shared variables
+  shared_write,
+  shared_rmw,    // atomic fetch-and-add on a shared word
+  fence,         // remote completion of this rank's writes (one target / all targets)
+  bare_loops,
+};
+inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::broadcast,
+                                 Op::multicast,   Op::gather,       Op::scatter,    Op::scan,
+                                 Op::lock,        Op::shared_read,  Op::shared_write,
+                                 Op::shared_rmw,  Op::fence,        Op::bare_loops};
+
+std::string_view op_name(Op op);
+
+enum class Elem { i32, f64 };
+enum class ReduceOp { sum, max, min };
+std::size_t elem_size(Elem e);
+std::string_view elem_name(Elem e);
+
+// Thrown when a benchmark asks a backend for an operation it does not have.
+class NotOffered : public std::runtime_error {
+ public:
+  NotOffered(std::string_view backend, Op op);
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  // Route or mode, as the system calls it ("direct", "normal", "pt2pt RMA", ...).
+  virtual std::string route() const = 0;
+  virtual int rank() const = 0;
+  virtual int nodes() const = 0;
+  virtual int tasks_per_node() const { return 1; }
+  virtual bool offers(Op op) const = 0;
+
+  // --- Harness services: used between timed regions, never timed themselves. ---
+  // Waits for every rank (the "barrier before each timed collective" of the thesis).
+  virtual void sync() = 0;
+  // Element-wise maximum over ranks; every rank ends with the result.
+  virtual void max_over_ranks(std::span<double> values) = 0;
+
+  // --- Measured operations. ---
+  virtual void send(int to, std::span<const std::byte> message);
+  virtual void recv(int from, std::span<std::byte> message);
+  virtual void barrier();
+  // count elements of type elem; the result is defined on root only.
+  virtual void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
+                      int root);
+  virtual void broadcast(std::span<std::byte> buffer, int root);
+  // Every rank calls it; root sends to `members` (sorted, without root), members receive,
+  // everyone else returns at once.
+  virtual void multicast(std::span<std::byte> buffer, int root, std::span<const int> members);
+  // `all` holds nodes() blocks of mine.size() bytes, block r from rank r (root only).
+  virtual void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root);
+  virtual void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root);
+  virtual void scan(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op);
+
+  // Shared variables: every rank owns kSharedWords 64-bit words, zero at start.
+  static constexpr int kSharedWords = 64;
+  static constexpr int kLocks = 4;
+  virtual void lock(int lock_id);
+  virtual void unlock(int lock_id);
+  virtual std::int64_t shared_read(int owner, int index);
+  virtual void shared_write(int owner, int index, std::int64_t value);
+  // Atomically adds `add` to the word and returns its previous value.
+  virtual std::int64_t shared_fetch_add(int owner, int index, std::int64_t add);
+  virtual void fence(int target);
+  virtual void all_fence();
+
+  // Bare loops: the same native calls the harness makes for echo and barrier, written
+  // inline with no harness in between and timed with the same clock (timing.h), so
+  // the "overhead" benchmark can show that the harness is not what is measured.
+  // bare_echo_loop: rank 0 <-> peer, `bytes` each way; returns the loop's seconds per
+  // one-way trip on rank 0 and 0 elsewhere. bare_barrier_loop: for each iteration a
+  // native barrier, then a timed native barrier; returns the mean over iterations of the
+  // per-iteration maximum over ranks, on every rank.
+  virtual double bare_echo_loop(int peer, std::size_t bytes, int iterations);
+  virtual double bare_barrier_loop(int iterations);
+};
+
+}  // namespace copbench

@@ -1,0 +1,80 @@
+// Benchmarks: each one a short file in suite/bench/, written once against Backend.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "copbench/backend.h"
+#include "copbench/timing.h"
+
+namespace copbench {
+
+struct RunParams {
+  std::vector<std::size_t> sizes;  // message / array sizes in bytes; empty = the benchmark's default
+  TimingConfig timing;
+};
+
+// One measured point (one row of the table, one benchmark name in the JSON).
+struct PointResult {
+  std::string name;                       // e.g. "echo/size:8"
+  std::map<std::string, double> counters; // nodes, bytes, ... (become JSON user counters)
+  std::map<std::string, std::string> labels;
+  Summary summary;
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void report(PointResult point) = 0;  // called on every rank; rank 0 keeps them
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  // Operations that must all be offered for this benchmark to run on a backend.
+  virtual std::vector<Op> needs() const = 0;
+  // Default sizes in bytes; empty when the benchmark takes no size.
+  virtual std::vector<std::size_t> default_sizes() const { return {}; }
+  virtual int min_nodes() const { return 1; }
+  virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
+};
+
+// Parses "0,8,1K,64K" (bytes; K = 1024, M = 1024^2). Throws std::invalid_argument naming
+// the bad item.
+std::vector<std::size_t> parse_sizes(const std::string& list);
+std::string format_size(std::size_t bytes);  // 8, 1K, 64K, 1M
+
+// All benchmarks, in the order `copbench list` shows them.
+const std::vector<const Benchmark*>& all_benchmarks();
+const Benchmark* find_benchmark(std::string_view name);
+
+// The static description of a backend: what the CLI needs without linking the system.
+enum class Launcher {
+  mpirun,      // ranks started by mpirun
+  pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
+};
+struct BackendSpec {
+  std::string name;
+  std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"
+  Launcher launcher = Launcher::mpirun;
+  std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun
+  std::string summary;
+  std::vector<std::string> routes;  // first is the default; empty when there is one way
+  std::vector<std::string> encodings;  // PVM's data encodings; empty elsewhere
+  std::vector<Op> offered;
+  bool offers(Op op) const;
+};
+const std::vector<BackendSpec>& all_backend_specs();
+const BackendSpec* find_backend_spec(std::string_view name);
+
+// Missing operations of `bench` on `spec`; empty when the pair is offered.
+std::vector<Op> missing_ops(const Benchmark& bench, const BackendSpec& spec);
+
+}  // namespace copbench

@@ -1,0 +1,43 @@
+// The CLI side of `copbench run`: checks a request against what is available and starts
+// the backend's worker the way that system starts programs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "copbench/bench.h"
+
+namespace copbench {
+
+struct LaunchRequest {
+  const BackendSpec* spec = nullptr;
+  int nodes = 1;
+  std::string hostfile;                 // a cluster's hosts (mpirun --hostfile syntax); "" = this machine
+  std::vector<std::string> worker_args; // what the worker parses (worker.h)
+  int timeout_s = 600;
+};
+
+struct LaunchOutcome {
+  int exit_code = 0;
+  std::string error;   // the worker's one-line error, or ours
+  std::string result;  // the result file's contents when exit_code == 0
+};
+
+// How many nodes this machine (or the hostfile's cluster) offers to `spec`; PVM counts
+// are checked again by the master against the virtual machine.
+int available_nodes(const BackendSpec& spec, const std::string& hostfile);
+// Local nodes are ranks on loopback: at most this many per machine.
+int max_local_nodes();
+
+// Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt.
+std::optional<std::string> runtime_problem(const BackendSpec& spec);
+
+// Directory holding copbench and the workers (that of the running executable).
+std::string executable_dir();
+
+LaunchOutcome launch(const LaunchRequest& request);
+
+}  // namespace copbench

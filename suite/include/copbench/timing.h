@@ -1,0 +1,101 @@
+// The timing method (DESIGN.md "Timing method", seed 003 section 5.0, thesis ch. VI).
+//
+// - One clock for everything: clock_gettime(CLOCK_MONOTONIC) via steady_clock, stated in
+//   every result as kTimerName.
+// - Empty-loop subtraction: the cost of reading the clock twice is measured and taken off
+//   every timed iteration (seed 003).
+// - Warm-up iterations before any timed one.
+// - Collectives: a sync (the backend's barrier) before each timed iteration (thesis).
+// - Each repetition is a batch of iterations; every rank times each iteration and the
+//   harness keeps, per iteration, the maximum over ranks; the repetition's value is the
+//   mean of those maxima.
+// - Repetitions follow the Libsplit-C protocol: the first is thrown out, the next three
+//   give an approximate mean, any later one above 3x that mean is discarded as disturbed,
+//   and repetitions go on until at least `min_reps` are kept, at least 30 iterations are
+//   measured, and the 95 % confidence interval is within 10 % of the mean (or max_reps).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "copbench/backend.h"
+
+namespace copbench {
+
+inline constexpr const char* kTimerName = "std::chrono::steady_clock (clock_gettime CLOCK_MONOTONIC)";
+
+inline double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+// Process CPU time in seconds (CLOCK_PROCESS_CPUTIME_ID), reported as Google Benchmark's cpu_time.
+double cpu_seconds();
+// Seconds taken by an empty timed region (two clock reads), the median of many.
+double timer_overhead_seconds();
+
+struct TimingConfig {
+  int warmup = 10;       // untimed iterations before the first repetition
+  int iterations = 30;   // timed iterations per repetition
+  int min_reps = 10;     // repetitions to keep at least
+  int max_reps = 40;     // give up on the confidence target after this many
+  double ci_target = 0.10;
+  int min_total_iterations = 30;
+};
+
+// The Libsplit-C repetition protocol over repetition values, independent of any backend.
+class OutlierProtocol {
+ public:
+  explicit OutlierProtocol(const TimingConfig& config) : config_(config) {}
+  // Records one repetition's value (seconds per iteration); false when it was discarded.
+  bool add(double value);
+  // True while another repetition is needed.
+  bool wants_more() const;
+
+  const std::vector<double>& kept() const { return kept_; }
+  const std::vector<double>& discarded() const { return discarded_; }
+  int repetitions() const { return static_cast<int>(kept_.size() + discarded_.size()); }
+  bool ci_met() const;
+  double ci95_half_width() const;  // of the kept values' mean, 0 with fewer than 2
+  double mean() const;
+
+ private:
+  TimingConfig config_;
+  std::vector<double> kept_;
+  std::vector<double> discarded_;
+  double approx_mean_ = 0.0;  // from the first three kept values
+};
+
+struct Summary {
+  std::vector<double> reps;     // kept repetition values, seconds per iteration
+  std::vector<double> cpu_reps; // matching process CPU seconds per iteration (rank max)
+  int discarded = 0;            // the first repetition plus outliers
+  int iterations = 0;           // per repetition
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0;
+  double ci95_half = 0;
+  bool ci_met = false;
+  double timer_overhead = 0;    // subtracted from every iteration
+};
+double median_of(std::vector<double> values);
+Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,
+                  double timer_overhead);
+
+// One repetition: fills `seconds` (one entry per iteration) with this rank's times.
+using Batch = std::function<void(std::vector<double>& seconds)>;
+
+// Runs warm-up (warmup_batch with config.warmup iterations) and then repetitions of
+// `batch` under the protocol, taking the per-iteration maximum over ranks. All ranks
+// must call it together and all return the same Summary.
+Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch);
+
+// Helpers that build a Batch.
+// Collective: sync, then time one call of `op`, per iteration.
+Batch timed_collective(Backend& backend, std::function<void()> op, double timer_overhead);
+// Loop: sync, then time `op` n times back to back; every rank runs it, but only where
+// `counted` is true does the time count (elsewhere 0), and every iteration gets the loop's
+// mean scaled by `scale` (0.5 for echo's round trip / 2).
+Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, double scale,
+                 double timer_overhead);
+
+}  // namespace copbench

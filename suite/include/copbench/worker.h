@@ -1,0 +1,43 @@
+// The worker side of `copbench run`: each backend has a worker executable
+// (copbench-worker-<backend>) started the way that system starts programs (mpirun,
+// pvm_spawn). Its main brings the backend up and hands it to run_worker.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "copbench/backend.h"
+#include "copbench/results.h"
+
+namespace copbench {
+
+struct WorkerArgs {
+  std::string benchmark;      // empty with verify
+  bool verify = false;        // check every offered collective instead of timing
+  RunParams params;
+  std::string route;
+  std::string encoding;
+  int nodes = 1;              // wanted (the PVM master spawns nodes-1 more)
+  int timeout_s = 0;          // the run's deadline; tasks the CLI cannot kill end themselves
+  std::string result_path;    // rank 0 writes the result JSON here
+  std::string error_path;     // rank 0 writes a one-line error here
+  RunContext context;         // link profile, commit, host from the CLI
+  std::vector<std::string> raw;  // argv after the program name, for spawning copies
+};
+
+// Parses the worker's command line (the CLI builds it; see launch.h). Throws on bad input.
+WorkerArgs parse_worker_args(int argc, char** argv);
+
+// Runs the benchmark (or the verification) on an initialised backend and writes the
+// result from rank 0. Returns the process exit code.
+int run_worker(Backend& backend, const WorkerArgs& args);
+
+// Records a one-line error where the CLI will look for it, and on stderr.
+void report_worker_error(const WorkerArgs& args, const std::string& message);
+
+// Verification of every offered operation against a local computation.
+// Returns one line per check ("ok barrier", "FAIL reduce: ..."); all ranks call it.
+std::vector<std::string> verify_backend(Backend& backend, bool& all_ok);
+
+}  // namespace copbench

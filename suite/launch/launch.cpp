@@ -1,0 +1,190 @@
+// Starting a backend's worker: mpirun for MPI and ARMCI, a PVM master task for PVM
+// (which pvm_spawns the rest itself). The worker reports through two files in a
+// private temporary directory: the result JSON and a one-line error.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "copbench/launch.h"
+
+namespace copbench {
+namespace fs = std::filesystem;
+namespace {
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string first_line(std::string s) {
+  auto nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+int hostfile_slots(const std::string& hostfile) {
+  std::ifstream f(hostfile);
+  if (!f) throw std::invalid_argument("cannot read hostfile " + hostfile);
+  int slots = 0;
+  std::string line;
+  while (std::getline(f, line)) {
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::stringstream ls(line);
+    std::string host, word;
+    if (!(ls >> host)) continue;
+    int n = 1;
+    while (ls >> word)
+      if (word.rfind("slots=", 0) == 0) n = std::max(1, std::atoi(word.c_str() + 6));
+    slots += n;
+  }
+  return slots;
+}
+
+// Runs argv in its own process group; kills the group at the deadline.
+int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, bool& timed_out) {
+  timed_out = false;
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "copbench: cannot start %s\n", args[0]);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      timed_out = true;
+      ::kill(-pid, SIGTERM);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+int max_local_nodes() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::max(4, 4 * static_cast<int>(cores == 0 ? 1 : cores));
+}
+
+int available_nodes(const BackendSpec&, const std::string& hostfile) {
+  if (!hostfile.empty()) return hostfile_slots(hostfile);
+  return max_local_nodes();
+}
+
+std::string pvm_tmp_dir() {
+  const char* tmp = std::getenv("PVM_TMP");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+std::optional<std::string> runtime_problem(const BackendSpec& spec) {
+  if (spec.launcher == Launcher::mpirun) {
+    if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
+    return std::nullopt;
+  }
+  fs::path daemon_file = fs::path(pvm_tmp_dir()) / fmt::format("pvmd.{}", ::getuid());
+  if (!fs::exists(daemon_file))
+    return fmt::format("no pvmd is running for this user ({} missing): start the virtual machine with "
+                       "`pvm` (then `quit`), or a private local one with `eval $(copbench-pvmd-local start)`",
+                       daemon_file.string());
+  return std::nullopt;
+}
+
+std::string executable_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+LaunchOutcome launch(const LaunchRequest& req) {
+  LaunchOutcome out;
+  const BackendSpec& spec = *req.spec;
+  fs::path worker = fs::path(executable_dir()) / spec.worker;
+  if (::access(worker.c_str(), X_OK) != 0) {
+    out.exit_code = 1;
+    out.error = fmt::format("worker {} not found (build the target {})", worker.string(), spec.worker);
+    return out;
+  }
+  std::string tmpl = (fs::temp_directory_path() / "copbench-run.XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
+  fs::path dir = tmpl;
+  fs::path result = dir / "result.json";
+  fs::path error = dir / "error.txt";
+
+  std::vector<std::string> argv;
+  if (spec.launcher == Launcher::mpirun) {
+    argv = {"mpirun", "-np", std::to_string(req.nodes)};
+    if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+    // Every local rank stands for a node: never pin two of them to one core, and when
+    // there are more ranks than cores let waiting ranks yield (CLUSTER-NOTES.md).
+    argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
+    unsigned cores = std::thread::hardware_concurrency();
+    if (req.hostfile.empty() && req.nodes > static_cast<int>(cores))
+      argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
+    if (!req.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", req.hostfile});
+    argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
+  }
+  argv.push_back(worker.string());
+  argv.insert(argv.end(), req.worker_args.begin(), req.worker_args.end());
+  argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--timeout", std::to_string(req.timeout_s + 30),
+                           "--result", result.string(),
+                           "--error-file", error.string()});
+
+  bool timed_out = false;
+  out.exit_code = run_with_timeout(argv, req.timeout_s, timed_out);
+  if (timed_out) {
+    out.exit_code = 124;
+    out.error = fmt::format("{} worker did not finish within {} s (killed)", spec.name, req.timeout_s);
+  } else if (fs::exists(error) && !read_all(error).empty()) {
+    out.error = first_line(read_all(error));
+    if (out.exit_code == 0) out.exit_code = 1;
+  } else if (out.exit_code != 0) {
+    out.error = fmt::format("{} worker failed (exit code {})", spec.name, out.exit_code);
+  } else if (!fs::exists(result)) {
+    out.exit_code = 1;
+    out.error = fmt::format("{} worker wrote no result", spec.name);
+  }
+  if (out.exit_code == 0 || fs::exists(result)) out.result = fs::exists(result) ? read_all(result) : "";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return out;
+}
+
+}  // namespace copbench

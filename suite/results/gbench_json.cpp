@@ -1,0 +1,108 @@
+// Google Benchmark's JSON layout: one "iteration" entry per kept repetition and
+// "aggregate" entries (mean, median, stddev, min, max) per point, times in microseconds.
+// compare.py matches entries by name, so names carry every parameter of the point.
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "copbench/results.h"
+#include "copbench/timing.h"
+
+namespace copbench {
+namespace {
+
+constexpr double kMicro = 1e6;
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+nlohmann::json entry(const PointResult& p, std::string name, double real_us, double cpu_us) {
+  nlohmann::json e;
+  e["name"] = std::move(name);
+  e["run_name"] = p.name;
+  e["threads"] = 1;
+  e["iterations"] = p.summary.iterations;
+  e["real_time"] = real_us;
+  e["cpu_time"] = cpu_us;
+  e["time_unit"] = "us";
+  for (const auto& [key, value] : p.counters) e[key] = value;
+  std::string label;
+  for (const auto& [key, value] : p.labels) label += (label.empty() ? "" : " ") + key + "=" + value;
+  if (!label.empty()) e["label"] = label;
+  return e;
+}
+
+}  // namespace
+
+nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResult>& points) {
+  nlohmann::json ctx;
+  ctx["date"] = now_iso8601();
+  ctx["host_name"] = c.host;
+  ctx["executable"] = c.executable;
+  ctx["num_cpus"] = std::thread::hardware_concurrency();
+  ctx["mhz_per_cpu"] = 0;
+  ctx["cpu_scaling_enabled"] = false;
+  ctx["caches"] = nlohmann::json::array();
+  ctx["library_build_type"] = "release";
+  // copbench's own context (flat strings, like benchmark::AddCustomContext).
+  ctx["copbench_benchmark"] = c.benchmark;
+  ctx["backend"] = c.backend;
+  ctx["route"] = c.route;
+  if (!c.encoding.empty()) ctx["encoding"] = c.encoding;
+  ctx["nodes"] = std::to_string(c.nodes);
+  ctx["tasks_per_node"] = std::to_string(c.tasks_per_node);
+  ctx["link_profile"] = c.link_profile;
+  ctx["commit"] = c.commit;
+  ctx["timer"] = kTimerName;
+  ctx["timing_method"] =
+      "warm-up; sync before each timed collective; per-iteration max over ranks; "
+      "Libsplit-C repetitions (first discarded, >3x mean of next three discarded, "
+      ">=30 iterations, 95% CI <= 10% of mean); timer overhead subtracted";
+
+  nlohmann::json benches = nlohmann::json::array();
+  for (std::size_t family = 0; family < points.size(); ++family) {
+    const PointResult& p = points[family];
+    const Summary& s = p.summary;
+    for (std::size_t i = 0; i < s.reps.size(); ++i) {
+      double cpu = i < s.cpu_reps.size() ? s.cpu_reps[i] : 0.0;
+      nlohmann::json e = entry(p, p.name, s.reps[i] * kMicro, cpu * kMicro);
+      e["family_index"] = family;
+      e["per_family_instance_index"] = 0;
+      e["run_type"] = "iteration";
+      e["repetitions"] = s.reps.size();
+      e["repetition_index"] = i;
+      benches.push_back(std::move(e));
+    }
+    double cpu_mean = 0.0;
+    for (double x : s.cpu_reps) cpu_mean += x;
+    if (!s.cpu_reps.empty()) cpu_mean /= static_cast<double>(s.cpu_reps.size());
+    auto aggregate = [&](const char* agg, double real) {
+      nlohmann::json e = entry(p, p.name + "_" + agg, real * kMicro, cpu_mean * kMicro);
+      e["family_index"] = family;
+      e["per_family_instance_index"] = 0;
+      e["run_type"] = "aggregate";
+      e["repetitions"] = s.reps.size();
+      e["aggregate_name"] = agg;
+      e["discarded_reps"] = s.discarded;
+      e["ci95_half_us"] = s.ci95_half * kMicro;
+      e["ci_met"] = s.ci_met;
+      e["timer_overhead_us"] = s.timer_overhead * kMicro;
+      benches.push_back(std::move(e));
+    };
+    aggregate("mean", s.mean);
+    aggregate("median", s.median);
+    aggregate("stddev", s.stddev);
+    aggregate("min", s.min);
+    aggregate("max", s.max);
+  }
+  return nlohmann::json{{"context", ctx}, {"benchmarks", benches}};
+}
+
+}  // namespace copbench

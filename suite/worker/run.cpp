@@ -1,0 +1,66 @@
+// Runs one benchmark (or the verification) on an initialised backend; rank 0 writes.
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "copbench/worker.h"
+
+namespace copbench {
+namespace {
+
+class Collector final : public Reporter {
+ public:
+  void report(PointResult point) override { points.push_back(std::move(point)); }
+  std::vector<PointResult> points;
+};
+
+}  // namespace
+
+void report_worker_error(const WorkerArgs& args, const std::string& message) {
+  std::fprintf(stderr, "copbench worker: error: %s\n", message.c_str());
+  if (!args.error_path.empty()) {
+    std::ofstream f(args.error_path, std::ios::app);  // any rank may fail; the first line is shown
+    f << message << "\n";
+  }
+}
+
+int run_worker(Backend& b, const WorkerArgs& args) {
+  if (args.verify) {
+    bool ok = true;
+    std::vector<std::string> lines = verify_backend(b, ok);
+    if (b.rank() == 0) {
+      nlohmann::json j{{"backend", b.name()}, {"route", b.route()}, {"nodes", b.nodes()},
+                       {"ok", ok}, {"checks", lines}};
+      if (!args.result_path.empty()) write_file_atomically(args.result_path, j.dump(2) + "\n");
+      if (!ok) report_worker_error(args, fmt::format("{} failed verification on {} nodes", b.name(), b.nodes()));
+    }
+    return ok ? 0 : 3;
+  }
+
+  const Benchmark* bench = find_benchmark(args.benchmark);
+  if (!bench) throw std::invalid_argument("unknown benchmark '" + args.benchmark + "'");
+  for (Op op : bench->needs())
+    if (!b.offers(op)) throw NotOffered(b.name(), op);
+  if (b.nodes() < bench->min_nodes())
+    throw std::invalid_argument(fmt::format("{} needs at least {} nodes", bench->name(), bench->min_nodes()));
+
+  Collector collector;
+  bench->run(b, args.params, collector);
+  b.sync();
+  if (b.rank() == 0 && !args.result_path.empty()) {
+    RunContext ctx = args.context;
+    ctx.benchmark = std::string(bench->name());
+    ctx.backend = b.name();
+    ctx.route = b.route();
+    ctx.encoding = args.encoding;
+    ctx.nodes = b.nodes();
+    ctx.tasks_per_node = b.tasks_per_node();
+    ctx.host = host_name();
+    ctx.executable = "copbench-worker-" + b.name();
+    write_file_atomically(args.result_path, make_gbench_json(ctx, collector.points).dump(2) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace copbench
