@@ -5,13 +5,13 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "cli/commands.h"
+#include "copbench/results.h"
 #include "model/analytic.h"
 #include "model/scenario.h"
 #include "model/table3.h"
@@ -43,27 +43,16 @@ void add_timing_options(CLI::App* cmd, Timing& t) {
       ->check(CLI::Range(1, 128));
 }
 
-// Writes next to the destination, then renames: a reader never sees half a file.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path dest(path);
-  if (dest.has_parent_path()) std::filesystem::create_directories(dest.parent_path());
-  const std::filesystem::path tmp = dest.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << text;
-    if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, dest);
-}
-
 void run_table3(const ModelOptions& o) {
   const auto rows = table3(o.timing);
   const std::string text = o.csv ? table3_csv(rows) : table3_text(rows, o.timing);
   if (o.out.empty())
     std::fputs(text.c_str(), stdout);
-  else
-    write_atomically(o.out, text);
+  else {
+    const std::filesystem::path dest(o.out);
+    if (dest.has_parent_path()) std::filesystem::create_directories(dest.parent_path());
+    copbench::write_file_atomically(dest, text);
+  }
 }
 
 void run_simulate(const ModelOptions& o) {
