@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
-#include <random>
+#include <string>
 #include <vector>
 
 using namespace cop;
@@ -240,6 +240,8 @@ struct ReduceCase {
   uint64_t expected;
 };
 
+std::string reduce_name(const ::testing::TestParamInfo<ReduceCase>& p) { return std::string(opcode_name(p.param.op)); }
+
 class Reduce : public ::testing::TestWithParam<ReduceCase> {};
 
 TEST_P(Reduce, MatchesALocalComputationInEveryArrivalOrder) {
@@ -297,7 +299,8 @@ INSTANTIATE_TEST_SUITE_P(
         ReduceCase{Opcode::EXOR64, {1ull << 62, 1ull << 62, 3, 5}, 6},
         ReduceCase{Opcode::SUMF, {d2u(0.5), d2u(0.25), d2u(2.0), d2u(-1.0)}, d2u(1.75)},
         ReduceCase{Opcode::MAXF, {d2u(0.5), d2u(-0.25), d2u(2.0), d2u(-1.0)}, d2u(2.0)},
-        ReduceCase{Opcode::MINF, {d2u(0.5), d2u(-0.25), d2u(2.0), d2u(-1.0)}, d2u(-1.0)}));
+        ReduceCase{Opcode::MINF, {d2u(0.5), d2u(-0.25), d2u(2.0), d2u(-1.0)}, d2u(-1.0)}),
+    reduce_name);
 
 TEST(Controller, ReductionWithoutAnInitialisingWriteStartsFromTheFirstContribution) {
   Harness h;

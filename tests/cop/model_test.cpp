@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 using namespace cop::model;
 
@@ -64,6 +65,14 @@ struct Scenario {
   uint64_t elements;
 };
 
+std::string scenario_name(const ::testing::TestParamInfo<Scenario>& p) {
+  static const char* names[] = {"write", "read", "rmw", "bcast", "reduce", "barrier_spmd", "barrier_master_slave"};
+  const Scenario& s = p.param;
+  return std::string(names[int(s.f)]) + (s.dt == DataType::floating ? "_double" : "_integer") +
+         (s.col == Column::best ? "_best" : "_max") + "_cbar" + std::to_string(s.c_bar) + "_n" +
+         std::to_string(s.elements);
+}
+
 class SimulatedVsAnalytic : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(SimulatedVsAnalytic, AgreeCycleForCycle) {
@@ -106,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{Function::barrier_spmd, DataType::integer, Column::max, 63, 1},
         Scenario{Function::barrier_spmd, DataType::integer, Column::best, 3, 1},
         Scenario{Function::barrier_master_slave, DataType::integer, Column::best, 63, 1},
-        Scenario{Function::barrier_master_slave, DataType::integer, Column::max, 63, 1}));
+        Scenario{Function::barrier_master_slave, DataType::integer, Column::max, 63, 1}),
+    scenario_name);
 
 TEST(Model, SpmdBarrierScenarioSeesEveryOtherInitialiserRefused) {
   const SimulationResult r = simulate(Function::barrier_spmd, DataType::integer, Column::best, Timing{}, 63, 1);
