@@ -8,12 +8,12 @@ namespace copbench::pvm {
 
 void PvmBackend::gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) {
   pvm_gather(all.data(), const_cast<std::byte*>(mine.data()), static_cast<int>(mine.size()), PVM_BYTE,
-             kGatherTag, group_.data(), root);
+             next_tag(kGatherTag), group_.data(), root);
 }
 
 void PvmBackend::scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) {
   pvm_scatter(mine.data(), const_cast<std::byte*>(all.data()), static_cast<int>(mine.size()), PVM_BYTE,
-              kScatterTag, group_.data(), root);
+              next_tag(kScatterTag), group_.data(), root);
 }
 
 }  // namespace copbench::pvm

@@ -4,6 +4,7 @@
 // back on kServerReplyTag. Requests are served in arrival order, one at a time, which is
 // what makes them atomic; waiting lockers queue FIFO.
 #include <pvm3.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <deque>
@@ -14,7 +15,8 @@
 
 namespace copbench::pvm {
 
-int run_server(int nodes) {
+int run_server(int nodes, int timeout_s) {
+  if (timeout_s > 0) ::alarm(static_cast<unsigned>(timeout_s));  // never outlive the run
   if (pvm_mytid() < 0) return 1;
   std::vector<std::int64_t> words(static_cast<std::size_t>(nodes) * Backend::kSharedWords, 0);
   std::vector<int> holder(Backend::kLocks, 0);

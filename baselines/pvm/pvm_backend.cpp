@@ -94,7 +94,7 @@ void PvmBackend::spawn_and_number(const PvmOptions& options) {
     }
     tids_[static_cast<std::size_t>(r)] = tid;
   }
-  std::string server_arg = "--pvm-server=" + std::to_string(n);
+  std::string server_arg = fmt::format("--pvm-server={},{}", n, options.timeout_s);
   char* server_argv[] = {server_arg.data(), nullptr};
   if (pvm_spawn(self.data(), server_argv, PvmTaskDefault, const_cast<char*>(""), 1, &server_tid_) != 1) {
     for (int k = 1; k < n; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);

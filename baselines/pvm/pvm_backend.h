@@ -18,14 +18,14 @@ enum Tag : int {
   kEchoTag = 1,
   kBroadcastTag = 2,
   kMulticastTag = 3,
-  kReduceTag = 4,
+  kReduceTag = 4,   // + 16 * sequence (next_tag)
   kGatherTag = 5,
   kScatterTag = 6,
-  kSetupTag = 100,  // rank table from rank 0; join-group token
-  kMaxUpTag = 101,  // harness max_over_ranks: values to rank 0
-  kMaxDownTag = 102,
-  kServerRequestTag = 200,
-  kServerReplyTag = 201,
+  kSetupTag = 2000,  // rank table from rank 0; join-group token
+  kMaxUpTag = 2001,  // harness max_over_ranks: values to rank 0
+  kMaxDownTag = 2002,
+  kServerRequestTag = 3000,
+  kServerReplyTag = 3001,
 };
 
 struct PvmOptions {
@@ -80,6 +80,10 @@ class PvmBackend final : public Backend {
   void spawn_and_number(const PvmOptions& options);
   void join_group_in_rank_order();
   std::int64_t server_call(int op, int a, int b, std::int64_t value, bool wants_reply);
+  // pvm_reduce / pvm_gather / pvm_scatter receive from any member by tag, so back-to-back
+  // calls with one tag can take a later call's message for this one. Every rank makes the
+  // same calls in the same order, so a per-call tag sequence keeps them apart.
+  int next_tag(int base) { return base + 16 * (collective_seq_++ % 64); }
 
   std::string route_;
   int encoding_ = 0;
@@ -89,9 +93,10 @@ class PvmBackend final : public Backend {
   int server_tid_ = 0;
   std::string group_;
   bool joined_ = false;
+  int collective_seq_ = 0;
 };
 
 // The lock / shared-variable server task (started by rank 0 with --pvm-server).
-int run_server(int nodes);
+int run_server(int nodes, int timeout_s);
 
 }  // namespace copbench::pvm

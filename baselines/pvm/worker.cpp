@@ -10,8 +10,10 @@
 #include "pvm/pvm_backend.h"
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strncmp(argv[1], "--pvm-server=", 13) == 0)
-    return copbench::pvm::run_server(std::atoi(argv[1] + 13));
+  if (argc == 2 && std::strncmp(argv[1], "--pvm-server=", 13) == 0) {  // "--pvm-server=NODES,TIMEOUT"
+    const char* comma = std::strchr(argv[1], ',');
+    return copbench::pvm::run_server(std::atoi(argv[1] + 13), comma ? std::atoi(comma + 1) : 0);
+  }
 
   copbench::WorkerArgs args;
   std::optional<copbench::pvm::PvmBackend> backend;

@@ -1,0 +1,93 @@
+// The Libsplit-C repetition protocol (seed 003 section 5.0) and the summary.
+#include <gtest/gtest.h>
+
+#include "copbench/timing.h"
+
+namespace copbench {
+namespace {
+
+TimingConfig config(int min_reps, int max_reps, int iterations = 30) {
+  TimingConfig c;
+  c.min_reps = min_reps;
+  c.max_reps = max_reps;
+  c.iterations = iterations;
+  return c;
+}
+
+TEST(OutlierProtocol, ThrowsOutTheFirstRepetition) {
+  OutlierProtocol p(config(3, 10));
+  EXPECT_FALSE(p.add(100.0));
+  EXPECT_TRUE(p.add(1.0));
+  EXPECT_EQ(p.discarded().size(), 1u);
+  EXPECT_EQ(p.kept().size(), 1u);
+}
+
+TEST(OutlierProtocol, DiscardsLaterValuesAboveThreeTimesTheMeanOfTheNextThree) {
+  OutlierProtocol p(config(5, 20));
+  p.add(50.0);  // first: thrown out
+  p.add(1.0);
+  p.add(1.2);
+  p.add(0.8);   // approximate mean 1.0
+  EXPECT_FALSE(p.add(3.5));
+  EXPECT_TRUE(p.add(2.9));
+  EXPECT_EQ(p.discarded().size(), 2u);
+}
+
+TEST(OutlierProtocol, StopsWhenEnoughKeptAndConfidenceIntervalMet) {
+  OutlierProtocol p(config(4, 40));
+  p.add(9.0);
+  for (int i = 0; i < 3; ++i) {
+    p.add(1.0);
+    EXPECT_TRUE(p.wants_more());
+  }
+  p.add(1.0);
+  EXPECT_TRUE(p.ci_met());
+  EXPECT_FALSE(p.wants_more());
+}
+
+TEST(OutlierProtocol, KeepsGoingWhileTheIntervalIsWideUntilMaxReps) {
+  OutlierProtocol p(config(2, 8));
+  p.add(1.0);
+  double values[] = {1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0};
+  int added = 1;
+  for (double v : values) {
+    if (!p.wants_more()) break;
+    p.add(v);
+    ++added;
+  }
+  EXPECT_EQ(added, 8);
+  EXPECT_FALSE(p.ci_met());
+  EXPECT_FALSE(p.wants_more());
+}
+
+TEST(OutlierProtocol, MeasuresAtLeastThirtyIterations) {
+  OutlierProtocol p(config(2, 100, 5));
+  p.add(1.0);
+  for (int i = 0; i < 5; ++i) p.add(1.0);
+  EXPECT_TRUE(p.wants_more());  // 5 kept x 5 iterations = 25 < 30
+  p.add(1.0);
+  EXPECT_FALSE(p.wants_more());
+}
+
+TEST(Summary, MedianMeanSpread) {
+  OutlierProtocol p(config(4, 10));
+  p.add(100.0);
+  for (double v : {4.0, 1.0, 3.0, 2.0}) p.add(v);
+  Summary s = summarize(p, {0.5, 0.5, 0.5, 0.5}, 30, 1e-8);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+  EXPECT_NEAR(s.stddev, 1.2909944, 1e-6);
+  EXPECT_EQ(s.discarded, 1);
+  EXPECT_EQ(s.iterations, 30);
+}
+
+TEST(Timer, OverheadIsSmallAndPositive) {
+  double overhead = timer_overhead_seconds();
+  EXPECT_GE(overhead, 0.0);
+  EXPECT_LT(overhead, 1e-4);
+}
+
+}  // namespace
+}  // namespace copbench
