@@ -227,6 +227,13 @@ cluster_no_ipv6() {
   return 0
 }
 
+cluster_all_hosts_run() {
+  local name
+  for name in $CLUSTER_HOSTS; do
+    cluster_init_pid "$name" >/dev/null || return 1
+  done
+}
+
 # One host: namespace, veths into both bridges, addresses, then init with sshd.
 cluster_start_host() {
   local name=$1 ns o upid ipid i
@@ -294,7 +301,10 @@ cluster_up() {
     cluster_up_loopback "$profile"
     return
   fi
-  if cluster_load 2>/dev/null || ip netns list | grep -q "^$CLUSTER_PREFIX-" ||
+  if cluster_load 2>/dev/null && [ "$CLUSTER_MODE" = netns ] && cluster_all_hosts_run; then
+    die "cluster $CLUSTER_ID is already up ($CLUSTER_N nodes, profile $CLUSTER_PROFILE): run down first"
+  fi
+  if [ -f "$CLUSTER_STATE/cluster.env" ] || ip netns list | grep -q "^$CLUSTER_PREFIX-" ||
      ip -o link show | grep -q ": $CLUSTER_PREFIX-"; then
     log "cluster $CLUSTER_ID: leftovers of an earlier cluster found, taking them down first"
     cluster_down
@@ -463,7 +473,10 @@ cluster_exec() {
     exec "$@"
   fi
   ipid=$(cluster_init_pid "$name") || die "exec: host $name is not running"
-  exec nsenter -t "$ipid" -n -u -i -m -p --wd="$PWD" \
+  # The host sees this machine's tree except /tmp, /run and /root: its own.
+  local wd=$PWD
+  case "$wd/" in /tmp/*|/run/*|/root/*) wd=/root ;; esac
+  exec nsenter -t "$ipid" -n -u -i -m -p --wd="$wd" \
     env HOME=/root "${CLUSTER_HOST_ENV[@]}" "$@"
 }
 

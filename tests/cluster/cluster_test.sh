@@ -30,6 +30,27 @@ hosts="node1 node2 node3"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "not root: the emulated cluster needs network namespaces; skipped"; exit 77; }
 
+# One lifecycle at a time: a second ctest run in the same build (someone else's
+# scripts/test) would take the same cluster down under this one. The ctest process
+# that ran `up` owns the cluster until its `down`.
+lock="$COPBENCH_CLUSTER_STATE.owner"
+owner() { cat "$lock" 2>/dev/null; }
+take_cluster() {
+  local o
+  for _ in $(seq 300); do
+    o=$(owner)
+    if [ -z "$o" ] || [ "$o" = "$PPID" ] || ! kill -0 "$o" 2>/dev/null; then
+      mkdir -p "$(dirname "$lock")" && echo "$PPID" >"$lock"
+      return 0
+    fi
+    sleep 1
+  done
+  fail "the test cluster is held by another test run (process $o)"
+}
+check_owner() {
+  [ "$(owner)" = "$PPID" ] || fail "the test cluster is not this run's (held by process $(owner)): run the steps through ctest -L cluster"
+}
+
 on_node1() { "$cluster" ssh node1 "$@"; }
 
 # rx+tx bytes of one interface inside each host, summed over the hosts.
@@ -69,7 +90,10 @@ changed_counts() { awk '/ : ok=/ {for (i = 1; i <= NF; i++) if ($i ~ /^changed=/
 
 case $step in
   up)
+    take_cluster
+    "$cluster" down >/dev/null || fail "down before up (a cluster of an interrupted run?)"
     "$cluster" up $nodes || fail "up"
+    "$cluster" up $nodes 2>/dev/null && fail "a second up did not refuse"
     for h in $hosts copctl; do
       [ -e "/run/netns/$prefix-$h" ] || fail "no namespace $prefix-$h"
       got=$("$cluster" ssh "$h" hostname) || fail "ssh $h"
@@ -87,6 +111,7 @@ case $step in
     echo "up: ok"
     ;;
   site)
+    check_owner
     out=$("$cluster" provision 2>&1)
     rc=$?
     echo "$out" | tail -8
@@ -95,25 +120,33 @@ case $step in
     echo "site: ok"
     ;;
   mpi)
+    check_owner
     collective "mpi allreduce" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_mpi_allreduce"
     ;;
   pvm)
+    check_owner
     collective "pvm reduce" "$bindir/cluster_pvm_reduce" $hosts
     ;;
   armci)
+    check_owner
     collective "armci rmw" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_armci_rmw"
     ;;
   idempotent)
+    check_owner
     out=$("$cluster" provision 2>&1)
     rc=$?
     [ $rc -eq 0 ] || { echo "$out" >&2; fail "second site.yml failed"; }
     counts=$(changed_counts <<<"$out")
     echo "$counts"
     [ "$(wc -l <<<"$counts")" -eq $((nodes + 1)) ] || fail "no recap for every host"
-    grep -qv 'changed=0$' <<<"$counts" && fail "second site.yml changed something"
+    if grep -qv 'changed=0$' <<<"$counts"; then
+      awk '/^TASK / {t = $0} /^changed: / {print t; print}' <<<"$out" >&2
+      fail "second site.yml changed something"
+    fi
     echo "idempotent: ok"
     ;;
   teardown)
+    check_owner
     out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "teardown.yml failed"; }
     out=$("$cluster" status) && fail "status is healthy after teardown.yml"
     echo "$out"
@@ -124,6 +157,11 @@ case $step in
     echo "teardown: ok"
     ;;
   down)
+    o=$(owner)
+    if [ -n "$o" ] && [ "$o" != "$PPID" ] && kill -0 "$o" 2>/dev/null; then
+      echo "the test cluster belongs to another test run (process $o): left to it"
+      exit 77
+    fi
     # Every process inside the cluster, as this machine sees them, before down.
     pids=""
     for ns in $(ip netns list | awk -v p="^$prefix-" '$1 ~ p {print $1}'); do
@@ -152,6 +190,7 @@ case $step in
       cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
       [[ $cmd == *"$COPBENCH_CLUSTER_STATE"* && $cmd != *cluster_test.sh* ]] && fail "process ${p#/proc/} left: $cmd"
     done
+    rm -f "$lock"
     echo "down: ok (checked ${pids:+$(wc -w <<<"$pids")} processes gone)"
     ;;
   *) fail "unknown step $step" ;;
