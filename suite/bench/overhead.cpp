@@ -1,7 +1,7 @@
 // overhead: the harness must not be the thing measured (issue 4, "Speed"). For echo and
 // barrier it measures, in the same run, the backend's bare loop of the same native calls
-// (Backend::bare_*_loop) and the same operation through the harness, each under the full
-// timing method, and reports harness / bare.
+// (Backend::bare_*_loop) and the same operation through the harness, repetitions of the
+// two interleaved under the full timing method, and reports the ratio of the medians.
 #include <algorithm>
 #include <cmath>
 
@@ -55,42 +55,17 @@ class Overhead final : public Benchmark {
   }
 
  private:
-  // Alternates bare and harness measurements twice (bare, harness, harness, bare) so a
-  // drift in machine speed does not favour either, and reports the medians' ratio.
+  // Bare and harness repetitions interleaved (A B, B A, ...) under the same protocol.
   static void report_pair(Backend& b, const RunParams& params, Reporter& out, const std::string& name,
                           const Batch& bare, const Batch& harness) {
-    Summary bare1 = measure(b, params.timing, bare);
-    Summary harness1 = measure(b, params.timing, harness);
-    Summary harness2 = measure(b, params.timing, harness);
-    Summary bare2 = measure(b, params.timing, bare);
-    Summary bare_all = merge(bare1, bare2);
-    Summary harness_all = merge(harness1, harness2);
-    double ratio = bare_all.median > 0 ? harness_all.median / bare_all.median : 0.0;
-    PointResult pb = make_point(name + "/bare", b, std::move(bare_all));
-    PointResult ph = make_point(name + "/harness", b, std::move(harness_all));
+    auto [bare_summary, harness_summary] = measure_interleaved(b, params.timing, bare, harness);
+    double ratio = bare_summary.median > 0 ? harness_summary.median / bare_summary.median : 0.0;
+    PointResult pb = make_point(name + "/bare", b, std::move(bare_summary));
+    PointResult ph = make_point(name + "/harness", b, std::move(harness_summary));
     ph.counters["harness_over_bare"] = ratio;
     ph.counters["within_5pct"] = std::abs(ratio - 1.0) <= 0.05 ? 1.0 : 0.0;
     out.report(std::move(pb));
     out.report(std::move(ph));
-  }
-
-  static Summary merge(const Summary& a, const Summary& c) {
-    Summary s = a;
-    s.reps.insert(s.reps.end(), c.reps.begin(), c.reps.end());
-    s.cpu_reps.insert(s.cpu_reps.end(), c.cpu_reps.begin(), c.cpu_reps.end());
-    s.discarded = a.discarded + c.discarded;
-    std::vector<double> v = s.reps;
-    s.median = median_of(v);
-    double sum = 0, sq = 0;
-    for (double x : v) sum += x;
-    s.mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
-    for (double x : v) sq += (x - s.mean) * (x - s.mean);
-    s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
-    s.min = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
-    s.max = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
-    s.ci95_half = std::max(a.ci95_half, c.ci95_half);
-    s.ci_met = a.ci_met && c.ci_met;
-    return s;
   }
 };
 

@@ -22,9 +22,9 @@ void add_list_command(CLI::App& app) {
         std::vector<Op> missing = missing_ops(*bench, b);
         std::string cell = "offered";
         if (!missing.empty()) {
-          cell = "not offered (no";
-          for (Op op : missing) cell += " " + std::string(op_name(op));
-          cell += ")";
+          std::vector<std::string_view> names;
+          for (Op op : missing) names.push_back(op_name(op));
+          cell = fmt::format("not offered (no {})", fmt::join(names, ", "));
         }
         row += fmt::format(" {:<28}", cell);
       }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "copbench/backend.h"
@@ -88,6 +89,11 @@ using Batch = std::function<void(std::vector<double>& seconds)>;
 // `batch` under the protocol, taking the per-iteration maximum over ranks. All ranks
 // must call it together and all return the same Summary.
 Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch);
+
+// Two measurements interleaved repetition by repetition (A B, B A, A B, ...), so a drift
+// in machine speed falls on both alike; used to compare a harness path with a bare one.
+std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingConfig& config,
+                                                const Batch& a, const Batch& b);
 
 // Helpers that build a Batch.
 // Collective: sync, then time one call of `op`, per iteration.
