@@ -9,7 +9,7 @@
 #   armci       ARMCI_Rmw fetch-and-add and a global sum across the 3 hosts, checked
 #   idempotent  a second site.yml run changes nothing
 #   teardown    teardown.yml stops the services (status names them missing); a
-#               second run changes nothing
+#               second run changes nothing; a crashed host is named by status
 #   down        teardown leaves no namespace, link or process
 # Usage: cluster_test.sh STEP BINDIR. Exits 77 (skip) when not root.
 set -uo pipefail
@@ -154,6 +154,12 @@ case $step in
     grep -q "sshd MISSING" <<<"$out" && fail "teardown.yml took sshd down"
     out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "second teardown.yml failed"; }
     grep -q 'changed=[1-9]' <<<"$out" && fail "second teardown.yml changed something"
+    # A host that crashes is named by the health check (and down still cleans up).
+    read -r _ init <"$COPBENCH_CLUSTER_STATE/pids/node3.pid"
+    kill -KILL "$init"
+    for _ in $(seq 50); do alive "$init" || break; sleep 0.05; done
+    out=$("$cluster" status) && fail "status is healthy with node3 gone"
+    grep -q "node3: MISSING host" <<<"$out" || fail "status does not name the missing host: $out"
     echo "teardown: ok"
     ;;
   down)
