@@ -15,7 +15,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   if (!std::filesystem::is_directory(dir))
     throw std::runtime_error("cannot write " + path.string() + ": no directory " + dir.string());
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  std::string name = path.filename().string();
+  name.insert(name.begin(), '.');
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
   const char* p = content.data();

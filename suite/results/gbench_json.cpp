@@ -94,6 +94,7 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
       e["ci95_half_us"] = s.ci95_half * kMicro;
       e["ci_met"] = s.ci_met;
       e["timer_overhead_us"] = s.timer_overhead * kMicro;
+      if (!s.modelled_reps.empty()) e["modelled_us"] = median_of(s.modelled_reps) * kMicro;
       benches.push_back(std::move(e));
     };
     aggregate("mean", s.mean);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <ctime>
 #include <numeric>
+#include <optional>
 
 #include "copbench/timing.h"
 
@@ -28,19 +29,28 @@ double timer_overhead_seconds() {
 
 namespace {
 
-// One repetition: the batch, then the per-iteration maximum over ranks; returns the
-// repetition's value and its CPU time per iteration (both identical on every rank).
-std::pair<double, double> one_repetition(Backend& backend, const Batch& batch, std::vector<double>& seconds,
-                                         std::vector<double>& gathered) {
+struct Repetition {
+  double value = 0;     // seconds per iteration: mean over iterations of the max over ranks
+  double cpu = 0;       // process CPU seconds per iteration, max over ranks
+  double modelled = 0;  // modelled-hardware seconds per iteration, max over ranks
+};
+
+// One repetition: the batch, then the per-iteration maximum over ranks (identical on
+// every rank, so every rank's protocol takes the same decisions).
+Repetition one_repetition(Backend& backend, const Batch& batch, std::vector<double>& seconds,
+                          std::vector<double>& gathered) {
   const auto iterations = static_cast<double>(seconds.size());
+  std::optional<double> m0 = backend.modelled_clock();
   double c0 = cpu_seconds();
   batch(seconds);
   double cpu = (cpu_seconds() - c0) / iterations;
+  std::optional<double> m1 = backend.modelled_clock();
   std::copy(seconds.begin(), seconds.end(), gathered.begin());
-  gathered.back() = cpu;
-  backend.max_over_ranks(gathered);  // identical on every rank, so decisions agree
-  double sum = std::accumulate(gathered.begin(), gathered.end() - 1, 0.0);
-  return {std::max(sum / iterations, 0.0), gathered.back()};
+  gathered[seconds.size()] = cpu;
+  gathered[seconds.size() + 1] = m0 && m1 ? (*m1 - *m0) / iterations : 0.0;
+  backend.max_over_ranks(gathered);
+  double sum = std::accumulate(gathered.begin(), gathered.begin() + static_cast<long>(seconds.size()), 0.0);
+  return {std::max(sum / iterations, 0.0), gathered[seconds.size()], gathered[seconds.size() + 1]};
 }
 
 void warm_up(const TimingConfig& config, const Batch& batch) {
@@ -55,14 +65,18 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
   const int iterations = std::max(config.iterations, 1);
   warm_up(config, batch);
   OutlierProtocol protocol(config);
-  std::vector<double> kept_cpu;
+  std::vector<double> kept_cpu, kept_modelled;
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
-  std::vector<double> gathered(static_cast<std::size_t>(iterations) + 1);
+  std::vector<double> gathered(static_cast<std::size_t>(iterations) + 2);
+  const bool modelled = backend.modelled_clock().has_value();
   while (protocol.wants_more()) {
-    auto [value, cpu] = one_repetition(backend, batch, seconds, gathered);
-    if (protocol.add(value)) kept_cpu.push_back(cpu);
+    Repetition rep = one_repetition(backend, batch, seconds, gathered);
+    if (protocol.add(rep.value)) {
+      kept_cpu.push_back(rep.cpu);
+      if (modelled) kept_modelled.push_back(rep.modelled);
+    }
   }
-  return summarize(protocol, std::move(kept_cpu), iterations, timer_overhead_seconds());
+  return summarize(protocol, std::move(kept_cpu), iterations, timer_overhead_seconds(), std::move(kept_modelled));
 }
 
 std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingConfig& config,
@@ -73,10 +87,10 @@ std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingCo
   OutlierProtocol pa(config), pb(config);
   std::vector<double> cpu_a, cpu_b;
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
-  std::vector<double> gathered(static_cast<std::size_t>(iterations) + 1);
+  std::vector<double> gathered(static_cast<std::size_t>(iterations) + 2);
   auto run = [&](const Batch& batch, OutlierProtocol& p, std::vector<double>& cpu_kept) {
-    auto [value, cpu] = one_repetition(backend, batch, seconds, gathered);
-    if (p.add(value)) cpu_kept.push_back(cpu);
+    Repetition rep = one_repetition(backend, batch, seconds, gathered);
+    if (p.add(rep.value)) cpu_kept.push_back(rep.cpu);
   };
   for (int round = 0; pa.wants_more() || pb.wants_more(); ++round) {
     if (round % 2 == 0) {

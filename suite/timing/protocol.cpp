@@ -82,8 +82,9 @@ double median_of(std::vector<double> values) {
 }
 
 Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,
-                  double timer_overhead) {
+                  double timer_overhead, std::vector<double> modelled_reps) {
   Summary s;
+  s.modelled_reps = std::move(modelled_reps);
   s.reps = protocol.kept();
   s.cpu_reps = std::move(cpu_reps);
   s.discarded = static_cast<int>(protocol.discarded().size());

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,12 @@ class Backend {
   virtual void sync() = 0;
   // Element-wise maximum over ranks; every rank ends with the result.
   virtual void max_over_ranks(std::span<double> values) = 0;
+
+  // Modelled-hardware time: a backend that emulates hardware with a cycle clock (cop:
+  // the controller's clock, Hall's timings) returns that clock, in seconds, as seen by
+  // this rank; the harness reports its advance per iteration beside the wall time.
+  // Measured systems have none.
+  virtual std::optional<double> modelled_clock() { return std::nullopt; }
 
   // --- Measured operations. ---
   virtual void send(int to, std::span<const std::byte> message);

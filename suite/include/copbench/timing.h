@@ -71,6 +71,7 @@ class OutlierProtocol {
 struct Summary {
   std::vector<double> reps;     // kept repetition values, seconds per iteration
   std::vector<double> cpu_reps; // matching process CPU seconds per iteration (rank max)
+  std::vector<double> modelled_reps;  // modelled-hardware seconds per iteration, when the backend has a clock
   int discarded = 0;            // the first repetition plus outliers
   int iterations = 0;           // per repetition
   double median = 0, mean = 0, stddev = 0, min = 0, max = 0;
@@ -80,7 +81,7 @@ struct Summary {
 };
 double median_of(std::vector<double> values);
 Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,
-                  double timer_overhead);
+                  double timer_overhead, std::vector<double> modelled_reps = {});
 
 // One repetition: fills `seconds` (one entry per iteration) with this rank's times.
 using Batch = std::function<void(std::vector<double>& seconds)>;
