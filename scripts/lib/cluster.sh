@@ -127,6 +127,9 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 AuthorizedKeysFile .ssh/authorized_keys $s/authorized_keys
+# The state dir may sit in a checkout under /tmp (a world-writable parent),
+# which StrictModes refuses; the key file is the cluster's own, mode 0600.
+StrictModes no
 UseDNS no
 PrintMotd no
 X11Forwarding no
