@@ -1,6 +1,6 @@
 // What the armci backend offers: ARMCI-MPI's one-sided operations, mutexes and fences,
 // and ARMCI's message layer (armci_msg_*) for echo, barrier, reduce and broadcast.
-// ARMCI has no multicast, gather, scatter or scan.
+// ARMCI has no multicast, gather, scatter or scan, and its Rmw has no compare-and-swap.
 #include "copbench/bench.h"
 
 namespace copbench {

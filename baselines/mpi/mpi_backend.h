@@ -41,6 +41,7 @@ class MpiBackend final : public Backend {
   std::int64_t shared_read(int owner, int index) override;
   void shared_write(int owner, int index, std::int64_t value) override;
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+  std::int64_t shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) override;
   void fence(int target) override;
   void all_fence() override;
 

@@ -56,6 +56,13 @@ std::int64_t MpiBackend::shared_fetch_add(int owner, int index, std::int64_t add
   return old;
 }
 
+std::int64_t MpiBackend::shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) {
+  std::int64_t old = 0;
+  MPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, owner, index, words_win_);
+  MPI_Win_flush(owner, words_win_);
+  return old;
+}
+
 void MpiBackend::fence(int target) { MPI_Win_flush(target, words_win_); }
 
 void MpiBackend::all_fence() { MPI_Win_flush_all(words_win_); }

@@ -13,7 +13,7 @@ BackendSpec mpi_spec() {
   s.mpirun_args = {"--mca", "osc", "pt2pt"};
   s.offered = {Op::echo,      Op::barrier,     Op::reduce,       Op::broadcast,  Op::multicast,
                Op::gather,    Op::scatter,     Op::scan,         Op::lock,       Op::shared_read,
-               Op::shared_write, Op::shared_rmw, Op::fence,      Op::bare_loops};
+               Op::shared_write, Op::shared_rmw, Op::shared_cas, Op::fence,      Op::bare_loops};
   return s;
 }
 

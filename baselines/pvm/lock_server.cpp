@@ -35,9 +35,10 @@ int run_server(int nodes, int timeout_s) {
     int bytes = 0, tag = 0, from = 0;
     pvm_bufinfo(buf, &bytes, &tag, &from);
     int header[3] = {0, 0, 0};
-    long value = 0;
+    long values[2] = {0, 0};
     pvm_upkint(header, 3, 1);
-    pvm_upklong(&value, 1, 1);
+    pvm_upklong(values, 2, 1);
+    const long value = values[0];
     const int op = header[0], a = header[1], b = header[2];
     const std::size_t word = static_cast<std::size_t>(a) * Backend::kSharedWords + static_cast<std::size_t>(b);
     switch (op) {
@@ -75,6 +76,10 @@ int run_server(int nodes, int timeout_s) {
       case kServerFetchAdd:
         reply(from, words[word]);
         words[word] += value;
+        break;
+      case kServerCompareSwap:
+        reply(from, words[word]);
+        if (words[word] == value) words[word] = values[1];
         break;
       default:
         break;

@@ -10,6 +10,7 @@ enum ServerOp : int {
   kServerRead = 3,       // a = owner rank, b = word; answered with the value
   kServerWrite = 4,      // a, b, value; answered once stored
   kServerFetchAdd = 5,   // a, b, value to add; answered with the old value
+  kServerCompareSwap = 6,  // a, b, expected, desired; answered with the old value
 };
 
 }  // namespace copbench::pvm

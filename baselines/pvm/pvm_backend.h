@@ -68,6 +68,7 @@ class PvmBackend final : public Backend {
   std::int64_t shared_read(int owner, int index) override;
   void shared_write(int owner, int index, std::int64_t value) override;
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+  std::int64_t shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) override;
 
   double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
   double bare_barrier_loop(int iterations) override;
@@ -79,7 +80,7 @@ class PvmBackend final : public Backend {
   void enroll(const PvmOptions& options);
   void spawn_and_number(const PvmOptions& options);
   void join_group_in_rank_order();
-  std::int64_t server_call(int op, int a, int b, std::int64_t value, bool wants_reply);
+  std::int64_t server_call(int op, int a, int b, std::int64_t value, bool wants_reply, std::int64_t value2 = 0);
   // pvm_reduce / pvm_gather / pvm_scatter receive from any member by tag, so back-to-back
   // calls with one tag can take a later call's message for this one. Every rank makes the
   // same calls in the same order, so a per-call tag sequence keeps them apart.

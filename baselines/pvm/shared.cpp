@@ -7,12 +7,14 @@
 
 namespace copbench::pvm {
 
-std::int64_t PvmBackend::server_call(int op, int a, int b, std::int64_t value, bool wants_reply) {
+std::int64_t PvmBackend::server_call(int op, int a, int b, std::int64_t value, bool wants_reply,
+                                     std::int64_t value2) {
   int header[3] = {op, a, b};
-  long v = static_cast<long>(value);
+  long values[2] = {static_cast<long>(value), static_cast<long>(value2)};
+  long v = 0;
   pvm_initsend(PvmDataDefault);
   pvm_pkint(header, 3, 1);
-  pvm_pklong(&v, 1, 1);
+  pvm_pklong(values, 2, 1);
   pvm_send(server_tid_, kServerRequestTag);
   if (!wants_reply) return 0;
   pvm_recv(server_tid_, kServerReplyTag);
@@ -30,6 +32,10 @@ std::int64_t PvmBackend::shared_read(int owner, int index) {
 
 void PvmBackend::shared_write(int owner, int index, std::int64_t value) {
   server_call(kServerWrite, owner, index, value, true);
+}
+
+std::int64_t PvmBackend::shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) {
+  return server_call(kServerCompareSwap, owner, index, expected, true, desired);
 }
 
 std::int64_t PvmBackend::shared_fetch_add(int owner, int index, std::int64_t add) {

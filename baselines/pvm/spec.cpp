@@ -15,7 +15,7 @@ BackendSpec pvm_spec() {
   s.encodings = {"default", "raw", "inplace"};
   s.offered = {Op::echo,      Op::barrier,     Op::reduce,       Op::broadcast,  Op::multicast,
                Op::gather,    Op::scatter,     Op::lock,         Op::shared_read, Op::shared_write,
-               Op::shared_rmw, Op::bare_loops};
+               Op::shared_rmw, Op::shared_cas, Op::bare_loops};
   return s;
 }
 

@@ -18,6 +18,7 @@ const Benchmark& scatter_benchmark();
 const Benchmark& scan_benchmark();
 const Benchmark& lock_benchmark();
 const Benchmark& ticket_lock_benchmark();
+const Benchmark& mcs_lock_benchmark();
 const Benchmark& shared_benchmark();
 const Benchmark& fence_benchmark();
 const Benchmark& overhead_benchmark();
@@ -29,7 +30,7 @@ const std::vector<const Benchmark*>& all_benchmarks() {
       &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::broadcast_benchmark(),
       &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
       &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
-      &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
+      &bench::mcs_lock_benchmark(),  &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
   };
   return list;
 }

@@ -19,6 +19,7 @@ std::string_view op_name(Op op) {
     case Op::shared_read: return "shared-read";
     case Op::shared_write: return "shared-write";
     case Op::shared_rmw: return "shared-rmw";
+    case Op::shared_cas: return "shared-cas";
     case Op::fence: return "fence";
     case Op::bare_loops: return "bare-loops";
   }
@@ -56,6 +57,9 @@ std::int64_t Backend::shared_read(int, int) { throw NotOffered(name(), Op::share
 void Backend::shared_write(int, int, std::int64_t) { throw NotOffered(name(), Op::shared_write); }
 std::int64_t Backend::shared_fetch_add(int, int, std::int64_t) {
   throw NotOffered(name(), Op::shared_rmw);
+}
+std::int64_t Backend::shared_compare_swap(int, int, std::int64_t, std::int64_t) {
+  throw NotOffered(name(), Op::shared_cas);
 }
 void Backend::fence(int) { throw NotOffered(name(), Op::fence); }
 void Backend::all_fence() { throw NotOffered(name(), Op::fence); }

@@ -35,6 +35,7 @@ class Verifier {
     check(Op::scan, [&] { return scan(); });
     check(Op::shared_write, [&] { return shared_read_write(); });
     check(Op::shared_rmw, [&] { return shared_rmw(); });
+    check(Op::shared_cas, [&] { return shared_cas(); });
     check(Op::lock, [&] { return lock(); });
     check(Op::fence, [&] { return fence(); });
     all_ok = all_ok_;
@@ -243,6 +244,28 @@ class Verifier {
       if (total != static_cast<std::int64_t>(n_) * (n_ + 1) / 2)
         return fmt::format("fetch-and-add total {} != {}", total, n_ * (n_ + 1) / 2);
     }
+    return {};
+  }
+
+  // Every rank tries to swing the same zero word to its own id: exactly one wins.
+  std::string shared_cas() {
+    const int word = Backend::kSharedWords - 4;
+    std::int64_t old = b_.shared_compare_swap(0, word, 0, me_ + 1);
+    b_.sync();
+    std::vector<double> won(static_cast<std::size_t>(n_), 0.0);
+    won[static_cast<std::size_t>(me_)] = old == 0 ? 1.0 : 0.0;
+    b_.max_over_ranks(won);
+    if (std::count(won.begin(), won.end(), 1.0) != 1)
+      return fmt::format("{} ranks won the compare-and-swap", std::count(won.begin(), won.end(), 1.0));
+    std::vector<double> winner_id{old == 0 ? static_cast<double>(me_ + 1) : 0.0};
+    b_.max_over_ranks(winner_id);
+    if (b_.offers(Op::shared_read)) {
+      std::int64_t now = b_.shared_read(0, word);
+      if (now != static_cast<std::int64_t>(winner_id[0]))
+        return fmt::format("word holds {}, winner was {}", now, winner_id[0]);
+    }
+    if (old != 0 && old != static_cast<std::int64_t>(winner_id[0]))
+      return fmt::format("rank {} saw {} instead of the winner {}", me_, old, winner_id[0]);
     return {};
   }
 

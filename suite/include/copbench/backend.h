@@ -34,13 +34,15 @@ enum class Op {
   shared_read,   // read a word of another rank's shared variables
   shared_write,
   shared_rmw,    // atomic fetch-and-add on a shared word
+  shared_cas,    // atomic compare-and-swap on a shared word
   fence,         // remote completion of this rank's writes (one target / all targets)
   bare_loops,
 };
 inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::broadcast,
                                  Op::multicast,   Op::gather,       Op::scatter,    Op::scan,
                                  Op::lock,        Op::shared_read,  Op::shared_write,
-                                 Op::shared_rmw,  Op::fence,        Op::bare_loops};
+                                 Op::shared_rmw,  Op::shared_cas,   Op::fence,
+                                 Op::bare_loops};
 
 std::string_view op_name(Op op);
 
@@ -104,6 +106,8 @@ class Backend {
   virtual void shared_write(int owner, int index, std::int64_t value);
   // Atomically adds `add` to the word and returns its previous value.
   virtual std::int64_t shared_fetch_add(int owner, int index, std::int64_t add);
+  // Atomically replaces the word by `desired` if it equals `expected`; returns the old value.
+  virtual std::int64_t shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired);
   virtual void fence(int target);
   virtual void all_fence();
 

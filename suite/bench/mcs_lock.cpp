@@ -1,0 +1,73 @@
+// mcs-lock: seed 004's MCS queue lock built on the backend's shared words. The tail word
+// lives on rank 0; every rank's queue node (next, locked) lives in its own words, so a
+// waiter spins on its own memory. Ids are rank + 1, so 0 means "none". The swap on the tail
+// is a compare-and-swap loop; release uses compare-and-swap as in the original algorithm.
+#include <thread>
+
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+constexpr int kTail = 4;    // on rank 0
+constexpr int kNext = 5;    // on each rank: the successor's id
+constexpr int kLocked = 6;  // on each rank: 1 while waiting
+
+class McsLock final : public Benchmark {
+ public:
+  std::string_view name() const override { return "mcs-lock"; }
+  std::string_view description() const override {
+    return "seed 004 MCS queue lock on shared read/write/compare-and-swap, contended by every rank";
+  }
+  std::vector<Op> needs() const override { return {Op::shared_read, Op::shared_write, Op::shared_cas}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    const int me = b.rank();
+    const std::int64_t id = me + 1;
+    // Writes must be complete at their target before anyone can act on them.
+    auto complete = [&](int target) {
+      if (b.offers(Op::fence)) b.fence(target);
+    };
+    auto acquire = [&] {
+      b.shared_write(me, kNext, 0);
+      b.shared_write(me, kLocked, 1);
+      complete(me);
+      std::int64_t pred = b.shared_read(0, kTail);
+      for (;;) {
+        std::int64_t seen = b.shared_compare_swap(0, kTail, pred, id);
+        if (seen == pred) break;
+        pred = seen;
+      }
+      if (pred != 0) {
+        b.shared_write(static_cast<int>(pred - 1), kNext, id);
+        complete(static_cast<int>(pred - 1));
+        while (b.shared_read(me, kLocked) != 0) std::this_thread::yield();
+      }
+    };
+    auto release = [&] {
+      std::int64_t next = b.shared_read(me, kNext);
+      if (next == 0) {
+        if (b.shared_compare_swap(0, kTail, id, 0) == id) return;
+        while ((next = b.shared_read(me, kNext)) == 0) std::this_thread::yield();
+      }
+      b.shared_write(static_cast<int>(next - 1), kLocked, 0);
+      complete(static_cast<int>(next - 1));
+    };
+    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+      acquire();
+      release();
+    }, true, 1.0, timer_overhead_seconds()));
+    PointResult p = make_point("lock/mcs/nodes:" + std::to_string(b.nodes()), b, std::move(s));
+    p.labels["lock"] = "mcs";
+    out.report(std::move(p));
+  }
+};
+
+}  // namespace
+
+const Benchmark& mcs_lock_benchmark() {
+  static const McsLock instance;
+  return instance;
+}
+
+}  // namespace copbench::bench
