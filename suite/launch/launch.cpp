@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,14 @@ std::string first_line(std::string s) {
   auto nl = s.find('\n');
   if (nl != std::string::npos) s.resize(nl);
   return s;
+}
+
+std::string last_line(const std::string& s) {
+  std::stringstream ss(s);
+  std::string line, last = "(no output; set COPBENCH_VERBOSE=1 to see the worker's output)";
+  while (std::getline(ss, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
 }
 
 bool on_path(const std::string& program) {
@@ -64,12 +73,17 @@ int hostfile_slots(const std::string& hostfile) {
 }
 
 // Runs argv in its own process group; kills the group at the deadline.
-int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, bool& timed_out) {
+// The worker's own output (mpirun and libpvm chatter included) goes to `log`.
+int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out) {
   timed_out = false;
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     ::setpgid(0, 0);
+    if (FILE* f = std::fopen(log.c_str(), "w")) {
+      ::dup2(fileno(f), STDOUT_FILENO);
+      ::dup2(fileno(f), STDERR_FILENO);
+    }
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -124,6 +138,12 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec) {
     return fmt::format("no pvmd is running for this user ({} missing): start the virtual machine with "
                        "`pvm` (then `quit`), or a private local one with `eval $(copbench-pvmd-local start)`",
                        daemon_file.string());
+  // pvmd.<uid> names the daemon's socket; a daemon that died leaves the file behind.
+  std::string socket = first_line(read_all(daemon_file));
+  if (!socket.empty() && socket[0] == '/' && !fs::exists(socket))
+    return fmt::format("{} is stale (the pvmd that wrote it is gone): remove it and start the virtual machine "
+                       "again (`pvm`, or `eval $(copbench-pvmd-local start)`)",
+                       daemon_file.string());
   return std::nullopt;
 }
 
@@ -168,7 +188,9 @@ LaunchOutcome launch(const LaunchRequest& req) {
                            "--error-file", error.string()});
 
   bool timed_out = false;
-  out.exit_code = run_with_timeout(argv, req.timeout_s, timed_out);
+  fs::path log = dir / "worker.log";
+  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out);
+  if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
   if (timed_out) {
     out.exit_code = 124;
     out.error = fmt::format("{} worker did not finish within {} s (killed)", spec.name, req.timeout_s);
@@ -176,7 +198,7 @@ LaunchOutcome launch(const LaunchRequest& req) {
     out.error = first_line(read_all(error));
     if (out.exit_code == 0) out.exit_code = 1;
   } else if (out.exit_code != 0) {
-    out.error = fmt::format("{} worker failed (exit code {})", spec.name, out.exit_code);
+    out.error = fmt::format("{} worker failed (exit code {}): {}", spec.name, out.exit_code, last_line(read_all(log)));
   } else if (!fs::exists(result)) {
     out.exit_code = 1;
     out.error = fmt::format("{} worker wrote no result", spec.name);
