@@ -26,18 +26,7 @@ class Bandwidth final : public Benchmark {
     std::vector<double> mbps;
     for (std::size_t size : sizes) {
       std::vector<std::byte> buf = payload(size);
-      std::function<void()> op = [] {};
-      if (b.rank() == 0) {
-        op = [&] {
-          b.send(peer, buf);
-          b.recv(peer, buf);
-        };
-      } else if (b.rank() == peer) {
-        op = [&] {
-          b.recv(0, buf);
-          b.send(0, buf);
-        };
-      }
+      std::function<void()> op = ping_pong(b, peer, buf);
       Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds()));
       double rate = s.median > 0 ? static_cast<double>(size) / s.median / 1e6 : 0.0;
       PointResult p = make_point("bandwidth/size:" + std::to_string(size), b, std::move(s));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,22 @@ inline std::vector<std::byte> payload(std::size_t n, int seed = 0) {
   std::vector<std::byte> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(seed)) & 0xff);
   return v;
+}
+
+// One ping-pong iteration between rank 0 and `peer` through the backend's echo
+// path; ranks outside the pair do nothing. `buf` must outlive the returned op.
+inline std::function<void()> ping_pong(Backend& b, int peer, std::vector<std::byte>& buf) {
+  if (b.rank() == 0)
+    return [&b, peer, &buf] {
+      b.send(peer, buf);
+      b.recv(peer, buf);
+    };
+  if (b.rank() == peer)
+    return [&b, &buf] {
+      b.recv(0, buf);
+      b.send(0, buf);
+    };
+  return [] {};
 }
 
 // Least-squares line y = a + b x; returns {a, b}.

@@ -18,18 +18,7 @@ class Echo final : public Benchmark {
     const int peer = b.nodes() - 1;
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
-      std::function<void()> op = [] {};
-      if (b.rank() == 0) {
-        op = [&] {
-          b.send(peer, buf);
-          b.recv(peer, buf);
-        };
-      } else if (b.rank() == peer) {
-        op = [&] {
-          b.recv(0, buf);
-          b.send(0, buf);
-        };
-      }
+      std::function<void()> op = ping_pong(b, peer, buf);
       Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds()));
       PointResult p = make_point("echo/size:" + std::to_string(size), b, std::move(s));
       p.counters["bytes"] = static_cast<double>(size);

@@ -25,18 +25,7 @@ class Overhead final : public Benchmark {
     const double overhead = timer_overhead_seconds();
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
-      std::function<void()> op = [] {};
-      if (b.rank() == 0) {
-        op = [&] {
-          b.send(peer, buf);
-          b.recv(peer, buf);
-        };
-      } else if (b.rank() == peer) {
-        op = [&] {
-          b.recv(0, buf);
-          b.send(0, buf);
-        };
-      }
+      std::function<void()> op = ping_pong(b, peer, buf);
       Batch bare = [&](std::vector<double>& seconds) {
         b.sync();
         double per = b.bare_echo_loop(peer, size, static_cast<int>(seconds.size()));
