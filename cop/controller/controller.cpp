@@ -160,6 +160,32 @@ void Controller::reset_channel(int channel) {
   if (locked_ == channel) locked_ = 0;
 }
 
+int Controller::fail_channel(int channel, std::vector<Delivery>& out) {
+  reset_channel(channel);
+  const uint64_t bit = channel_bit(channel);
+  int failed = 0;
+  for (int p = 0; p < ram_.partitions(); ++p) {
+    const auto ppn = static_cast<uint8_t>(p);
+    for (uint32_t tag = 0; tag < config_.gas_words; ++tag) {
+      TcEntry& tc = ram_.tc(ppn, tag);
+      if (!tc.accessed || !(tc.pending & bit)) continue;
+      BmEntry& bm = ram_.bm(ppn, tag);
+      const uint64_t dest = (tc.mask | (bm.accessed ? bm.mask : 0)) & ~bit;
+      tc.accessed = false;
+      tc.pending = 0;
+      bm.accessed = false;
+      failed++;
+      if (dest == 0) continue;
+      Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
+      nack.ins.ppn = ppn;
+      nack.data1 = static_cast<uint32_t>(Error::link_down) | (static_cast<uint32_t>(Opcode::BENTRY) << 8);
+      stats_.nacks++;
+      out.push_back(Delivery{dest, nack, cycles_, true});
+    }
+  }
+  return failed;
+}
+
 uint64_t Controller::cost(const Message& msg) const {
   const bool fp = wire::is_floating(msg.ins.opcode) || (msg.ins.opcode == Opcode::RMW64 && msg.ins.m);
   return fp ? timing_.t_op_fp : timing_.t_op_int;

@@ -89,6 +89,12 @@ class Controller {
   uint8_t channel_partition(int channel) const;
   // Forgets a channel's queued commands and releases its lock (its node is gone).
   void reset_channel(int channel);
+  // The channel's node is gone for good (copd's lease on it ran out): besides
+  // reset_channel, every global operation still waiting for its contribution
+  // can never complete, so the channels taking part or waiting for the result
+  // get a NACK link_down for that tag and the mask entries are freed. Returns
+  // how many operations were failed.
+  int fail_channel(int channel, std::vector<Delivery>& out);
 
  private:
   struct Pending {

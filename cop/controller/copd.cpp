@@ -1,0 +1,85 @@
+// copd: the coordination processor node as a daemon (seed 000 ch. IV-V).
+// One process per controller node, serving up to 64 channels over the
+// secondary network; see server.h for the protocol rules and cop/link.h for
+// the frames. Foreground; logs to stderr; SIGTERM or SIGINT end it cleanly.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "controller/server.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop.store(true); }
+
+void log_line(const std::string& line) {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t{};
+  localtime_r(&ts.tv_sec, &t);
+  fmt::print(stderr, "{:02}:{:02}:{:02}.{:03} copd: {}\n", t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000, line);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"copd: the emulated COP controller node (seed 000). Serves the channels' copdrv drivers over UDP."};
+  std::string listen = "127.0.0.1";
+  cop::controller::ServerConfig config;
+  config.controller.tasks_per_channel = 64;
+  app.add_option("--listen", listen, "IP[:PORT] to serve on (port default 7040; 0 = any free port, printed)")
+      ->capture_default_str();
+  app.add_option("--channels", config.controller.channels, "channels 1..N this controller has (N <= 64)")
+      ->check(CLI::Range(1, cop::wire::kChannels))
+      ->capture_default_str();
+  app.add_option("--tasks-per-channel", config.controller.tasks_per_channel,
+                 "task address spaces in each channel address space")
+      ->check(CLI::Range(1u, cop::wire::kMaxTtkno + 1))
+      ->capture_default_str();
+  app.add_option("--tas-words", config.controller.tas_words, "64-bit words in one task address space")
+      ->check(CLI::Range(1u, cop::wire::kMaxTasOffset + 1))
+      ->capture_default_str();
+  app.add_option("--gas-words", config.controller.gas_words, "words of the global address space")
+      ->check(CLI::Range(1u, cop::wire::kMaxMsgtag + 1))
+      ->capture_default_str();
+  app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")
+      ->check(CLI::Range(50, 600000))
+      ->capture_default_str();
+  app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    config.listen = cop::link::parse_endpoint(listen, cop::link::kDefaultPort);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "copd: --listen: {}\n", e.what());
+    return 2;
+  }
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    cop::controller::Server server(config, log_line);
+    log_line(fmt::format("serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, lease {} ms)",
+                         config.controller.channels, cop::link::to_string(server.address()),
+                         config.controller.tasks_per_channel, config.controller.tas_words,
+                         config.controller.gas_words, config.lease_ms));
+    server.run(g_stop);
+    const auto& st = server.controller().stats();
+    log_line(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
+                         "{} broadcasts, {} modelled cycles)",
+                         server.registered_channels(), st.serviced, st.nacks, st.broadcasts,
+                         server.controller().cycles()));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "copd: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

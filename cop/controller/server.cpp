@@ -1,0 +1,291 @@
+#include "controller/server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+namespace cop::controller {
+
+using link::Entry;
+using link::EntryKind;
+using link::Frame;
+using link::FrameType;
+using wire::Direction;
+using wire::Opcode;
+
+namespace {
+
+// Messages that answer the command just acknowledged, to its task alone.
+bool is_answer_data(Opcode op) {
+  switch (op) {
+    case Opcode::PROBE:
+    case Opcode::RSRAM32:
+    case Opcode::RSRAM64:
+    case Opcode::RMW32:
+    case Opcode::RMW64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Server::Server(const ServerConfig& config, Log log)
+    : config_(config),
+      log_(std::move(log)),
+      socket_(config.listen),
+      controller_(config.controller),
+      channels_(size_t(config.controller.channels)) {}
+
+int Server::registered_channels() const {
+  return static_cast<int>(std::count_if(channels_.begin(), channels_.end(), [](const Channel& c) { return c.registered; }));
+}
+
+void Server::run(const std::atomic<bool>& stop) {
+  sockaddr_in from{};
+  while (!stop.load()) {
+    // Take every datagram that is there, then answer them all: answers to one
+    // channel from one round go out in one frame.
+    long n = socket_.receive(buf_, 50, &from);
+    int taken = 0;
+    while (n > 0) {
+      handle(std::span<const uint8_t>(buf_.data(), size_t(n)), from);
+      if (++taken == 64) break;
+      n = socket_.receive(buf_, 0, &from);
+    }
+    controller_.run(deliveries_);
+    route(deliveries_);
+    flush();
+    check_leases();
+  }
+}
+
+void Server::send_frame(const Frame& f, const sockaddr_in& to) {
+  link::encode(f, out_buf_);
+  if (!socket_.send_to(out_buf_, to) && config_.verbose)
+    log_(fmt::format("send to {} failed: {}", link::to_string(to), std::strerror(errno)));
+}
+
+void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text) {
+  Frame f;
+  f.type = FrameType::refused;
+  f.channel = channel;
+  f.info[0] = static_cast<uint32_t>(why);
+  f.text = text;
+  send_frame(f, to);
+}
+
+void Server::handle(std::span<const uint8_t> bytes, const sockaddr_in& from) {
+  auto decoded = link::decode(bytes);
+  if (auto* err = std::get_if<link::LinkError>(&decoded)) {
+    log_(fmt::format("malformed frame from {} ({} bytes): {}", link::to_string(from), bytes.size(), err->detail));
+    Frame nack;
+    nack.type = FrameType::frame_nack;
+    // The sequence number is where it should be if the header made it.
+    if (bytes.size() >= 16) std::memcpy(&nack.seq, bytes.data() + 12, 4);
+    nack.info[0] = static_cast<uint32_t>(err->code);
+    nack.text = err->detail;
+    send_frame(nack, from);
+    return;
+  }
+  const Frame& f = std::get<Frame>(decoded);
+  if (f.type == FrameType::register_) {
+    handle_register(f, from);
+    return;
+  }
+  auto it = by_address_.find(link::endpoint_key(from));
+  if (it == by_address_.end()) {
+    log_(fmt::format("{} frame from {}, which holds no channel: refused", link::frame_type_name(f.type),
+                     link::to_string(from)));
+    refuse(from, link::Refusal::not_registered, f.channel, "this address has registered no channel");
+    return;
+  }
+  const int c = it->second;
+  Channel& ch = chan(c);
+  ch.last_heard = Clock::now();
+  switch (f.type) {
+    case FrameType::command:
+      handle_command(c, f);
+      break;
+    case FrameType::heartbeat: {
+      Frame ack;
+      ack.type = FrameType::heartbeat_ack;
+      ack.channel = static_cast<uint16_t>(c);
+      ack.seq = f.seq;
+      ack.cycles = controller_.cycles();
+      send_frame(ack, from);
+      break;
+    }
+    case FrameType::bye:
+      drop_channel(c, "its driver left");
+      break;
+    default:
+      log_(fmt::format("channel {}: unexpected {} frame ignored", c, link::frame_type_name(f.type)));
+  }
+}
+
+void Server::handle_register(const Frame& f, const sockaddr_in& from) {
+  const int c = f.channel;
+  if (c < 1 || c > config_.controller.channels) {
+    log_(fmt::format("registration of channel {} from {} refused: copd has channels 1..{}", c,
+                     link::to_string(from), config_.controller.channels));
+    refuse(from, link::Refusal::unknown_channel, f.channel,
+           fmt::format("copd has channels 1..{}", config_.controller.channels));
+    return;
+  }
+  const uint64_t key = link::endpoint_key(from);
+  Channel& ch = chan(c);
+  if (ch.registered && link::endpoint_key(ch.addr) != key) {
+    log_(fmt::format("registration of channel {} from {} refused: held by {}", c, link::to_string(from),
+                     link::to_string(ch.addr)));
+    refuse(from, link::Refusal::already_registered, f.channel,
+           fmt::format("channel {} is held by {}", c, link::to_string(ch.addr)));
+    return;
+  }
+  if (auto it = by_address_.find(key); it != by_address_.end() && it->second != c) {
+    refuse(from, link::Refusal::already_registered, f.channel,
+           fmt::format("this address holds channel {}", it->second));
+    return;
+  }
+  if (!ch.registered) {
+    log_(fmt::format("channel {} registered by {}", c, link::to_string(from)));
+    controller_.reset_channel(c);
+    ch = Channel{};
+    ch.registered = true;
+    ch.addr = from;
+    by_address_[key] = c;
+  }
+  ch.last_heard = Clock::now();
+  Frame ok;
+  ok.type = FrameType::registered;
+  ok.channel = static_cast<uint16_t>(c);
+  ok.tkno = controller_.channel_partition(c);
+  ok.cycles = controller_.cycles();
+  ok.info = {uint32_t(config_.controller.channels), config_.controller.tasks_per_channel,
+             config_.controller.tas_words, config_.controller.gas_words};
+  send_frame(ok, from);
+}
+
+void Server::handle_command(int c, const Frame& f) {
+  Channel& ch = chan(c);
+  TaskCache& cache = ch.cache[f.tkno];
+  if (cache.valid && cache.seq == f.seq) {
+    // A resend (XMIT): the answers we gave, not a second execution.
+    if (config_.verbose) log_(fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
+    ch.out.insert(ch.out.end(), cache.answers.begin(), cache.answers.end());
+    return;
+  }
+  cache.seq = f.seq;
+  cache.valid = true;
+  cache.answers.clear();
+  const wire::Limits limits = config_.controller.limits();
+  for (size_t i = 0; i < f.entries.size(); ++i) {
+    const Entry& e = f.entries[i];
+    const auto index = static_cast<uint16_t>(i);
+    auto decoded = wire::decode(e.span(), Direction::to_controller, limits);
+    if (auto* m = std::get_if<wire::Message>(&decoded)) {
+      const Opcode op = m->ins.opcode;
+      // The link itself acknowledges and resends (a frame sent again is the XMIT).
+      if (op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT)
+        decoded = wire::DecodeError{wire::Error::unknown_opcode,
+                                    fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
+    }
+    if (e.kind != EntryKind::command || std::holds_alternative<wire::DecodeError>(decoded)) {
+      const wire::DecodeError err = e.kind != EntryKind::command
+                                        ? wire::DecodeError{wire::Error::word_count, "entry is not a command"}
+                                        : std::get<wire::DecodeError>(decoded);
+      log_(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
+                       wire::error_name(err.code), err.detail));
+      wire::Message nack = wire::make(Opcode::NACK, f.tkno);
+      nack.data1 = static_cast<uint32_t>(err.code) | (((e.words[0] >> 23) & 0x7F) << 8);
+      Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
+      cache.answers.push_back(a);
+      ch.out.push_back(a);
+      continue;
+    }
+    ch.fifo.push_back(Origin{f.tkno, f.seq, index});
+    controller_.receive(c, std::get<wire::Message>(decoded), deliveries_);
+  }
+}
+
+void Server::route(std::vector<Delivery>& deliveries) {
+  for (const Delivery& d : deliveries) {
+    const Opcode op = d.msg.ins.opcode;
+    const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);
+    if (ack || (!d.link_level && is_answer_data(op) && std::has_single_bit(d.channels))) {
+      const int c = std::countr_zero(d.channels) + 1;
+      Channel& ch = chan(c);
+      if (ack) {
+        if (ch.fifo.empty()) {  // cannot happen: every serviced command was queued by us
+          log_(fmt::format("channel {}: answer with no command waiting for it: dropped", c));
+          continue;
+        }
+        ch.last_answered = ch.fifo.front();
+        ch.fifo.pop_front();
+      }
+      const Origin& o = ch.last_answered;
+      Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::answer, o.seq, o.index, d.at_cycle);
+      TaskCache& cache = ch.cache[o.tkno];
+      if (cache.valid && cache.seq == o.seq) cache.answers.push_back(e);
+      if (ch.registered) ch.out.push_back(e);
+      continue;
+    }
+    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+    for (int c = 1; c <= config_.controller.channels; ++c)
+      if (d.to(c) && chan(c).registered) chan(c).out.push_back(e);
+  }
+  deliveries.clear();
+}
+
+void Server::flush() {
+  for (int c = 1; c <= config_.controller.channels; ++c) {
+    Channel& ch = chan(c);
+    if (ch.out.empty()) continue;
+    Frame f;
+    f.type = FrameType::reply;
+    f.channel = static_cast<uint16_t>(c);
+    f.cycles = controller_.cycles();
+    // At most kMaxEntries entries a frame.
+    for (size_t at = 0; at < ch.out.size(); at += link::kMaxEntries) {
+      const size_t end = std::min(ch.out.size(), at + link::kMaxEntries);
+      f.entries.assign(ch.out.begin() + long(at), ch.out.begin() + long(end));
+      send_frame(f, ch.addr);
+    }
+    ch.out.clear();
+  }
+}
+
+void Server::check_leases() {
+  const auto now = Clock::now();
+  if (now - last_lease_check_ < std::chrono::milliseconds(50)) return;
+  last_lease_check_ = now;
+  for (int c = 1; c <= config_.controller.channels; ++c) {
+    Channel& ch = chan(c);
+    if (!ch.registered) continue;
+    const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - ch.last_heard).count();
+    if (silent > config_.lease_ms) drop_channel(c, fmt::format("no frame for {} ms", silent));
+  }
+}
+
+void Server::drop_channel(int c, const std::string& why) {
+  Channel& ch = chan(c);
+  by_address_.erase(link::endpoint_key(ch.addr));
+  ch = Channel{};
+  const int failed = controller_.fail_channel(c, deliveries_);
+  log_(fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
+                   failed));
+  // fail_channel's NACKs are for everyone taking part: broadcasts by tag.
+  for (const Delivery& d : deliveries_) {
+    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+    for (int k = 1; k <= config_.controller.channels; ++k)
+      if (d.to(k) && chan(k).registered) chan(k).out.push_back(e);
+  }
+  deliveries_.clear();
+  flush();
+}
+
+}  // namespace cop::controller

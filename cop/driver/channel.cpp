@@ -1,0 +1,358 @@
+#include "driver/channel.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace cop::driver {
+
+using link::Entry;
+using link::EntryKind;
+using link::Frame;
+using link::FrameType;
+using wire::Direction;
+using wire::Error;
+using wire::Opcode;
+
+namespace {
+
+constexpr int kSliceMs = 20;
+
+bool expects_data(Opcode op) {
+  switch (op) {
+    case Opcode::PROBE:
+    case Opcode::RSRAM32:
+    case Opcode::RSRAM64:
+    case Opcode::RMW32:
+    case Opcode::RMW64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int items(Opcode op) { return expects_data(op) ? 2 : 1; }
+
+bool result_matches(const Wanted& w, const wire::Message& m) {
+  switch (w.kind) {
+    case ResultKind::barrier:
+      return m.ins.opcode == Opcode::BENTRY;
+    case ResultKind::reduction:
+      return wire::is_reduction(m.ins.opcode);
+    case ResultKind::bcast:
+      return (m.ins.opcode == Opcode::BCAST32 || m.ins.opcode == Opcode::BCAST64) &&
+             (w.src_chno == 0 || m.addr.chno == w.src_chno);
+  }
+  return false;
+}
+
+}  // namespace
+
+ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, LinkOptions options)
+    : w_(window), fd_(udp_fd), tkno_(tkno), opt_(options) {}
+
+Error ChannelClient::csr_error() const {
+  if (!w_->csr_err.load(std::memory_order_acquire)) return Error::none;
+  return static_cast<Error>(w_->csr_err_code.load());
+}
+
+bool ChannelClient::driver_alive() const {
+  return ::kill(w_->driver_pid, 0) == 0 || errno == EPERM;
+}
+
+bool ChannelClient::satisfied() const {
+  return answers_missing_ == 0 && (results_missing_ == 0 || result_error_ != Error::none);
+}
+
+Error ChannelClient::transmit() {
+  if (::send(fd_, frame_bytes_.data(), frame_bytes_.size(), MSG_NOSIGNAL) < 0) {
+    if (errno == ECONNREFUSED) return Error::link_down;
+    // A full send buffer and the like: the transmit timer resends.
+  }
+  sent_at_ns_ = monotonic_ns();
+  return Error::none;
+}
+
+Error ChannelClient::send_only(std::span<const wire::Message> commands) {
+  if (answers_missing_ > 0) {
+    if (Error e = pump(); e != Error::none) return e;
+  }
+  if (Error e = csr_error(); e != Error::none) return e;
+  if (commands.size() > size_t(link::kMaxEntries)) return Error::word_count;
+  if (++seq_ == 0) seq_ = 1;
+  Frame f;
+  f.type = FrameType::command;
+  f.channel = w_->channel;
+  f.tkno = tkno_;
+  f.seq = seq_;
+  f.entries.reserve(commands.size());
+  sent_.assign(commands.begin(), commands.end());
+  answers_missing_ = 0;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    f.entries.push_back(link::make_entry(commands[i], Direction::to_controller, EntryKind::command, seq_,
+                                         static_cast<uint16_t>(i)));
+    answers_missing_ += size_t(items(commands[i].ins.opcode));
+  }
+  link::encode(f, frame_bytes_);
+  pending_answers_.assign(commands.size(), Answer{});
+  answers_ = &pending_answers_;
+  have_answer_.assign(commands.size() * 2, false);
+  resends_ = 0;
+  return transmit();
+}
+
+Error ChannelClient::finish(std::vector<Answer>& answers) {
+  const Error e = pump();
+  answers = pending_answers_;
+  return e;
+}
+
+Error ChannelClient::exchange(std::span<const wire::Message> commands, std::vector<Answer>& answers) {
+  if (Error e = send_only(commands); e != Error::none) return e;
+  return finish(answers);
+}
+
+Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64_t* at_cycle) {
+  wanted_ = &w;
+  results_ = out;
+  have_result_.assign(w.count, false);
+  results_missing_ = w.count;
+  result_error_ = Error::none;
+  result_cycle_ = 0;
+  wait_start_ns_ = monotonic_ns();
+  take_from_buffer();
+  Error e = pump();
+  if (e == Error::none) e = result_error_;
+  wanted_ = nullptr;
+  results_missing_ = 0;
+  if (at_cycle) *at_cycle = result_cycle_;
+  return e;
+}
+
+bool ChannelClient::take_answer(const Entry& e) {
+  if (e.kind != EntryKind::answer || (e.words[0] & wire::kMaxTkno) != tkno_) return false;
+  // Ours by the Pid register. An answer to an older frame (a resend's
+  // duplicate) is consumed and dropped.
+  if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
+  auto decoded = wire::decode(e.span(), Direction::to_node);
+  if (!std::holds_alternative<wire::Message>(decoded)) return true;
+  const wire::Message& m = std::get<wire::Message>(decoded);
+  Answer& a = (*answers_)[e.index];
+  const size_t slot = size_t(e.index) * 2;
+  if (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK) {
+    if (have_answer_[slot]) return true;
+    have_answer_[slot] = true;
+    answers_missing_--;
+    a.at_cycle = e.at_cycle;
+    if (m.ins.opcode == Opcode::NACK) {
+      a.error = static_cast<Error>(m.data1 & 0xFF);
+      // No data follows a refused command.
+      if (expects_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
+        have_answer_[slot + 1] = true;
+        answers_missing_--;
+      }
+    }
+  } else {
+    if (have_answer_[slot + 1]) return true;
+    have_answer_[slot + 1] = true;
+    answers_missing_--;
+    a.has_data = true;
+    a.data = m;
+    a.at_cycle = std::max(a.at_cycle, e.at_cycle);
+  }
+  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
+                            std::memory_order_relaxed);
+  return true;
+}
+
+bool ChannelClient::take_result(const Entry& e) {
+  if (e.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0) return false;
+  auto decoded = wire::decode(e.span(), Direction::to_node);
+  if (!std::holds_alternative<wire::Message>(decoded)) return false;
+  const wire::Message& m = std::get<wire::Message>(decoded);
+  const uint32_t tag = m.addr.msgtag;
+  if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
+  if (m.ins.opcode == Opcode::NACK) {
+    result_error_ = static_cast<Error>(m.data1 & 0xFF);
+    return true;
+  }
+  if (!result_matches(*wanted_, m)) return false;
+  const size_t i = tag - wanted_->tag;
+  if (have_result_[i]) return false;  // a later operation's: leave it for then
+  have_result_[i] = true;
+  results_[i] = m;
+  results_missing_--;
+  result_cycle_ = std::max(result_cycle_, e.at_cycle);
+  return true;
+}
+
+void ChannelClient::file(const Entry& e) {
+  lock_robust(&w_->buffer_lock);
+  int slot = -1;
+  for (int i = 0; i < kOutOfContextSlots; ++i)
+    if (!w_->ooc[i].used) {
+      slot = i;
+      break;
+    }
+  if (slot < 0) {
+    w_->overflows.fetch_add(1);
+  } else {
+    OutOfContext& o = w_->ooc[slot];
+    o.kind = static_cast<uint8_t>(e.kind);
+    o.nwords = e.nwords;
+    o.tkno = static_cast<uint16_t>(e.words[0] & wire::kMaxTkno);
+    o.index = e.index;
+    o.seq = e.seq;
+    std::copy(e.words.begin(), e.words.end(), o.words);
+    o.at_cycle = e.at_cycle;
+    o.used = 1;
+    w_->ooc_count++;
+    w_->ooc_high = std::max<uint32_t>(w_->ooc_high, uint32_t(slot) + 1);
+    w_->filed.fetch_add(1, std::memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&w_->buffer_lock);
+  w_->event.fetch_add(1, std::memory_order_release);
+  if (w_->waiters.load()) futex_wake_all(&w_->event);
+}
+
+void ChannelClient::take_from_buffer() {
+  if (__atomic_load_n(&w_->ooc_count, __ATOMIC_ACQUIRE) == 0) return;
+  lock_robust(&w_->buffer_lock);
+  uint32_t high = 0;
+  for (uint32_t i = 0; i < w_->ooc_high; ++i) {
+    OutOfContext& o = w_->ooc[i];
+    if (!o.used) continue;
+    Entry e;
+    e.kind = static_cast<EntryKind>(o.kind);
+    e.nwords = o.nwords;
+    e.index = o.index;
+    e.seq = o.seq;
+    e.at_cycle = o.at_cycle;
+    std::copy(o.words, o.words + 4, e.words.begin());
+    if (take_answer(e) || take_result(e)) {
+      o.used = 0;
+      w_->ooc_count--;
+    } else {
+      high = i + 1;
+    }
+  }
+  w_->ooc_high = high;
+  pthread_mutex_unlock(&w_->buffer_lock);
+}
+
+long ChannelClient::receive(int timeout_ms) {
+  if (rx_.size() < link::kMaxFrameBytes + 64) rx_.resize(link::kMaxFrameBytes + 64);
+  ssize_t n = ::recv(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && timeout_ms > 0) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) return 0;
+    n = ::recv(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT);
+  }
+  if (n < 0) return errno == ECONNREFUSED ? -1 : 0;  // ECONNREFUSED: nothing listens where copd was
+  handle(std::span<const uint8_t>(rx_.data(), size_t(n)));
+  return n;
+}
+
+void ChannelClient::handle(std::span<const uint8_t> bytes) {
+  auto decoded = link::decode(bytes);
+  if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
+  const Frame& f = std::get<Frame>(decoded);
+  w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  switch (f.type) {
+    case FrameType::reply:
+      for (const Entry& e : f.entries)
+        if (!take_answer(e) && !take_result(e)) file(e);
+      break;
+    case FrameType::frame_nack:
+      if (f.seq == seq_ && answers_missing_ > 0 && ++resends_ <= opt_.retry_limit) {
+        w_->resends.fetch_add(1, std::memory_order_relaxed);
+        transmit();
+      }
+      break;
+    case FrameType::refused:
+      // copd no longer knows this channel (restarted, or the lease ran out):
+      // the driver registers again; until then the channel is down.
+      w_->csr_rdy.store(0);
+      w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
+      w_->csr_err.store(1, std::memory_order_release);
+      break;
+    case FrameType::registered:
+      w_->csr_err.store(0);
+      w_->csr_err_code.store(0);
+      w_->csr_rdy.store(1, std::memory_order_release);
+      break;
+    default:
+      break;
+  }
+}
+
+bool ChannelClient::drain(int timeout_ms) {
+  if (!try_lock_robust(&w_->channel_lock)) return false;
+  for (int t = timeout_ms; receive(t) > 0; t = 0) {
+  }
+  pthread_mutex_unlock(&w_->channel_lock);
+  w_->event.fetch_add(1, std::memory_order_release);
+  if (w_->waiters.load()) futex_wake_all(&w_->event);
+  return true;
+}
+
+Error ChannelClient::pump() {
+  uint64_t last_alive_check = 0;
+  while (!satisfied()) {
+    if (Error e = csr_error(); e != Error::none) return e;
+    const uint32_t seen = w_->event.load(std::memory_order_acquire);
+    take_from_buffer();
+    if (satisfied()) break;
+    const uint64_t now = monotonic_ns();
+    const uint64_t ms = 1000000ull;
+    if (answers_missing_ > 0 && now - sent_at_ns_ > uint64_t(opt_.ack_timeout_ms) * ms) {
+      if (++resends_ > opt_.retry_limit) return Error::retry_limit;
+      w_->resends.fetch_add(1, std::memory_order_relaxed);
+      if (Error e = transmit(); e != Error::none) return e;
+    }
+    if (now - last_alive_check > 20 * ms) {
+      last_alive_check = now;
+      if (!driver_alive()) return Error::link_down;
+      const uint64_t since = std::max(w_->last_heard_ns.load(), std::max(wait_start_ns_, sent_at_ns_));
+      if (now > since && now - since > uint64_t(opt_.dead_ms) * ms) {
+        w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
+        w_->csr_err.store(1, std::memory_order_release);
+        return Error::link_down;
+      }
+      if (opt_.wait_timeout_ms > 0 && results_missing_ > 0 &&
+          now - wait_start_ns_ > uint64_t(opt_.wait_timeout_ms) * ms)
+        return Error::timeout;
+    }
+    if (!try_lock_robust(&w_->channel_lock)) {
+      w_->waiters.fetch_add(1);
+      futex_wait(&w_->event, seen, kSliceMs);
+      w_->waiters.fetch_sub(1);
+      continue;
+    }
+    w_->pid_register.store(tkno_, std::memory_order_relaxed);
+    Error failed = Error::none;
+    for (int timeout = kSliceMs;; timeout = 0) {
+      const long got = receive(timeout);
+      if (got < 0) {
+        failed = Error::link_down;
+        break;
+      }
+      if (got == 0 || satisfied()) break;
+    }
+    w_->pid_register.store(0, std::memory_order_relaxed);
+    pthread_mutex_unlock(&w_->channel_lock);
+    w_->event.fetch_add(1, std::memory_order_release);
+    if (w_->waiters.load()) futex_wake_all(&w_->event);
+    if (failed != Error::none) {
+      w_->csr_err_code.store(static_cast<uint32_t>(failed));
+      w_->csr_err.store(1, std::memory_order_release);
+      return failed;
+    }
+  }
+  return Error::none;
+}
+
+}  // namespace cop::driver

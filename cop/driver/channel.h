@@ -1,0 +1,118 @@
+// One task's use of its host's channel: the link protocol and the Pid-register
+// rule, over the channel window (window.h) and the channel's UDP socket.
+//
+// Direct mode runs this inside the task (the window and the socket are mapped
+// into it: no copies, one datagram per frame, no system call per word);
+// normal mode runs the same code inside copdrv on the task's behalf, and the
+// task's data crosses the driver's socket twice each way (driver/protocol.h).
+//
+// Link protocol (seed 000 ch. V, the CSR): a frame of commands goes out under
+// a new sequence number; every command must come back ACKed or NACKed. No
+// answer before the transmit timer runs out, or a frame NACK (checksum), and
+// the frame is sent again (copd answers a resend from what it sent, without
+// executing twice); after the retry limit the task gets ERR with ERR_CODE
+// retry_limit. Waiting for a result, the task gets link_down within a bounded
+// time when copd stops answering the driver's heartbeats or the driver dies.
+#pragma once
+#include <cop/link.h>
+#include <cop/wire.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "driver/window.h"
+
+namespace cop::driver {
+
+struct LinkOptions {
+  int ack_timeout_ms = 300;  // the transmit timer
+  int retry_limit = 8;       // resends before ERR retry_limit
+  int dead_ms = 1500;        // copd silent this long while we wait: link_down
+  int wait_timeout_ms = 0;   // a result not there after this long: timeout (0: no limit)
+};
+
+struct Answer {
+  wire::Error error = wire::Error::none;  // the NACK's code, or none for ACK
+  bool has_data = false;
+  wire::Message data;  // RSRAM/RMW/PROBE answer
+  uint64_t at_cycle = 0;
+};
+
+// Results of global operations a task waits for.
+enum class ResultKind : uint8_t { barrier, reduction, bcast };
+struct Wanted {
+  ResultKind kind = ResultKind::barrier;
+  uint32_t tag = 0;     // first GAS tag
+  uint32_t count = 1;   // consecutive tags
+  uint8_t src_chno = 0; // bcast: the sender's channel, 0 for any
+};
+
+class ChannelClient {
+ public:
+  ChannelClient(Window* window, int udp_fd, uint16_t tkno, LinkOptions options = {});
+
+  // Sends up to link::kMaxEntries commands as one frame and waits for all
+  // their answers. The return is a link error (none if every command got an
+  // answer); each command's own outcome is in answers[i].
+  wire::Error exchange(std::span<const wire::Message> commands, std::vector<Answer>& answers);
+  // Sends commands as one frame without waiting for their answers (they are
+  // collected by the next exchange or await: use when a result follows anyway).
+  wire::Error send_only(std::span<const wire::Message> commands);
+  // Waits for the results named by `w` (out[i] is tag w.tag + i), taking
+  // out-of-context ones first. Also completes any answers still outstanding.
+  // A NACK broadcast for one of the tags (a channel of the operation failed)
+  // ends the wait with its error.
+  wire::Error await(const Wanted& w, std::span<wire::Message> out, uint64_t* at_cycle = nullptr);
+  // Waits for the answers of the last send_only.
+  wire::Error finish(std::vector<Answer>& answers);
+
+  uint16_t tkno() const { return tkno_; }
+  Window* window() const { return w_; }
+  const LinkOptions& options() const { return opt_; }
+  void set_options(const LinkOptions& o) { opt_ = o; }
+  // A task's link error as the CSR shows it, if any.
+  wire::Error csr_error() const;
+  // The driver's side: when nobody reads the channel, take what is there
+  // (waiting up to timeout_ms for the first datagram) and file it. Returns
+  // false when a task holds the channel lock (it reads instead).
+  bool drain(int timeout_ms);
+
+ private:
+  long receive(int timeout_ms);
+  void handle(std::span<const uint8_t> bytes);
+  bool take_answer(const link::Entry& e);
+  bool take_result(const link::Entry& e);
+  void file(const link::Entry& e);
+  void take_from_buffer();
+  wire::Error pump();
+  wire::Error transmit();
+  bool satisfied() const;
+  bool driver_alive() const;
+
+  Window* w_;
+  int fd_;
+  uint16_t tkno_;
+  LinkOptions opt_;
+  uint32_t seq_ = 0;
+  // The frame in flight.
+  std::vector<wire::Message> sent_;
+  std::vector<uint8_t> frame_bytes_;
+  std::vector<Answer>* answers_ = nullptr;
+  std::vector<Answer> pending_answers_;
+  std::vector<bool> have_answer_;
+  size_t answers_missing_ = 0;
+  uint64_t sent_at_ns_ = 0;
+  int resends_ = 0;
+  // The result being waited for.
+  const Wanted* wanted_ = nullptr;
+  std::span<wire::Message> results_;
+  std::vector<bool> have_result_;
+  size_t results_missing_ = 0;
+  uint64_t result_cycle_ = 0;
+  wire::Error result_error_ = wire::Error::none;
+  uint64_t wait_start_ns_ = 0;
+  std::vector<uint8_t> rx_;
+};
+
+}  // namespace cop::driver

@@ -1,0 +1,360 @@
+#include "driver/driver.h"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <cop/cop.h>
+#include <fmt/format.h>
+
+namespace cop::driver {
+
+using link::Frame;
+using link::FrameType;
+using wire::Error;
+
+namespace {
+
+constexpr uint16_t kDriverTkno = wire::kMaxTkno;  // never a task's: tasks_per_channel <= 512
+
+bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
+  iovec iov{const_cast<void*>(data), len};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+  if (nfds > 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(size_t(nfds) * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(size_t(nfds) * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds, size_t(nfds) * sizeof(int));
+  }
+  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) == ssize_t(len);
+}
+
+}  // namespace
+
+Driver::Driver(DriverConfig config, Log log) : config_(std::move(config)), log_(std::move(log)), udp_(config_.local) {
+  udp_.connect(config_.controller);
+  memfd_ = ::memfd_create("cop-channel-window", MFD_CLOEXEC);
+  if (memfd_ < 0 || ::ftruncate(memfd_, sizeof(Window)) < 0)
+    throw std::runtime_error(fmt::format("channel window: {}", std::strerror(errno)));
+  void* mem = ::mmap(nullptr, sizeof(Window), PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+  if (mem == MAP_FAILED) throw std::runtime_error(fmt::format("mapping the channel window: {}", std::strerror(errno)));
+  window_ = static_cast<Window*>(mem);
+  init_window(window_, ::getpid(), static_cast<uint16_t>(config_.channel));
+  LinkOptions drain_opts;
+  drain_opts.dead_ms = config_.dead_ms;
+  drain_ = std::make_unique<ChannelClient>(window_, udp_.fd(), kDriverTkno, drain_opts);
+}
+
+Driver::~Driver() {
+  for (auto& t : normal_threads_)
+    if (t.joinable()) t.detach();
+  if (listener_ >= 0) ::close(listener_);
+  for (const Client& c : direct_clients_) ::close(c.fd);
+  if (window_) ::munmap(window_, sizeof(Window));
+  if (memfd_ >= 0) ::close(memfd_);
+}
+
+void Driver::send_frame(FrameType type, uint32_t seq) {
+  Frame f;
+  f.type = type;
+  f.channel = static_cast<uint16_t>(config_.channel);
+  f.seq = seq;
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  udp_.send(bytes);
+}
+
+bool Driver::register_with_copd(int timeout_ms, std::string& why) {
+  const uint64_t deadline = monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  std::vector<uint8_t> buf;
+  bool said_waiting = false;
+  while (monotonic_ns() < deadline) {
+    send_frame(FrameType::register_, 0);
+    const long n = udp_.receive(buf, 200);
+    if (n < 0) {  // ECONNREFUSED: copd is not there (yet)
+      if (!said_waiting) {
+        log_(fmt::format("waiting for copd at {}", link::to_string(config_.controller)));
+        said_waiting = true;
+      }
+      ::usleep(200000);
+      continue;
+    }
+    if (n == 0) continue;
+    auto decoded = link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+    if (!std::holds_alternative<Frame>(decoded)) continue;
+    const Frame& f = std::get<Frame>(decoded);
+    if (f.type == FrameType::refused) {
+      why = fmt::format("copd refused channel {}: {} ({})", config_.channel,
+                        link::refusal_name(static_cast<link::Refusal>(f.info[0])), f.text);
+      return false;
+    }
+    if (f.type != FrameType::registered) continue;
+    window_->ppn = f.tkno;
+    window_->channels = f.info[0];
+    window_->tasks_per_channel = std::min<uint32_t>(f.info[1], kMaxLocalTasks);
+    window_->tas_words = f.info[2];
+    window_->gas_words = f.info[3];
+    window_->last_heard_ns.store(monotonic_ns());
+    window_->csr_rdy.store(1);
+    return true;
+  }
+  why = fmt::format("no answer from copd at {} within {} ms", link::to_string(config_.controller), timeout_ms);
+  return false;
+}
+
+void Driver::start(const std::atomic<bool>& stop) {
+  (void)stop;
+  std::string why;
+  if (!register_with_copd(config_.register_timeout_ms, why)) throw std::runtime_error(why);
+  std::filesystem::create_directories(config_.dir);
+  socket_path_ = config_.dir + "/" + kSocketName;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path_.size() >= sizeof addr.sun_path)
+    throw std::runtime_error(fmt::format("socket path too long: {}", socket_path_));
+  std::strcpy(addr.sun_path, socket_path_.c_str());
+  // A socket file left by a driver that died is reused; a live one is not.
+  const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    ::close(probe);
+    send_frame(FrameType::bye, 0);
+    throw std::runtime_error(fmt::format("another copdrv serves {}", socket_path_));
+  }
+  ::close(probe);
+  ::unlink(socket_path_.c_str());
+  listener_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 || ::listen(listener_, 64) < 0)
+    throw std::runtime_error(fmt::format("{}: {}", socket_path_, std::strerror(errno)));
+  ::chmod(socket_path_.c_str(), 0666);
+  log_(fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
+                   "COP_DRIVER={}",
+                   config_.channel, link::to_string(config_.controller), window_->ppn, window_->tasks_per_channel,
+                   config_.dir));
+}
+
+int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
+  lock_robust(&window_->table_lock);
+  const int n = int(window_->tasks_per_channel);
+  auto is_free = [&](int t) { return window_->tasks[t].tkno < 0; };
+  int chosen = -1;
+  if (req.wanted_tkno >= 0) {
+    if (req.wanted_tkno >= n)
+      why = fmt::format("TKNO {} is beyond this channel's {} task address spaces", req.wanted_tkno, n);
+    else if (!is_free(req.wanted_tkno))
+      why = fmt::format("TKNO {} is in use by pid {}", req.wanted_tkno, window_->tasks[req.wanted_tkno].pid);
+    else
+      chosen = req.wanted_tkno;
+  } else {
+    const int preferred = int(uint32_t(req.tid) & 0x3FFFF) % n;  // the tid's L field, as PVM numbers tasks
+    for (int k = 0; k < n && chosen < 0; ++k)
+      if (is_free((preferred + k) % n)) chosen = (preferred + k) % n;
+    if (chosen < 0) why = fmt::format("all {} task address spaces of this channel are in use", n);
+  }
+  if (chosen >= 0) window_->tasks[chosen] = TaskSlot{req.pid, req.tid, int16_t(chosen), uint8_t(req.direct), 0};
+  pthread_mutex_unlock(&window_->table_lock);
+  return chosen;
+}
+
+void Driver::free_slot(int slot) {
+  lock_robust(&window_->table_lock);
+  window_->tasks[slot].tkno = -1;
+  pthread_mutex_unlock(&window_->table_lock);
+  // Answers still filed for that TKNO have no reader any more.
+  lock_robust(&window_->buffer_lock);
+  for (uint32_t i = 0; i < window_->ooc_high; ++i) {
+    OutOfContext& o = window_->ooc[i];
+    if (o.used && o.kind == uint8_t(link::EntryKind::answer) && o.tkno == slot) {
+      o.used = 0;
+      window_->ooc_count--;
+    }
+  }
+  pthread_mutex_unlock(&window_->buffer_lock);
+}
+
+void Driver::accept_task() {
+  const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  RegisterRequest req;
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 2000) <= 0 || ::recv(fd, &req, sizeof req, 0) != ssize_t(sizeof req) ||
+      req.op != Op::register_) {
+    log_("a task connected but sent no registration: closed");
+    ::close(fd);
+    return;
+  }
+  RegisterReply rep;
+  std::string why;
+  const int slot = window_->csr_rdy.load() ? assign_slot(req, why) : -1;
+  if (!window_->csr_rdy.load()) why = "the channel is not registered with copd (link down)";
+  if (slot < 0) {
+    rep.status = window_->csr_rdy.load() ? CopErrMapping : CopErrLinkDown;
+    std::snprintf(rep.detail, sizeof rep.detail, "%s", why.c_str());
+    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
+    ::close(fd);
+    return;
+  }
+  rep.chno = static_cast<uint16_t>(config_.channel);
+  rep.tkno = static_cast<uint16_t>(slot);
+  rep.ppn = window_->ppn;
+  rep.channels = window_->channels;
+  rep.tasks_per_channel = window_->tasks_per_channel;
+  rep.tas_words = window_->tas_words;
+  rep.gas_words = window_->gas_words;
+  const int fds[2] = {memfd_, udp_.fd()};
+  if (!send_with_fds(fd, &rep, sizeof rep, fds, req.direct ? 2 : 1)) {
+    free_slot(slot);
+    ::close(fd);
+    return;
+  }
+  if (req.direct) {
+    direct_clients_.push_back(Client{fd, slot});
+  } else {
+    normal_threads_.emplace_back(&Driver::serve_normal, this, fd, slot, req.link);
+  }
+}
+
+void Driver::serve_normal(int fd, int slot, LinkOptions link) {
+  ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot), link);
+  // The second copy: requests arrive in the driver's buffers, answers leave them.
+  auto req = std::make_unique<ExchangeRequest>();
+  auto rep = std::make_unique<ExchangeReply>();
+  auto awaited = std::make_unique<AwaitReply>();
+  Error send_error = Error::none;
+  std::vector<Answer> answers;
+  for (;;) {
+    const ssize_t n = ::recv(fd, req.get(), sizeof(ExchangeRequest), 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      break;
+    }
+    switch (req->op) {
+      case Op::send_only:
+        send_error = client.send_only(std::span<const wire::Message>(req->commands, req->count));
+        break;
+      case Op::finish: {
+        Error e = send_error;
+        answers.clear();
+        if (e == Error::none) e = client.finish(answers);
+        send_error = Error::none;
+        rep->error = int32_t(e);
+        rep->count = uint32_t(answers.size());
+        std::copy(answers.begin(), answers.end(), rep->answers);
+        ::send(fd, rep.get(), offsetof(ExchangeReply, answers) + answers.size() * sizeof(Answer), MSG_NOSIGNAL);
+        break;
+      }
+      case Op::await: {
+        AwaitRequest a;
+        std::memcpy(static_cast<void*>(&a), static_cast<const void*>(req.get()), sizeof a);
+        const uint32_t count = std::min(a.wanted.count, kMaxAwait);
+        a.wanted.count = count;
+        const Error e = client.await(a.wanted, std::span<wire::Message>(awaited->results, count), &awaited->at_cycle);
+        awaited->error = int32_t(e);
+        awaited->count = count;
+        ::send(fd, awaited.get(), offsetof(AwaitReply, results) + count * sizeof(wire::Message), MSG_NOSIGNAL);
+        break;
+      }
+      case Op::options: {
+        OptionsRequest o;
+        std::memcpy(static_cast<void*>(&o), static_cast<const void*>(req.get()), sizeof o);
+        client.set_options(o.link);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  ::close(fd);
+  free_slot(slot);
+}
+
+void Driver::heartbeat() {
+  const uint64_t now = monotonic_ns();
+  if (now - last_heartbeat_ns_ < uint64_t(config_.heartbeat_ms) * 1000000ull) return;
+  last_heartbeat_ns_ = now;
+  if (!window_->csr_rdy.load()) {
+    // copd forgot the channel (restart, lease): claim it again.
+    send_frame(FrameType::register_, 0);
+  } else {
+    send_frame(FrameType::heartbeat, ++heartbeat_seq_);
+  }
+  const uint64_t silent_ms = (now - window_->last_heard_ns.load()) / 1000000ull;
+  if (silent_ms > uint64_t(config_.dead_ms)) {
+    if (!reported_silence_) {
+      log_(fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
+      reported_silence_ = true;
+    }
+    window_->csr_rdy.store(0);
+    window_->csr_err_code.store(uint32_t(Error::link_down));
+    window_->csr_err.store(1);
+  } else if (reported_silence_ && window_->csr_rdy.load()) {
+    log_(fmt::format("copd answers again: channel {} up", config_.channel));
+    reported_silence_ = false;
+  }
+}
+
+void Driver::run(const std::atomic<bool>& stop) {
+  std::vector<pollfd> fds;
+  while (!stop.load()) {
+    fds.clear();
+    fds.push_back(pollfd{listener_, POLLIN, 0});
+    const bool watch_udp = monotonic_ns() >= udp_skip_until_ns_;
+    fds.push_back(pollfd{watch_udp ? udp_.fd() : -1, POLLIN, 0});
+    for (const Client& c : direct_clients_) fds.push_back(pollfd{c.fd, POLLIN, 0});
+    const int r = ::poll(fds.data(), fds.size(), std::min(config_.heartbeat_ms, 10));
+    if (r < 0 && errno != EINTR) break;
+    if (r > 0) {
+      if (fds[0].revents & POLLIN) accept_task();
+      if (fds[1].revents & POLLIN) {
+        // A task reading the channel takes it itself; look again in 10 ms.
+        if (!drain_->drain(0)) udp_skip_until_ns_ = monotonic_ns() + 10000000ull;
+      }
+      for (size_t i = 2; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        // A direct-mode task says nothing after registering: any event is its end.
+        char byte;
+        if (::recv(fds[i].fd, &byte, 1, MSG_DONTWAIT) > 0) continue;
+        const int fd = fds[i].fd;
+        auto it = std::find_if(direct_clients_.begin(), direct_clients_.end(), [&](const Client& c) { return c.fd == fd; });
+        if (it != direct_clients_.end()) {
+          free_slot(it->slot);
+          ::close(it->fd);
+          direct_clients_.erase(it);
+        }
+      }
+    }
+    heartbeat();
+  }
+}
+
+void Driver::shutdown() {
+  log_(fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
+  window_->csr_rdy.store(0);
+  window_->csr_err_code.store(uint32_t(Error::link_down));
+  window_->csr_err.store(1);
+  futex_wake_all(&window_->event);
+  send_frame(FrameType::bye, 0);
+  if (listener_ >= 0) {
+    ::close(listener_);
+    listener_ = -1;
+    ::unlink(socket_path_.c_str());
+  }
+  for (const Client& c : direct_clients_) ::close(c.fd);
+  direct_clients_.clear();
+}
+
+}  // namespace cop::driver

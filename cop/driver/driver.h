@@ -1,0 +1,81 @@
+// copdrv's work (seed 000 ch. V, "The COP Interface Driver"): the node side
+// of one channel.
+//
+//   - registers the channel with copd over the secondary network, renews the
+//     lease with heartbeats, registers again when copd comes back after a
+//     restart, and puts link_down in the CSR when copd stops answering;
+//   - creates the channel window (window.h) and listens on DIR/copdrv.sock;
+//   - keeps the Pid table: each task registers (pid, tid) and gets a TKNO;
+//     direct-mode tasks get the window and the channel socket, normal-mode
+//     tasks get a thread here that does the channel work for them;
+//   - reads the channel when no task does, filing what arrives (for instance
+//     a broadcast before its receiver asks) in the out-of-context buffer.
+#pragma once
+#include <netinet/in.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "driver/channel.h"
+#include "driver/protocol.h"
+#include "driver/window.h"
+#include "link/udp.h"
+
+namespace cop::driver {
+
+struct DriverConfig {
+  int channel = 1;
+  sockaddr_in controller{};
+  sockaddr_in local{};
+  std::string dir;
+  int heartbeat_ms = 100;
+  int dead_ms = 1500;
+  int register_timeout_ms = 30000;
+};
+
+class Driver {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  Driver(DriverConfig config, Log log);
+  ~Driver();
+  // Registers with copd (retrying until register_timeout_ms) and opens the
+  // driver socket; throws std::runtime_error with the reason on failure.
+  void start(const std::atomic<bool>& stop);
+  void run(const std::atomic<bool>& stop);
+  // Tells copd and the local tasks that the channel is going away.
+  void shutdown();
+
+ private:
+  struct Client {
+    int fd;
+    int slot;
+  };
+  bool register_with_copd(int timeout_ms, std::string& why);
+  void accept_task();
+  int assign_slot(const RegisterRequest& req, std::string& why);
+  void free_slot(int slot);
+  void serve_normal(int fd, int slot, LinkOptions link);
+  void heartbeat();
+  void send_frame(link::FrameType type, uint32_t seq);
+
+  DriverConfig config_;
+  Log log_;
+  link::UdpSocket udp_;
+  int memfd_ = -1;
+  Window* window_ = nullptr;
+  int listener_ = -1;
+  std::string socket_path_;
+  std::vector<Client> direct_clients_;
+  std::vector<std::thread> normal_threads_;
+  std::unique_ptr<ChannelClient> drain_;
+  uint32_t heartbeat_seq_ = 0;
+  uint64_t last_heartbeat_ns_ = 0;
+  uint64_t udp_skip_until_ns_ = 0;
+  bool reported_silence_ = false;
+};
+
+}  // namespace cop::driver

@@ -1,0 +1,117 @@
+// The channel window: the shared memory through which local tasks and copdrv
+// see one channel interface (seed 000 ch. V, "Compute Node to COP Channel
+// Interface Registers" and "The COP Interface Driver").
+//
+// copdrv creates it (a memfd, handed to each task at registration, so it needs
+// no name and disappears with the last user) and holds:
+//   - the CSR: RDY (the channel is registered with copd), ERR and ERR_CODE
+//     (a wire::Error: link_down when copd or the driver is gone);
+//   - the Pid register: the TKNO of the task reading the channel right now;
+//     it takes only messages with its own TKNO (answers to its commands) and
+//     the results it is waiting for;
+//   - the out-of-context buffer: everything else the reader sees (another
+//     task's answers, a broadcast that arrives before its receiver asks) is
+//     filed here and never lost, and the task it is for takes it later;
+//   - the channel lock (the thesis's semaphore): who may read the channel;
+//     sending needs no lock, as each frame is one datagram;
+//   - the driver's task table (pid, tid, TKNO of each registered local task);
+//   - the host area libcop uses for partial barriers, reductions and
+//     broadcasts among the tasks of this host before one of them uses the
+//     channel (ch. V, "Barrier Implementation").
+// Locks are process-shared robust mutexes, so a task killed inside one does
+// not hang the others; waiting is a futex on an event counter.
+#pragma once
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace cop::driver {
+
+inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
+inline constexpr uint32_t kWindowVersion = 1;
+inline constexpr int kOutOfContextSlots = 16384;
+inline constexpr int kMaxLocalTasks = 64;
+inline constexpr int kHostSlots = 64;
+inline constexpr int kHostBytes = 1024;  // one chunk: arrays are split at 1024 bytes
+
+struct OutOfContext {
+  uint8_t used;
+  uint8_t kind;  // link::EntryKind
+  uint8_t nwords;
+  uint8_t pad;
+  uint16_t tkno;  // of the message (its TKNO field)
+  uint16_t index;
+  uint32_t seq;
+  uint32_t words[4];
+  uint64_t at_cycle;
+};
+
+struct TaskSlot {
+  int32_t pid;
+  int32_t tid;
+  int16_t tkno;  // -1: free
+  uint8_t direct;
+  uint8_t pad;
+};
+
+// One host-local collective in progress (libcop, cop/lib/host.cpp).
+struct HostSlot {
+  uint64_t key;       // 0: free; else hash of (operation, group, tag)
+  uint32_t expected;  // local tasks taking part
+  uint32_t arrived;
+  uint32_t departed;  // tasks that have taken the result
+  uint32_t readers;   // tasks that will take the result
+  int32_t state;      // 0 gathering, 1 result ready, <0 error code
+  int32_t count;      // elements in data/result
+  uint64_t at_cycle;
+  alignas(8) uint8_t data[kHostBytes];
+};
+
+struct Window {
+  uint32_t magic;
+  uint32_t version;
+  int32_t driver_pid;
+  uint16_t channel;  // CHNO
+  uint16_t ppn;
+  uint32_t channels, tasks_per_channel, tas_words, gas_words;
+  // CSR
+  std::atomic<uint32_t> csr_rdy;
+  std::atomic<uint32_t> csr_err;
+  std::atomic<uint32_t> csr_err_code;
+  std::atomic<uint32_t> pid_register;
+  std::atomic<uint32_t> event;    // futex word: bumped when something is filed or the lock is freed
+  std::atomic<uint32_t> waiters;  // tasks sleeping on `event`
+  std::atomic<uint64_t> last_heard_ns;  // CLOCK_MONOTONIC when copd was last heard
+  std::atomic<uint64_t> modelled_cycles;
+  std::atomic<uint64_t> resends;        // frames sent again (link statistics)
+  std::atomic<uint64_t> filed;          // messages filed out of context
+  std::atomic<uint64_t> overflows;      // messages the buffer had no room for (should stay 0)
+  pthread_mutex_t channel_lock;
+  pthread_mutex_t buffer_lock;
+  pthread_mutex_t table_lock;
+  pthread_mutex_t host_lock;
+  std::atomic<uint32_t> host_event;  // futex word for the host area
+  std::atomic<uint32_t> host_waiters;
+  uint32_t ooc_count;  // used slots (buffer_lock)
+  uint32_t ooc_high;   // one past the highest used slot (buffer_lock)
+  TaskSlot tasks[kMaxLocalTasks];
+  HostSlot host[kHostSlots];
+  OutOfContext ooc[kOutOfContextSlots];
+};
+
+// Initialises a fresh window (copdrv) in memory the caller mapped shared.
+void init_window(Window* w, int driver_pid, uint16_t channel);
+
+// Locks a robust mutex, repairing it when its holder died.
+void lock_robust(pthread_mutex_t* m);
+bool try_lock_robust(pthread_mutex_t* m);
+
+// futex wait on word while it equals `seen`, at most timeout_ms; and wake all.
+void futex_wait(std::atomic<uint32_t>* word, uint32_t seen, int timeout_ms);
+void futex_wake_all(std::atomic<uint32_t>* word);
+
+uint64_t monotonic_ns();
+
+}  // namespace cop::driver

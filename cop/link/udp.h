@@ -1,0 +1,49 @@
+// The UDP side of the link (see cop/link.h for why UDP): one socket per
+// channel on the node, one for all channels on copd.
+#pragma once
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cop::link {
+
+// "IP:PORT" or "IP" (port = default_port) -> address; throws std::invalid_argument.
+sockaddr_in parse_endpoint(const std::string& text, uint16_t default_port);
+std::string to_string(const sockaddr_in& addr);
+uint64_t endpoint_key(const sockaddr_in& addr);
+
+class UdpSocket {
+ public:
+  UdpSocket() = default;
+  // Binds to `local` (port 0: any free one); throws std::system_error.
+  explicit UdpSocket(const sockaddr_in& local);
+  ~UdpSocket();
+  UdpSocket(UdpSocket&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  UdpSocket& operator=(UdpSocket&& o) noexcept;
+  UdpSocket(const UdpSocket&) = delete;
+  UdpSocket& operator=(const UdpSocket&) = delete;
+
+  // Adopts a descriptor (for instance one passed by the driver).
+  static UdpSocket adopt(int fd);
+  int fd() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  sockaddr_in local() const;
+  // Fixes the peer: send() goes there, and only its datagrams are received.
+  void connect(const sockaddr_in& peer);
+
+  // Returns false when the datagram could not be sent (errno set).
+  bool send(std::span<const uint8_t> bytes) const;
+  bool send_to(std::span<const uint8_t> bytes, const sockaddr_in& to) const;
+  // Waits up to timeout_ms (-1: forever) for a datagram into buf (kept at the
+  // largest frame's size, never shrunk: use its first n bytes); returns n,
+  // 0 on timeout, -1 on error (errno set; ECONNREFUSED: the peer's port is closed).
+  long receive(std::vector<uint8_t>& buf, int timeout_ms, sockaddr_in* from = nullptr) const;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace cop::link
