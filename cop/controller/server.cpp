@@ -228,7 +228,11 @@ void Server::route(std::vector<Delivery>& deliveries) {
         ch.fifo.pop_front();
       }
       const Origin& o = ch.last_answered;
-      Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::answer, o.seq, o.index, d.at_cycle);
+      // Answers carry the asking task's TKNO (the Pid register reads it); the
+      // command's own TKNO field is a count for SETTC/SETBM.
+      wire::Message m = d.msg;
+      m.ins.tkno = o.tkno;
+      Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, d.at_cycle);
       TaskCache& cache = ch.cache[o.tkno];
       if (cache.valid && cache.seq == o.seq) cache.answers.push_back(e);
       if (ch.registered) ch.out.push_back(e);

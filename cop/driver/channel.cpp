@@ -81,6 +81,8 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
     if (Error e = pump(); e != Error::none) return e;
   }
   if (Error e = csr_error(); e != Error::none) return e;
+  // The driver gone is the device gone, even though the socket still works.
+  if (!driver_alive()) return Error::link_down;
   if (commands.size() > size_t(link::kMaxEntries)) return Error::word_count;
   if (++seq_ == 0) seq_ = 1;
   Frame f;

@@ -1,0 +1,344 @@
+// copd + copdrv + the channel client on loopback: registration rules, the
+// link protocol, the Pid-register rule and out-of-context buffering, both
+// access modes, protection, and failures that must end in errors, not hangs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include <cop/cop.h>
+#include <cop/link.h>
+
+#include "driver/port.h"
+#include "link/udp.h"
+#include "stack.h"
+
+namespace {
+
+using cop::driver::Answer;
+using cop::driver::open_port;
+using cop::driver::Port;
+using cop::driver::ResultKind;
+using cop::driver::Wanted;
+using cop::testing::Stack;
+using cop::wire::Error;
+using cop::wire::Message;
+using cop::wire::Opcode;
+using cop::wire::Space;
+
+std::unique_ptr<Port> open(const Stack& s, int node, bool direct, int tid = 0x40001, int tkno = -1) {
+  auto r = open_port(s.driver_dir(node), direct, tid, tkno);
+  EXPECT_EQ(r.status, 0) << r.error;
+  return std::move(r.port);
+}
+
+uint64_t bit(int channel) { return uint64_t{1} << (channel - 1); }
+
+Message cmd(Opcode op, const Port& p, Space space = Space::GAS, uint32_t tag = 0) {
+  Message m = cop::wire::make(op, p.info().tkno, space, tag);
+  m.ins.ppn = static_cast<uint8_t>(p.info().ppn);
+  return m;
+}
+
+Message mask_cmd(Opcode op, const Port& p, uint32_t tag, uint64_t mask, int count = 1) {
+  Message m = cmd(op, p, Space::GAS, tag);
+  m.set_data64(mask);
+  m.set_count(count);
+  return m;
+}
+
+// The thesis's SPMD barrier: every channel tries to initialise the masks.
+std::vector<Message> barrier_frame(const Port& p, uint32_t tag, uint64_t mask) {
+  return {cmd(Opcode::LOCK, p), mask_cmd(Opcode::SETTC, p, tag, mask), mask_cmd(Opcode::SETBM, p, tag, mask),
+          cmd(Opcode::BENTRY, p, Space::GAS, tag), cmd(Opcode::UNLOCK, p)};
+}
+
+Error barrier(Port& p, uint32_t tag, uint64_t mask, Error* settc = nullptr) {
+  std::vector<Answer> answers;
+  auto frame = barrier_frame(p, tag, mask);
+  if (Error e = p.exchange(frame, answers); e != Error::none) return e;
+  if (settc) *settc = answers[1].error;
+  if (answers[3].error != Error::none) return answers[3].error;
+  Message exit;
+  return p.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
+}
+
+class Modes : public ::testing::TestWithParam<bool> {};
+
+TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
+  Stack s(2, 4);
+  const pid_t dup = s.start_driver(3, "1");
+  EXPECT_EQ(cop::testing::wait_exit(dup, 8000), 1);
+  EXPECT_NE(s.driver_log(3).find("already registered"), std::string::npos) << s.driver_log(3);
+  const pid_t unknown = s.start_driver(4, "9");
+  EXPECT_EQ(cop::testing::wait_exit(unknown, 8000), 1);
+  EXPECT_NE(s.driver_log(4).find("unknown channel"), std::string::npos) << s.driver_log(4);
+  EXPECT_NE(s.copd_log().find("refused"), std::string::npos);
+}
+
+// A raw node: a UDP socket that speaks frames itself.
+struct RawNode {
+  cop::link::UdpSocket sock{cop::link::parse_endpoint("127.0.0.1:0", 0)};
+  std::vector<uint8_t> buf;
+  explicit RawNode(const Stack& s) { sock.connect(cop::link::parse_endpoint(s.endpoint(), 0)); }
+  void send(const cop::link::Frame& f) {
+    std::vector<uint8_t> bytes;
+    cop::link::encode(f, bytes);
+    sock.send(bytes);
+  }
+  std::optional<cop::link::Frame> receive(int ms = 2000) {
+    const long n = sock.receive(buf, ms);
+    if (n <= 0) return std::nullopt;
+    auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+    if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
+    return std::get<cop::link::Frame>(d);
+  }
+  bool register_channel(uint16_t c) {
+    cop::link::Frame f;
+    f.type = cop::link::FrameType::register_;
+    f.channel = c;
+    send(f);
+    auto r = receive();
+    return r && r->type == cop::link::FrameType::registered;
+  }
+  cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0) {
+    cop::link::Frame f;
+    f.type = cop::link::FrameType::command;
+    f.tkno = tkno;
+    f.seq = seq;
+    for (size_t i = 0; i < msgs.size(); ++i)
+      f.entries.push_back(cop::link::make_entry(msgs[i], cop::wire::Direction::to_controller,
+                                                cop::link::EntryKind::command, seq, uint16_t(i)));
+    return f;
+  }
+};
+
+TEST(Copd, MalformedInputGetsNackAndLogNotCrash) {
+  Stack s(0, 8);
+  RawNode node(s);
+  // Garbage: a frame NACK.
+  const uint8_t junk[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+  node.sock.send(junk);
+  auto r = node.receive();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->type, cop::link::FrameType::frame_nack);
+  // A command from an address that registered nothing: refused.
+  node.send(node.command(1, {cop::wire::make(Opcode::PROBE)}));
+  r = node.receive();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->type, cop::link::FrameType::refused);
+  // Registered, a bad opcode inside a good frame gets a NACK for that command only.
+  ASSERT_TRUE(node.register_channel(5));
+  auto f = node.command(2, {cop::wire::make(Opcode::PROBE), cop::wire::make(Opcode::PROBE)});
+  f.entries[0].words[0] = (f.entries[0].words[0] & ~(0x7Fu << 23)) | (0x7Fu << 23);  // no such opcode
+  node.send(f);
+  r = node.receive();
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->type, cop::link::FrameType::reply);
+  bool nacked = false, probed = false;
+  for (const auto& e : r->entries) {
+    auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+    if (e.index == 0 && m.ins.opcode == Opcode::NACK) {
+      nacked = true;
+      EXPECT_EQ(static_cast<Error>(m.data1 & 0xFF), Error::unknown_opcode);
+    }
+    if (e.index == 1 && m.ins.opcode == Opcode::PROBE) {
+      probed = true;
+      EXPECT_EQ(m.addr.chno, 5);
+    }
+  }
+  EXPECT_TRUE(nacked);
+  EXPECT_TRUE(probed);
+  EXPECT_NE(s.copd_log().find("malformed"), std::string::npos);
+  EXPECT_EQ(::kill(s.copd_pid(), 0), 0);  // still serving
+}
+
+TEST(Copd, ResentFrameIsAnsweredAgainNotExecutedTwice) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  Message rmw = cop::wire::make(Opcode::RMW64, 3, Space::TAS, cop::wire::Address::tas_tag(3, 7));
+  rmw.set_data64(5);
+  auto frame = node.command(11, {rmw}, 3);
+  auto old_value = [&]() -> std::optional<uint64_t> {
+    for (int tries = 0; tries < 3; ++tries) {
+      auto r = node.receive();
+      if (!r) return std::nullopt;
+      for (const auto& e : r->entries) {
+        auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        if (m.ins.opcode == Opcode::RMW64) return m.data64();
+      }
+    }
+    return std::nullopt;
+  };
+  node.send(frame);
+  EXPECT_EQ(old_value(), 0u);
+  node.send(frame);  // the same seq: a resend
+  EXPECT_EQ(old_value(), 0u);
+  node.send(node.command(12, {rmw}, 3));  // a new frame executes
+  EXPECT_EQ(old_value(), 5u);
+}
+
+TEST(Copd, SigtermShutsDownCleanly) {
+  Stack s(1, 4);
+  EXPECT_EQ(s.terminate_copd(), 0);
+  EXPECT_NE(s.copd_log().find("shutting down"), std::string::npos);
+}
+
+TEST_P(Modes, ProbeNamesTheChannel) {
+  Stack s(3);
+  for (int k = 1; k <= 3; ++k) {
+    auto p = open(s, k, GetParam());
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->info().chno, k);
+    std::vector<Answer> a;
+    std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+    ASSERT_EQ(p->exchange(probe, a), Error::none);
+    ASSERT_TRUE(a[0].has_data);
+    EXPECT_EQ(a[0].data.addr.chno, k);
+  }
+}
+
+TEST_P(Modes, SpmdBarrierFourNodesTwoTasksEach) {
+  Stack s(4);
+  const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
+  std::atomic<int> initialised{0}, in_use{0}, failures{0};
+  constexpr int kRounds = 25;
+  std::vector<std::thread> nodes;
+  for (int k = 1; k <= 4; ++k)
+    nodes.emplace_back([&, k] {
+      auto p = open(s, k, GetParam());
+      auto other = open(s, k, GetParam(), 0x40002);  // a second task sharing the channel
+      if (!p || !other) {
+        failures++;
+        return;
+      }
+      for (int round = 0; round < kRounds; ++round) {
+        Error settc = Error::none;
+        if (barrier(*p, 40, mask, &settc) != Error::none) failures++;
+        (settc == Error::none ? initialised : in_use)++;
+        // The other local task reads meanwhile through the same channel.
+        std::vector<Answer> a;
+        std::vector<Message> probe = {cmd(Opcode::PROBE, *other)};
+        if (other->exchange(probe, a) != Error::none || !a[0].has_data || a[0].data.addr.chno != k) failures++;
+      }
+    });
+  for (auto& t : nodes) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Accessed bits: exactly one channel a round initialises the masks.
+  EXPECT_EQ(initialised.load(), kRounds);
+  EXPECT_EQ(in_use.load(), 3 * kRounds);
+}
+
+TEST_P(Modes, BroadcastBeforeTheReceiverAsksIsBufferedNotLost) {
+  Stack s(3);
+  auto sender = open(s, 1, GetParam());
+  auto receiver = open(s, 2, GetParam());
+  auto late = open(s, 3, GetParam());
+  std::vector<Message> frame = {cmd(Opcode::LOCK, *sender), mask_cmd(Opcode::SETBM, *sender, 100, bit(2) | bit(3), 3)};
+  for (uint32_t i = 0; i < 3; ++i) {
+    Message b = cmd(Opcode::BCAST64, *sender, Space::GAS, 100 + i);
+    b.set_data64(1000 + i);
+    frame.push_back(b);
+  }
+  frame.push_back(cmd(Opcode::UNLOCK, *sender));
+  std::vector<Answer> a;
+  ASSERT_EQ(sender->exchange(frame, a), Error::none);
+  for (const auto& x : a) EXPECT_EQ(x.error, Error::none);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the driver files them meanwhile
+  EXPECT_GE(receiver->window()->filed.load(), 3u);
+  for (Port* p : {receiver.get(), late.get()}) {
+    Message got[3];
+    ASSERT_EQ(p->await(Wanted{ResultKind::bcast, 100, 3, 1}, got, nullptr), Error::none);
+    for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(got[i].data64(), 1000 + i);
+    EXPECT_EQ(p->window()->overflows.load(), 0u);
+  }
+}
+
+TEST_P(Modes, OnlyTheOwnerWritesItsTaskAddressSpace) {
+  Stack s(2);
+  auto owner = open(s, 1, GetParam());
+  auto other = open(s, 2, GetParam());
+  const uint32_t tag = cop::wire::Address::tas_tag(owner->info().tkno, 4);
+  Message w = cmd(Opcode::WSRAM64, *owner, Space::TAS, tag);
+  w.set_data64(77);
+  std::vector<Answer> a;
+  std::vector<Message> f = {w};
+  ASSERT_EQ(owner->exchange(f, a), Error::none);
+  EXPECT_EQ(a[0].error, Error::none);
+  Message foreign = cmd(Opcode::WSRAM64, *other, Space::TAS, tag);
+  foreign.ins.z = true;
+  foreign.addr.chno = 1;
+  foreign.set_data64(13);
+  f = {foreign};
+  ASSERT_EQ(other->exchange(f, a), Error::none);
+  EXPECT_EQ(a[0].error, Error::protection);
+  Message read = cmd(Opcode::RSRAM64, *other, Space::TAS, tag);
+  read.ins.z = true;
+  read.addr.chno = 1;
+  f = {read};
+  ASSERT_EQ(other->exchange(f, a), Error::none);
+  ASSERT_TRUE(a[0].has_data);
+  EXPECT_EQ(a[0].data.data64(), 77u);
+}
+
+TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
+  Stack s(4);
+  const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
+  std::vector<std::unique_ptr<Port>> ports;
+  for (int k = 1; k <= 4; ++k) ports.push_back(open(s, k, GetParam()));
+  std::vector<Error> results(3, Error::none);
+  std::vector<std::thread> waiting;
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], 7, mask); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.kill_driver(4);
+  // Node 4's own task sees its driver gone.
+  EXPECT_EQ(barrier(*ports[3], 7, mask), Error::link_down);
+  for (auto& t : waiting) t.join();
+  for (Error e : results) EXPECT_EQ(e, Error::link_down);
+  // Bounded: copd's lease (1 s) plus the driver's checks, far below a hang.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  EXPECT_NE(s.copd_log().find("channel 4 down"), std::string::npos) << s.copd_log();
+}
+
+TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {
+  Stack s(4);
+  const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
+  std::vector<std::unique_ptr<Port>> ports;
+  for (int k = 1; k <= 4; ++k) ports.push_back(open(s, k, GetParam()));
+  std::vector<Error> results(3, Error::none);
+  std::vector<std::thread> waiting;
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], 9, mask); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.kill_copd();
+  for (auto& t : waiting) t.join();
+  for (Error e : results) EXPECT_EQ(e, Error::link_down);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+}
+
+INSTANTIATE_TEST_SUITE_P(Access, Modes, ::testing::Values(true, false),
+                         [](const auto& p) { return p.param ? "direct" : "normal"; });
+
+TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
+  // A controller that never answers: a bound UDP socket nobody reads.
+  cop::link::UdpSocket silent(cop::link::parse_endpoint("127.0.0.1:0", 0));
+  cop::link::UdpSocket node(cop::link::parse_endpoint("127.0.0.1:0", 0));
+  node.connect(silent.local());
+  auto window = std::make_unique<cop::driver::Window>();
+  cop::driver::init_window(window.get(), ::getpid(), 1);
+  window->last_heard_ns.store(cop::driver::monotonic_ns());
+  cop::driver::LinkOptions o;
+  o.ack_timeout_ms = 20;
+  o.retry_limit = 3;
+  o.dead_ms = 60000;
+  cop::driver::ChannelClient client(window.get(), node.fd(), 1, o);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cop::wire::make(Opcode::PROBE, 1)};
+  EXPECT_EQ(client.exchange(probe, a), Error::retry_limit);
+  EXPECT_EQ(window->resends.load(), 3u);
+}
+
+}  // namespace

@@ -1,0 +1,153 @@
+// A real COP stack on loopback for tests: copd and one copdrv per emulated
+// node, as child processes of the test (the binaries the build made), torn
+// down by PID.
+#pragma once
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace cop::testing {
+
+inline int free_udp_port() {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+inline pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// Waits for a child to end; returns its exit status (or 128+signal), -1 on timeout.
+inline int wait_exit(pid_t pid, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    int st = 0;
+    const pid_t r = ::waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (r < 0) return -2;  // not (or no longer) our child
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Stack {
+ public:
+  // nodes copdrv processes on channels 1..nodes; copd with `channels` channels.
+  explicit Stack(int nodes, int channels = 8, std::vector<std::string> copd_extra = {}) {
+    char tmpl[] = "/tmp/copstack.XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    port_ = free_udp_port();
+    std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
+                                     "--lease-ms", "1000"};
+    args.insert(args.end(), copd_extra.begin(), copd_extra.end());
+    copd_ = spawn(args, dir_ + "/copd.log");
+    for (int waited = 0; waited < 10000 && copd_log().find("serving") == std::string::npos; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int k = 1; k <= nodes; ++k) start_driver(k);
+    for (int k = 1; k <= nodes; ++k) wait_for_driver(k);
+  }
+  ~Stack() {
+    for (pid_t p : drivers_)
+      if (p > 0) stop(p);
+    if (copd_ > 0) stop(copd_);
+    std::error_code ec;
+    if (!std::getenv("COPSTACK_KEEP")) std::filesystem::remove_all(dir_, ec);
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string driver_dir(int k) const { return dir_ + "/node" + std::to_string(k); }
+  std::string dir() const { return dir_; }
+  pid_t copd_pid() const { return copd_; }
+  pid_t driver_pid(int k) const { return drivers_[size_t(k - 1)]; }
+  std::string copd_log() const { return read_file(dir_ + "/copd.log"); }
+  std::string driver_log(int k) const { return read_file(dir_ + "/copdrv" + std::to_string(k) + ".log"); }
+
+  pid_t start_driver(int k, const std::string& channel = "") {
+    if (drivers_.size() < size_t(k)) drivers_.resize(size_t(k), -1);
+    const pid_t p = spawn({COPDRV_BIN, "--channel", channel.empty() ? std::to_string(k) : channel, "--controller",
+                           endpoint(), "--local", "127.0.0.1", "--dir", driver_dir(k), "--heartbeat-ms", "50",
+                           "--dead-ms", "1000", "--register-timeout-ms", "5000"},
+                          dir_ + "/copdrv" + std::to_string(k) + ".log");
+    drivers_[size_t(k - 1)] = p;
+    return p;
+  }
+  bool wait_for_driver(int k, int timeout_ms = 10000) const {
+    const std::string sock = driver_dir(k) + "/copdrv.sock";
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+      struct stat st{};
+      if (::stat(sock.c_str(), &st) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  // Kills a process of the stack outright (no clean shutdown).
+  void kill_copd() { kill_hard(copd_); }
+  void kill_driver(int k) { kill_hard(drivers_[size_t(k - 1)]); }
+  int terminate_copd(int timeout_ms = 5000) {
+    ::kill(copd_, SIGTERM);
+    const int rc = wait_exit(copd_, timeout_ms);
+    copd_ = -1;
+    return rc;
+  }
+
+ private:
+  static void stop(pid_t p) {
+    int st = 0;
+    if (::waitpid(p, &st, WNOHANG) != 0) return;  // already ended and reaped
+    ::kill(p, SIGTERM);
+    if (wait_exit(p, 3000) < 0) {
+      ::kill(p, SIGKILL);
+      wait_exit(p, 3000);
+    }
+  }
+  void kill_hard(pid_t& p) {
+    ::kill(p, SIGKILL);
+    wait_exit(p, 3000);
+    p = -1;
+  }
+  std::string dir_;
+  int port_ = 0;
+  pid_t copd_ = -1;
+  std::vector<pid_t> drivers_;
+};
+
+}  // namespace cop::testing
