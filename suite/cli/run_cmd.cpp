@@ -1,4 +1,5 @@
 // `copbench run BENCH --backend NAME --nodes N ...`: one benchmark on one backend.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -17,6 +18,7 @@ struct RunOptions {
   std::string backend;
   int nodes = 2;
   std::string sizes;
+  std::vector<std::string> params;
   int reps = 10;
   int max_reps = 0;
   int iters = 30;
@@ -80,6 +82,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--backend", opt->backend, "backend: mpi, armci, pvm")->required();
   run->add_option("--nodes", opt->nodes, "nodes (ranks / tasks); on one machine, ranks on loopback");
   run->add_option("--sizes", opt->sizes, "sizes in bytes, e.g. 0,8,1K,64K");
+  run->add_option("--param", opt->params, "KEY=VALUE parameter of an application (repeatable), e.g. steps=256");
   run->add_option("--reps", opt->reps, "repetitions to keep at least")->check(CLI::PositiveNumber);
   run->add_option("--max-reps", opt->max_reps, "give up the 10 % CI target after this many (default 4x reps)");
   run->add_option("--iters", opt->iters, "timed iterations per repetition")->check(CLI::PositiveNumber);
@@ -100,6 +103,21 @@ void add_run_command(CLI::App& app) {
       if (bench->default_sizes().empty())
         throw std::invalid_argument(fmt::format("{} takes no sizes", bench->name()));
     }
+    RunParams checked;
+    if (!opt->sizes.empty()) checked.sizes = parse_sizes(opt->sizes);
+    for (const std::string& kv : opt->params) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw std::invalid_argument(fmt::format("--param '{}': expected KEY=VALUE", kv));
+      std::string key = kv.substr(0, eq);
+      auto known = bench->option_names();
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        throw std::invalid_argument(known.empty() ? fmt::format("{} takes no --param (got '{}')", bench->name(), key)
+                                                  : fmt::format("unknown --param '{}' for {} (known: {})", key, bench->name(),
+                                                                fmt::join(known, ", ")));
+      checked.options[key] = kv.substr(eq + 1);
+    }
+    bench->check_options(checked);
     if (auto missing = missing_ops(*bench, spec); !missing.empty())
       throw std::invalid_argument(fmt::format("{} is not offered by {} (no {})", bench->name(), spec.name, join_ops(missing)));
     check_route(spec, opt->route, opt->encoding);
@@ -117,6 +135,7 @@ void add_run_command(CLI::App& app) {
                        "--iters", std::to_string(opt->iters), "--warmup", std::to_string(opt->warmup),
                        "--link-profile", link, "--commit", source_commit()};
     if (!opt->sizes.empty()) req.worker_args.insert(req.worker_args.end(), {"--sizes", opt->sizes});
+    for (const std::string& kv : opt->params) req.worker_args.insert(req.worker_args.end(), {"--param", kv});
     if (!opt->route.empty()) req.worker_args.insert(req.worker_args.end(), {"--route", opt->route});
     if (!opt->encoding.empty()) req.worker_args.insert(req.worker_args.end(), {"--encoding", opt->encoding});
     LaunchOutcome outcome = launch(req);

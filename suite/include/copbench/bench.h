@@ -17,6 +17,8 @@ namespace copbench {
 struct RunParams {
   std::vector<std::size_t> sizes;  // message / array sizes in bytes; empty = the benchmark's default
   TimingConfig timing;
+  // Named parameters of an application (`--param steps=256`); benchmarks take none.
+  std::map<std::string, std::string> options;
 };
 
 // One measured point (one row of the table, one benchmark name in the JSON).
@@ -43,6 +45,10 @@ class Benchmark {
   // Default sizes in bytes; empty when the benchmark takes no size.
   virtual std::vector<std::size_t> default_sizes() const { return {}; }
   virtual int min_nodes() const { return 1; }
+  // The --param names this benchmark takes (applications: apps/), and a check of their
+  // values that throws std::invalid_argument naming the bad one (run before any rank starts).
+  virtual std::vector<std::string> option_names() const { return {}; }
+  virtual void check_options(const RunParams&) const {}
   virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
 };
 
