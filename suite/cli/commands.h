@@ -14,5 +14,9 @@ void add_run_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 // `copbench verify --backend NAME --nodes N`: a backend's operations checked for correctness.
 void add_verify_command(CLI::App& app);
+// `copbench campaign run FILE ...`: a campaign file, point by point, resumable.
+void add_campaign_command(CLI::App& app);
+// `copbench report DIR`: tables, plots and index of a campaign directory.
+void add_report_command(CLI::App& app);
 
 }  // namespace copbench::cli

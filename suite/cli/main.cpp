@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   copbench::cli::add_run_command(app);
   copbench::cli::add_list_command(app);
   copbench::cli::add_verify_command(app);
+  copbench::cli::add_campaign_command(app);
+  copbench::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,347 @@
+// Reading a campaign file: every refusal names the file, the line and the reason, and
+// happens before anything runs.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "copbench/bench.h"
+#include "copbench/campaign.h"
+#include "copbench/launch.h"
+#include "copbench/results.h"
+
+namespace copbench::campaign {
+namespace fs = std::filesystem;
+namespace {
+
+// Backends whose spec is not in the catalog yet but that campaigns may already name.
+const std::vector<std::string> kPlannedBackends = {"cop"};
+// cop's driver modes (thesis ch. V) before its spec lands; PVM's routes otherwise.
+const std::vector<std::string> kPlannedRoutes = {"normal", "direct"};
+
+const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare", "main_table", "runs"};
+const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes",  "encoding", "nodes",  "sizes",
+                                           "reps",      "max_reps", "iters",   "warmup",   "timeout", "params"};
+const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
+
+std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+struct Reader {
+  std::string file;
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& why) const {
+    throw CampaignError(fmt::format("{}:{}: {}", file, at.Mark().line + 1, why));
+  }
+  [[noreturn]] void fail_line(int line, const std::string& why) const {
+    throw CampaignError(fmt::format("{}:{}: {}", file, line, why));
+  }
+
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& what) const {
+    if (!map.IsMap()) fail(map, what + " must be a mapping of keys");
+    for (const auto& kv : map) {
+      std::string key = kv.first.as<std::string>();
+      if (!contains(known, key)) fail(kv.first, fmt::format("unknown key '{}' in {} (known: {})", key, what, joined(known)));
+    }
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, fmt::format("'{}' must be a single value", key));
+    return n.as<std::string>();
+  }
+
+  int integer(const YAML::Node& n, const std::string& key, int min) const {
+    std::string s = scalar(n, key);
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0') fail(n, fmt::format("'{}' must be a whole number, got '{}'", key, s));
+    if (v < min) fail(n, fmt::format("'{}' must be at least {}, got {}", key, min, v));
+    return static_cast<int>(v);
+  }
+
+  // A scalar or a list of scalars.
+  std::vector<std::pair<std::string, YAML::Node>> list(const YAML::Node& n, const std::string& key) const {
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    if (n.IsScalar()) {
+      out.emplace_back(n.as<std::string>(), n);
+    } else if (n.IsSequence()) {
+      for (const auto& item : n) out.emplace_back(scalar(item, key), item);
+    } else {
+      fail(n, fmt::format("'{}' must be a value or a list", key));
+    }
+    if (out.empty()) fail(n, fmt::format("'{}' is empty", key));
+    return out;
+  }
+
+  // Node counts: 4, [1, 2, 4] or "1-4".
+  std::vector<int> nodes(const YAML::Node& n) const {
+    std::vector<int> out;
+    for (const auto& [s, at] : list(n, "nodes")) {
+      auto dash = s.find('-');
+      if (dash != std::string::npos && dash > 0) {
+        YAML::Node lo(s.substr(0, dash)), hi(s.substr(dash + 1));
+        char* e1 = nullptr;
+        char* e2 = nullptr;
+        long a = std::strtol(lo.as<std::string>().c_str(), &e1, 10), b = std::strtol(hi.as<std::string>().c_str(), &e2, 10);
+        if (*e1 || *e2 || a < 1 || b < a) fail(at, fmt::format("bad node range '{}' (write e.g. 1-4)", s));
+        for (long i = a; i <= b; ++i) out.push_back(static_cast<int>(i));
+      } else {
+        out.push_back(integer(at, "nodes", 1));
+      }
+    }
+    return out;
+  }
+
+  void timing(const YAML::Node& map, Timing& t) const {
+    if (map["reps"]) t.reps = integer(map["reps"], "reps", 1);
+    if (map["max_reps"]) t.max_reps = integer(map["max_reps"], "max_reps", 1);
+    if (map["iters"]) t.iters = integer(map["iters"], "iters", 1);
+    if (map["warmup"]) t.warmup = integer(map["warmup"], "warmup", 0);
+    if (map["timeout"]) t.timeout = integer(map["timeout"], "timeout", 1);
+  }
+};
+
+std::vector<std::string> known_profiles() {
+  std::vector<std::string> out;
+  std::ifstream f(fs::path(COPBENCH_SOURCE_DIR) / "scripts/lib/cluster-profiles.sh");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("CLUSTER_PROFILES=", 0) == 0) {
+      std::string v = line.substr(17);
+      v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+      std::stringstream ss(v);
+      std::string p;
+      while (ss >> p) out.push_back(p);
+    }
+  if (out.empty()) out = {"native", "ethernet10"};
+  return out;
+}
+
+std::string point_id(const Point& p) {
+  std::string mode = p.backend;
+  if (!p.route.empty()) mode += "-" + p.route;
+  if (!p.encoding.empty()) mode += "-" + p.encoding;
+  return fmt::format("{}.{}.n{}.{}", p.benchmark, mode, p.nodes, p.profile);
+}
+
+}  // namespace
+
+const std::vector<std::string>& campaign_backend_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& s : all_backend_specs()) v.push_back(s.name);
+    for (const auto& p : kPlannedBackends)
+      if (!contains(v, p)) v.push_back(p);
+    return v;
+  }();
+  return names;
+}
+
+Cluster describe_cluster(const std::string& spec) {
+  Cluster c;
+  if (spec.empty() || spec == "local") {
+    c.name = "local";
+    c.size = max_local_nodes();
+    c.profile = "native";
+    c.hosts = {host_name()};
+    return c;
+  }
+  c.name = spec;
+  YAML::Node inv;
+  try {
+    inv = YAML::LoadFile(spec);
+  } catch (const YAML::BadFile&) {
+    throw CampaignError(fmt::format("--cluster {}: cannot read the inventory (give `local` or an Ansible inventory file)", spec));
+  } catch (const YAML::Exception& e) {
+    throw CampaignError(fmt::format("{}:{}: not a YAML inventory: {}", spec, e.mark.line + 1, e.msg));
+  }
+  YAML::Node compute = inv["all"]["children"]["compute"]["hosts"];
+  if (!compute || !compute.IsMap() || compute.size() == 0)
+    throw CampaignError(fmt::format("--cluster {}: the inventory has no hosts in all.children.compute", spec));
+  for (const auto& kv : compute) c.hosts.push_back(kv.first.as<std::string>());
+  c.size = static_cast<int>(c.hosts.size());
+  YAML::Node profile = inv["all"]["vars"]["copbench_link_profile"];
+  c.profile = profile && profile.IsScalar() ? profile.as<std::string>() : "native";
+  const char* hostfile = std::getenv("COPBENCH_HOSTFILE");
+  const char* home = std::getenv("HOME");
+  c.hostfile = hostfile && *hostfile ? hostfile : (home ? std::string(home) : std::string("/root")) + "/.copbench/mpi-hostfile";
+  if (!fs::exists(c.hostfile))
+    throw CampaignError(fmt::format("--cluster {}: no MPI hostfile {} (run site.yml, and run the campaign on the head node)",
+                                    spec, c.hostfile));
+  return c;
+}
+
+Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::path& reference_dir) {
+  Reader r{file.string()};
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw CampaignError(fmt::format("{}: cannot read the campaign file", file.string()));
+  } catch (const YAML::Exception& e) {
+    throw CampaignError(fmt::format("{}:{}: not valid YAML: {}", file.string(), e.mark.line + 1, e.msg));
+  }
+  if (!root || root.IsNull()) throw CampaignError(fmt::format("{}:1: the campaign file is empty", file.string()));
+  r.check_keys(root, kTopKeys, "the campaign");
+
+  Campaign c;
+  c.file = file;
+  if (!root["name"]) r.fail_line(1, "missing key 'name'");
+  c.name = r.scalar(root["name"], "name");
+  for (char ch : c.name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
+      r.fail(root["name"], fmt::format("name '{}' may hold only letters, digits, - and _", c.name));
+  if (root["description"]) c.description = r.scalar(root["description"], "description");
+
+  std::vector<std::string> profiles_known = known_profiles();
+  if (root["profiles"]) {
+    for (const auto& [p, at] : r.list(root["profiles"], "profiles")) {
+      if (!contains(profiles_known, p))
+        r.fail(at, fmt::format("unknown link profile '{}' (known: {})", p, joined(profiles_known)));
+      c.profiles.push_back(p);
+    }
+  } else {
+    c.profiles = {"native"};
+  }
+
+  if (root["compare"]) {
+    for (const auto& [t, at] : r.list(root["compare"], "compare")) {
+      if (!fs::exists(reference_dir / (t + ".csv"))) {
+        std::vector<std::string> have;
+        if (fs::is_directory(reference_dir))
+          for (const auto& e : fs::directory_iterator(reference_dir))
+            if (e.path().extension() == ".csv") have.push_back(e.path().stem().string());
+        std::sort(have.begin(), have.end());
+        r.fail(at, fmt::format("unknown seed table '{}' (known: {})", t, have.empty() ? "none" : joined(have)));
+      }
+      c.compare.push_back(t);
+    }
+  }
+  if (root["main_table"]) {
+    c.main_table = r.scalar(root["main_table"], "main_table");
+    if (c.main_table != "summary" && !contains(c.compare, c.main_table))
+      r.fail(root["main_table"], fmt::format("main_table '{}' is neither 'summary' nor one of compare", c.main_table));
+  }
+
+  Timing defaults;
+  if (root["defaults"]) {
+    r.check_keys(root["defaults"], kTimingKeys, "defaults");
+    r.timing(root["defaults"], defaults);
+  }
+
+  YAML::Node runs = root["runs"];
+  if (!runs) r.fail_line(1, "missing key 'runs' (the list of benchmarks to run)");
+  if (!runs.IsSequence() || runs.size() == 0) r.fail(runs, "'runs' must be a non-empty list");
+
+  const auto& backends_known = campaign_backend_names();
+  std::set<std::string> ids;
+  for (const auto& run : runs) {
+    r.check_keys(run, kRunKeys, "a run");
+    if (!run["benchmark"]) r.fail(run, "a run needs 'benchmark'");
+    std::string bench_name = r.scalar(run["benchmark"], "benchmark");
+    const Benchmark* bench = find_benchmark(bench_name);
+    if (!bench) {
+      std::vector<std::string> names;
+      for (const Benchmark* b : all_benchmarks()) names.emplace_back(b->name());
+      r.fail(run["benchmark"], fmt::format("unknown benchmark '{}' (known: {})", bench_name, joined(names)));
+    }
+    if (!run["backends"]) r.fail(run, fmt::format("run of {} needs 'backends'", bench_name));
+    std::vector<std::pair<std::string, YAML::Node>> backends = r.list(run["backends"], "backends");
+    for (const auto& [b, at] : backends)
+      if (!contains(backends_known, b)) r.fail(at, fmt::format("unknown backend '{}' (known: {})", b, joined(backends_known)));
+
+    std::vector<std::string> routes;
+    if (run["routes"]) {
+      std::vector<std::string> all_routes = kPlannedRoutes;
+      for (const auto& s : all_backend_specs())
+        for (const auto& rt : s.routes)
+          if (!contains(all_routes, rt)) all_routes.push_back(rt);
+      for (const auto& [rt, at] : r.list(run["routes"], "routes")) {
+        if (!contains(all_routes, rt)) r.fail(at, fmt::format("unknown route '{}' (known: {})", rt, joined(all_routes)));
+        routes.push_back(rt);
+      }
+    }
+    std::string encoding;
+    if (run["encoding"]) {
+      encoding = r.scalar(run["encoding"], "encoding");
+      std::vector<std::string> encs;
+      for (const auto& s : all_backend_specs())
+        for (const auto& e : s.encodings)
+          if (!contains(encs, e)) encs.push_back(e);
+      if (!contains(encs, encoding)) r.fail(run["encoding"], fmt::format("unknown encoding '{}' (known: {})", encoding, joined(encs)));
+    }
+
+    if (!run["nodes"]) r.fail(run, fmt::format("run of {} needs 'nodes'", bench_name));
+    std::vector<int> node_counts = r.nodes(run["nodes"]);
+    for (int n : node_counts) {
+      if (n > cluster.size)
+        r.fail(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
+      if (n < bench->min_nodes())
+        r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_nodes(), n));
+    }
+
+    std::string sizes;
+    if (run["sizes"]) {
+      if (bench->default_sizes().empty()) r.fail(run["sizes"], fmt::format("{} takes no sizes", bench_name));
+      for (const auto& [s, at] : r.list(run["sizes"], "sizes")) {
+        try {
+          parse_sizes(s);
+        } catch (const std::exception& e) {
+          r.fail(at, e.what());
+        }
+        sizes += (sizes.empty() ? "" : ",") + s;
+      }
+    }
+
+    Timing t = defaults;
+    r.timing(run, t);
+    std::map<std::string, std::string> params;
+    if (run["params"]) {
+      if (!run["params"].IsMap()) r.fail(run["params"], "'params' must be a mapping of worker options");
+      for (const auto& kv : run["params"]) params[kv.first.as<std::string>()] = r.scalar(kv.second, kv.first.as<std::string>());
+    }
+
+    for (const auto& profile : c.profiles)
+      for (const auto& [backend, at] : backends) {
+        const BackendSpec* spec = find_backend_spec(backend);
+        // A backend not built yet takes the routes as written; a built one only its own.
+        std::vector<std::string> point_routes;
+        if (!spec) {
+          point_routes = routes.empty() ? std::vector<std::string>{""} : routes;
+        } else {
+          for (const auto& rt : routes)
+            if (contains(spec->routes, rt)) point_routes.push_back(rt);
+          if (point_routes.empty()) point_routes = {""};
+        }
+        std::string point_encoding = (spec && contains(spec->encodings, encoding)) ? encoding : "";
+        for (const auto& rt : point_routes)
+          for (int n : node_counts) {
+            Point p;
+            p.benchmark = bench_name;
+            p.backend = backend;
+            p.route = rt;
+            p.encoding = point_encoding;
+            p.nodes = n;
+            p.sizes = sizes;
+            p.profile = profile;
+            p.timing = t;
+            p.params = params;
+            p.line = run.Mark().line + 1;
+            p.id = point_id(p);
+            if (!ids.insert(p.id).second)
+              r.fail(run, fmt::format("point {} appears twice in the campaign", p.id));
+            c.points.push_back(std::move(p));
+          }
+      }
+  }
+  return c;
+}
+
+}  // namespace copbench::campaign

@@ -1,0 +1,98 @@
+// Campaigns: a declarative YAML file (what to run, on which backends and modes, node
+// counts, sizes, repetitions, link profiles, which seed tables to compare against)
+// expanded into points, run one by one with every finished point written at once, and
+// resumable without redoing a finished point. See suite/campaigns/README.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace copbench::campaign {
+
+// A refused campaign file: what() is "FILE:LINE: reason", one line.
+class CampaignError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Backends a campaign may name: everything in the catalog plus those still being built
+// (cop). A point on a backend that is not built yet is recorded "not offered".
+const std::vector<std::string>& campaign_backend_names();
+
+// Where campaigns run. `local`: ranks on loopback on this machine; otherwise an Ansible
+// inventory whose `compute` hosts are the nodes (the runner then runs on its head node).
+struct Cluster {
+  std::string name = "local";  // "local" or the inventory path
+  int size = 0;                // nodes a point may use
+  std::string profile;         // link profile of the cluster (local: native, unshaped loopback)
+  std::string hostfile;        // mpirun hostfile on the head node ("" locally)
+  std::vector<std::string> hosts;
+};
+// `local` or an inventory path; throws CampaignError naming what is wrong with it.
+Cluster describe_cluster(const std::string& spec);
+
+struct Timing {
+  int reps = 3;
+  int max_reps = 0;  // 0: 2 x reps
+  int iters = 10;
+  int warmup = 2;
+  int timeout = 120;  // seconds per point
+};
+
+// One invocation of a benchmark: one backend, mode, node count and profile; every size
+// of the run at once (the worker loops over them).
+struct Point {
+  std::string id;  // file name stem of its result, e.g. echo.pvm-direct-raw.n2.native
+  std::string benchmark;
+  std::string backend;
+  std::string route;
+  std::string encoding;
+  int nodes = 0;
+  std::string sizes;  // "0,8,1K" or "" for the benchmark's default / none
+  std::string profile;
+  Timing timing;
+  std::map<std::string, std::string> params;  // extra --key value worker options (applications)
+  int line = 0;  // the campaign file line it came from
+};
+
+struct Campaign {
+  std::string name;
+  std::string description;
+  std::filesystem::path file;
+  std::vector<std::string> profiles;
+  std::vector<std::string> compare;  // results/reference/<name>.csv
+  std::string main_table;            // the table scripts/bench prints ("" = summary)
+  std::vector<Point> points;
+};
+
+// Parses and validates `file` against the cluster; throws CampaignError("FILE:LINE: ...").
+// `reference_dir` holds the seed tables `compare` may name.
+Campaign load_campaign(const std::filesystem::path& file, const Cluster& cluster,
+                       const std::filesystem::path& reference_dir);
+
+// The results directory's layout.
+inline constexpr const char* kManifest = "manifest.json";
+inline constexpr const char* kCampaignCopy = "campaign.yml";
+inline constexpr const char* kRawDir = "raw";
+inline constexpr const char* kStatusDir = "status";
+inline constexpr const char* kLog = "campaign.log";
+inline constexpr const char* kReferenceCopy = "reference";
+
+struct RunOptions {
+  std::filesystem::path file;
+  std::string cluster = "local";
+  std::filesystem::path resume;        // empty: a new directory
+  std::filesystem::path results_root;  // where <name>-<timestamp>/ is made
+  std::filesystem::path reference_dir;
+  bool quiet = false;
+};
+struct RunSummary {
+  std::filesystem::path dir;
+  int total = 0, already_done = 0, ran = 0, not_offered = 0, skipped = 0, failed = 0;
+};
+RunSummary run_campaign(const RunOptions& options);
+
+}  // namespace copbench::campaign

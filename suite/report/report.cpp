@@ -1,0 +1,814 @@
+// `copbench report DIR`: tables, plots and an index from a campaign directory.
+//
+// Every number printed comes from raw/*.json (our measurements, the COP modelled time
+// where the JSON has `modelled_us`) or reference/*.csv (the seeds' published numbers);
+// every row, column and curve is sorted, and nothing depends on the clock, so running
+// the report again on the same directory writes the same tables.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "copbench/campaign.h"
+#include "copbench/report.h"
+#include "copbench/results.h"
+
+namespace copbench::report {
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace {
+
+// ------------------------------------------------------------------ inputs
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// One backend in one mode: a column of the tables, a curve of the plots.
+struct Variant {
+  std::string backend, route, encoding, profile;
+  std::string label(bool with_profile) const {
+    std::string s = backend;
+    if (!route.empty()) s += "/" + route;
+    if (!encoding.empty()) s += "/" + encoding;
+    if (with_profile) s += " " + profile;
+    return s;
+  }
+  // cop first (the system under study), then the baselines in the order the thesis names them.
+  int rank() const {
+    static const std::vector<std::string> order = {"cop", "pvm", "mpi", "armci"};
+    auto it = std::find(order.begin(), order.end(), backend);
+    return static_cast<int>(it - order.begin());
+  }
+  auto key() const { return std::make_tuple(profile, rank(), backend, route, encoding); }
+  bool operator<(const Variant& o) const { return key() < o.key(); }
+  bool operator==(const Variant& o) const { return key() == o.key(); }
+};
+
+// The median aggregate of one point of one result file.
+struct Measure {
+  std::string benchmark, run_name, family;
+  Variant variant;
+  int nodes = 0;
+  std::optional<double> bytes;
+  double median_us = 0;
+  std::optional<double> modelled_us;
+  bool ci_met = true;
+  std::map<std::string, double> counters;
+};
+
+struct Status {
+  std::string point, benchmark, status, reason;
+  Variant variant;
+  int nodes = 0;
+};
+
+// The family a run name belongs to: its name without the trailing size or node count.
+std::string family_of(const std::string& run_name) {
+  auto slash = run_name.rfind('/');
+  if (slash == std::string::npos) return run_name;
+  std::string last = run_name.substr(slash + 1);
+  if (last.rfind("size:", 0) == 0 || last.rfind("nodes:", 0) == 0) return run_name.substr(0, slash);
+  return run_name;
+}
+
+const std::set<std::string> kStandardKeys = {"real_time", "cpu_time", "iterations", "threads", "repetitions",
+                                             "repetition_index", "family_index", "per_family_instance_index",
+                                             "discarded_reps", "ci95_half_us", "timer_overhead_us", "modelled_us"};
+
+std::vector<Measure> load_measures(const fs::path& raw_dir) {
+  std::vector<Measure> out;
+  if (!fs::is_directory(raw_dir)) return out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(raw_dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    json j;
+    try {
+      j = json::parse(read_file(f));
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("{} is not valid JSON", f.string()));
+    }
+    const json& ctx = j.at("context");
+    Variant v{ctx.value("backend", ""), ctx.value("route", ""), ctx.value("encoding", ""), ctx.value("link_profile", "")};
+    // A backend with a single way of working names it in `route`; only listed routes are modes.
+    if (v.backend != "pvm" && v.backend != "cop") v.route.clear();
+    std::string bench = ctx.value("copbench_benchmark", "");
+    int nodes = std::atoi(ctx.value("nodes", "0").c_str());
+    for (const auto& b : j.at("benchmarks")) {
+      if (b.value("run_type", "") != "aggregate" || b.value("aggregate_name", "") != "median") continue;
+      Measure m;
+      m.benchmark = bench;
+      m.run_name = b.value("run_name", "");
+      m.family = family_of(m.run_name);
+      m.variant = v;
+      m.nodes = nodes;
+      m.median_us = b.value("real_time", 0.0);
+      if (b.contains("modelled_us")) m.modelled_us = b["modelled_us"].get<double>();
+      m.ci_met = b.value("ci_met", true);
+      for (const auto& [k, val] : b.items())
+        if (val.is_number() && !kStandardKeys.count(k)) m.counters[k] = val.get<double>();
+      if (m.counters.count("bytes")) m.bytes = m.counters["bytes"];
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+std::vector<Status> load_status(const fs::path& dir) {
+  std::vector<Status> out;
+  if (!fs::is_directory(dir)) return out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    json j = json::parse(read_file(f));
+    Status s;
+    s.point = j.value("point", "");
+    s.benchmark = j.value("benchmark", "");
+    s.status = j.value("status", "");
+    s.reason = j.value("reason", "");
+    s.variant = Variant{j.value("backend", ""), j.value("route", ""), j.value("encoding", ""), j.value("profile", "")};
+    s.nodes = j.value("nodes", 0);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A seed table as data: one published cell per line.
+struct RefCell {
+  std::string source, table, row, column, unit, benchmark, point, metric, backend;
+  double value = 0;
+  std::optional<int> nodes;
+};
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else cur += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<RefCell> load_reference(const fs::path& file) {
+  std::ifstream f(file);
+  if (!f) throw std::runtime_error(fmt::format("cannot read seed table {}", file.string()));
+  std::string line;
+  std::getline(f, line);
+  std::vector<std::string> header = split_csv_line(line);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw std::runtime_error(fmt::format("{}: no column '{}'", file.string(), name));
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  std::size_t c_source = col("source"), c_table = col("table"), c_row = col("row"), c_column = col("column"),
+              c_value = col("value"), c_unit = col("unit"), c_bench = col("benchmark"), c_point = col("point"),
+              c_nodes = col("nodes"), c_metric = col("metric"), c_backend = col("backend");
+  std::vector<RefCell> out;
+  int lineno = 1;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> v = split_csv_line(line);
+    if (v.size() != header.size())
+      throw std::runtime_error(fmt::format("{}:{}: {} fields, the header has {}", file.string(), lineno, v.size(), header.size()));
+    RefCell c{v[c_source], v[c_table], v[c_row], v[c_column], v[c_unit], v[c_bench], v[c_point], v[c_metric], v[c_backend], 0, {}};
+    char* end = nullptr;
+    c.value = std::strtod(v[c_value].c_str(), &end);
+    if (v[c_value].empty() || *end) throw std::runtime_error(fmt::format("{}:{}: value '{}' is not a number", file.string(), lineno, v[c_value]));
+    if (!v[c_nodes].empty()) c.nodes = std::atoi(v[c_nodes].c_str());
+    if (c.metric.empty()) c.metric = "median";
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ formatting
+
+std::string num(double v) {
+  double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a < 0.1) return fmt::format("{:.4f}", v);
+  if (a < 100) return fmt::format("{:.2f}", v);
+  if (a < 1000) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.0f}", v);
+}
+
+std::string ratio(double v) {
+  if (v < 1) return fmt::format("{:.3g}x", v);
+  if (v >= 100) return fmt::format("{:.0f}x", v);
+  if (v >= 10) return fmt::format("{:.1f}x", v);
+  return fmt::format("{:.2f}x", v);
+}
+
+std::string size_text(double bytes) { return format_size(static_cast<std::size_t>(bytes)); }
+
+struct Table {
+  std::string title, source, description;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;
+
+  std::string markdown() const {
+    std::string s = "## " + title + "\n\n";
+    if (!source.empty()) s += "Source: " + source + "\n\n";
+    if (!description.empty()) s += description + "\n\n";
+    auto line = [](const std::vector<std::string>& cells) {
+      std::string l = "|";
+      for (const auto& c : cells) {
+        std::string e = c;
+        for (std::size_t p = 0; (p = e.find('|', p)) != std::string::npos; p += 2) e.replace(p, 1, "\\|");
+        l += " " + e + " |";
+      }
+      return l + "\n";
+    };
+    s += line(header);
+    std::vector<std::string> sep;
+    for (std::size_t i = 0; i < header.size(); ++i) sep.push_back(i == 0 ? "---" : "--:");
+    s += line(sep);
+    for (const auto& r : rows) s += line(r);
+    if (!notes.empty()) {
+      s += "\n";
+      for (const auto& n : notes) s += "- " + n + "\n";
+    }
+    return s;
+  }
+  std::string csv() const {
+    auto field = [](const std::string& f) {
+      if (f.find_first_of(",\"\n") == std::string::npos) return f;
+      std::string e = "\"";
+      for (char ch : f) e += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      return e + "\"";
+    };
+    std::string s;
+    auto line = [&](const std::vector<std::string>& cells) {
+      for (std::size_t i = 0; i < cells.size(); ++i) s += (i ? "," : "") + field(cells[i]);
+      s += "\n";
+    };
+    line(header);
+    for (const auto& r : rows) line(r);
+    return s;
+  }
+};
+
+// ------------------------------------------------------------------ the report
+
+class Report {
+ public:
+  Report(const ReportOptions& o) : o_(o) {
+    out_ = o.out.empty() ? o.dir : o.out;
+    fs::path manifest = o.dir / campaign::kManifest;
+    if (!fs::exists(manifest))
+      throw std::runtime_error(fmt::format("{}: no {} (not a campaign directory)", o.dir.string(), campaign::kManifest));
+    try {
+      manifest_ = json::parse(read_file(manifest));
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("{} is not valid JSON", manifest.string()));
+    }
+    name_ = manifest_.value("campaign", "campaign");
+    measures_ = load_measures(o.dir / campaign::kRawDir);
+    status_ = load_status(o.dir / campaign::kStatusDir);
+    for (const auto& m : measures_) variants_.insert(m.variant);
+    for (const auto& s : status_) variants_.insert(s.variant);
+    for (const auto& v : variants_) profiles_.insert(v.profile);
+    multi_profile_ = profiles_.size() > 1;
+    std::map<std::string, std::set<std::string>> encodings;
+    for (const auto& v : variants_) encodings[v.backend].insert(v.encoding);
+    for (const auto& [b, e] : encodings)
+      if (e.size() > 1) multi_encoding_.insert(b);
+  }
+
+  ReportOutput run() {
+    ReportOutput result;
+    fs::create_directories(out_ / "tables");
+    std::vector<std::pair<std::string, Table>> tables;
+    tables.emplace_back("summary", summary_table());
+    for (const auto& t : manifest_.value("compare", std::vector<std::string>{})) tables.emplace_back(t, seed_table(t));
+    std::string main = manifest_.value("main_table", "");
+    if (main.empty()) main = tables.size() > 1 ? tables[1].first : "summary";
+    for (const auto& [stem, table] : tables) {
+      fs::path md = out_ / "tables" / (stem + ".md"), csv = out_ / "tables" / (stem + ".csv");
+      write_file_atomically(md, "# " + name_ + ": " + table.title + "\n\n" + table.markdown().substr(3 + table.title.size() + 2));
+      write_file_atomically(csv, table.csv());
+      result.tables.push_back(md);
+      if (stem == main) {
+        result.main_title = table.title;
+        result.main_table = table.markdown();
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> plots;  // stem, title
+    if (o_.plots) plots = draw_plots(result);
+    result.index = out_ / "index.md";
+    write_file_atomically(result.index, index(tables, main, plots, result.plot_problem));
+    return result;
+  }
+
+ private:
+  std::string variant_label(const Variant& v) const { return label(v, multi_profile_); }
+  // A backend measured with one encoding throughout is named without it.
+  std::string label(Variant v, bool with_profile) const {
+    if (!multi_encoding_.count(v.backend)) v.encoding.clear();
+    return v.label(with_profile);
+  }
+
+  const Measure* find(const Variant& v, const std::string& run_name, int nodes) const {
+    for (const auto& m : measures_)
+      if (m.variant == v && m.run_name == run_name && m.nodes == nodes) return &m;
+    return nullptr;
+  }
+
+  // "not offered" / "skipped" / "failed" when the point of this cell did not run.
+  std::string missing_cell(const Variant& v, const std::string& benchmark, int nodes) const {
+    for (const auto& s : status_)
+      if (s.variant == v && s.benchmark == benchmark && s.nodes == nodes) return s.status;
+    return "—";
+  }
+
+  // The best (smallest) value of a backend over its modes, and the cop modelled value.
+  static std::optional<double> best_of(const std::map<Variant, double>& values, const std::string& backend, const std::string& profile) {
+    std::optional<double> best;
+    for (const auto& [v, x] : values)
+      if (v.backend == backend && v.profile == profile && (!best || x < *best)) best = x;
+    return best;
+  }
+
+  std::vector<std::string> ratio_header() const { return {"cop modelled µs", "pvm ÷ cop", "mpi ÷ cop", "armci ÷ cop"}; }
+
+  // The cop modelled time and the three ratios for one row, by profile of the row.
+  std::vector<std::string> ratio_cells(const std::map<Variant, double>& values, const std::map<Variant, double>& modelled,
+                                       const std::string& profile) const {
+    std::optional<double> cop = best_of(modelled, "cop", profile);
+    std::vector<std::string> cells = {cop ? num(*cop) : "—"};
+    for (const char* b : {"pvm", "mpi", "armci"}) {
+      std::optional<double> x = best_of(values, b, profile);
+      cells.push_back(cop && x && *cop > 0 ? ratio(*x / *cop) : "—");
+    }
+    return cells;
+  }
+
+  Table summary_table() const {
+    Table t;
+    t.title = "all points (median µs per operation)";
+    t.description = fmt::format("Every point of campaign {}: the median of the kept repetitions, in µs, for each backend and mode. "
+                                "`!` marks a point whose 95 % confidence interval missed 10 % of the mean.",
+                                name_);
+    t.header = {"benchmark", "point", "nodes"};
+    if (multi_profile_) t.header.push_back("profile");
+    std::vector<Variant> cols;
+    for (const auto& v : variants_) cols.push_back(v);
+    // One row per profile: columns are the variants of that profile.
+    std::map<std::string, std::vector<Variant>> by_profile;
+    for (const auto& v : cols) by_profile[v.profile].push_back(v);
+    std::vector<Variant> header_variants;
+    for (const auto& v : cols) {
+      Variant w = v;
+      w.profile.clear();
+      if (std::find(header_variants.begin(), header_variants.end(), w) == header_variants.end()) header_variants.push_back(w);
+    }
+    std::sort(header_variants.begin(), header_variants.end());
+    for (const auto& v : header_variants) t.header.push_back(label(v, false) + " µs");
+    for (const auto& h : ratio_header()) t.header.push_back(h);
+
+    struct RowKey {
+      std::string profile;
+      int bench_rank;
+      std::string family;
+      double bytes;
+      int nodes;
+      std::string run_name, benchmark;
+      bool operator<(const RowKey& o) const {
+        return std::tie(profile, bench_rank, family, bytes, nodes, run_name) <
+               std::tie(o.profile, o.bench_rank, o.family, o.bytes, o.nodes, o.run_name);
+      }
+    };
+    std::set<RowKey> keys;
+    for (const auto& m : measures_) {
+      int rank = 0;
+      const auto& all = all_benchmarks();
+      for (std::size_t i = 0; i < all.size(); ++i)
+        if (all[i]->name() == m.benchmark) rank = static_cast<int>(i);
+      keys.insert(RowKey{m.variant.profile, rank, m.family, m.bytes.value_or(-1), m.nodes, m.run_name, m.benchmark});
+    }
+    for (const auto& k : keys) {
+      std::vector<std::string> row = {k.benchmark, k.run_name, std::to_string(k.nodes)};
+      if (multi_profile_) row.push_back(k.profile);
+      std::map<Variant, double> values, modelled;
+      for (Variant v : header_variants) {
+        v.profile = k.profile;
+        const Measure* m = find(v, k.run_name, k.nodes);
+        if (m) {
+          values[v] = m->median_us;
+          if (m->modelled_us) modelled[v] = *m->modelled_us;
+          row.push_back(num(m->median_us) + (m->ci_met ? "" : " !"));
+        } else {
+          row.push_back(missing_cell(v, k.benchmark, k.nodes));
+        }
+      }
+      for (const auto& c : ratio_cells(values, modelled, k.profile)) row.push_back(c);
+      t.rows.push_back(std::move(row));
+    }
+    t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
+               "measured libpvm with modelled libcop); — where either is missing.",
+               "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
+    return t;
+  }
+
+  // Our value of a seed cell's metric for one variant at `nodes`.
+  std::optional<double> metric_value(const RefCell& c, const Variant& v, int nodes) const {
+    std::string point = c.point;
+    if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
+    const Measure* m = find(v, point, nodes);
+    if (!m) return std::nullopt;
+    if (c.metric == "median") return m->median_us;
+    if (c.metric.rfind("ratio:", 0) == 0) {
+      std::string other = c.metric.substr(6);
+      if (auto p = other.find("{nodes}"); p != std::string::npos) other.replace(p, 7, std::to_string(nodes));
+      const Measure* d = find(v, other, nodes);
+      if (!d || d->median_us <= 0) return std::nullopt;
+      return m->median_us / d->median_us;
+    }
+    auto it = m->counters.find(c.metric);
+    if (it == m->counters.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::optional<double> modelled_value(const RefCell& c, const Variant& v, int nodes) const {
+    if (c.metric != "median") return std::nullopt;
+    std::string point = c.point;
+    if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
+    const Measure* m = find(v, point, nodes);
+    if (!m || !m->modelled_us) return std::nullopt;
+    return *m->modelled_us;
+  }
+
+  // The node count we compare a seed row at: the seed's if we measured it, else the nearest.
+  std::optional<int> nodes_for(const RefCell& c) const {
+    std::set<int> have;
+    for (const auto& m : measures_) {
+      std::string point = c.point;
+      if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(m.nodes));
+      if (m.benchmark == c.benchmark && m.run_name == point) have.insert(m.nodes);
+    }
+    if (have.empty()) return std::nullopt;
+    if (!c.nodes) return *have.rbegin();
+    int best = *have.begin();
+    for (int n : have)
+      if (std::abs(n - *c.nodes) < std::abs(best - *c.nodes) || (std::abs(n - *c.nodes) == std::abs(best - *c.nodes) && n > best)) best = n;
+    return best;
+  }
+
+  fs::path reference_file(const std::string& stem) const {
+    fs::path copy = o_.dir / campaign::kReferenceCopy / (stem + ".csv");
+    return fs::exists(copy) ? copy : o_.reference_dir / (stem + ".csv");
+  }
+
+  Table seed_table(const std::string& stem) const {
+    std::vector<RefCell> cells = load_reference(reference_file(stem));
+    Table t;
+    t.title = stem;
+    std::vector<std::string> rows, columns;
+    for (const auto& c : cells) {
+      if (std::find(rows.begin(), rows.end(), c.row) == rows.end()) rows.push_back(c.row);
+      if (std::find(columns.begin(), columns.end(), c.column) == columns.end()) columns.push_back(c.column);
+      if (t.source.empty()) t.source = c.source;
+    }
+    t.description = "Published: the seed's numbers as printed. Ours: the median of this campaign's point matching the row "
+                    "(benchmark, size, node count), per backend and mode.";
+    // One block of our columns per profile of the campaign.
+    std::vector<std::string> profiles(profiles_.begin(), profiles_.end());
+    std::vector<Variant> header_variants;
+    for (const auto& v : variants_) {
+      Variant w = v;
+      w.profile.clear();
+      if (std::find(header_variants.begin(), header_variants.end(), w) == header_variants.end()) header_variants.push_back(w);
+    }
+    std::sort(header_variants.begin(), header_variants.end());
+    // Seed columns that stand for one of our backends get an "ours ÷ published" column.
+    std::vector<std::pair<std::string, std::string>> mapped;  // column, backend
+    for (const auto& col : columns)
+      for (const auto& c : cells)
+        if (c.column == col && !c.backend.empty()) {
+          mapped.emplace_back(col, c.backend);
+          break;
+        }
+
+    t.header = {"row"};
+    for (const auto& col : columns) t.header.push_back("published " + col);
+    for (const auto& p : profiles) {
+      std::string suffix = multi_profile_ ? " " + p : "";
+      for (const auto& v : header_variants) t.header.push_back("ours " + label(v, false) + suffix);
+      for (const auto& h : ratio_header()) t.header.push_back(h + suffix);
+      for (const auto& [col, backend] : mapped) t.header.push_back(fmt::format("{} ÷ published {}{}", backend, col, suffix));
+    }
+    t.header.push_back("unit");
+    t.header.push_back("note");
+
+    for (const auto& row : rows) {
+      std::vector<std::string> r = {row};
+      const RefCell* key = nullptr;
+      std::string unit;
+      std::map<std::string, const RefCell*> by_column;
+      for (const auto& c : cells)
+        if (c.row == row) {
+          by_column[c.column] = &c;
+          if (!key && !c.benchmark.empty()) key = &c;
+          if (unit.empty()) unit = c.unit;
+        }
+      for (const auto& col : columns) r.push_back(by_column.count(col) ? num(by_column[col]->value) : "");
+      std::optional<int> nodes = key ? nodes_for(*key) : std::nullopt;
+      const int at = nodes.value_or(0);
+      std::string note;
+      if (!key) note = "no matching benchmark";
+      else if (!nodes) note = "not measured in this campaign";
+      else if (key->nodes && at != *key->nodes) note = fmt::format("ours at {} nodes (seed: {})", at, *key->nodes);
+      for (const auto& p : profiles) {
+        std::map<Variant, double> values, modelled;
+        for (Variant v : header_variants) {
+          v.profile = p;
+          std::optional<double> x = key && nodes ? metric_value(*key, v, at) : std::nullopt;
+          if (x) {
+            values[v] = *x;
+            if (auto md = modelled_value(*key, v, at)) modelled[v] = *md;
+            r.push_back(num(*x));
+          } else {
+            r.push_back(key && nodes ? missing_cell(v, key->benchmark, at) : "—");
+          }
+        }
+        if (key && key->metric == "median") {
+          for (const auto& c : ratio_cells(values, modelled, p)) r.push_back(c);
+        } else {
+          for (std::size_t i = 0; i < ratio_header().size(); ++i) r.push_back("—");
+        }
+        for (const auto& [col, backend] : mapped) {
+          std::optional<double> ours = best_of(backend == "cop" ? (modelled.empty() ? values : modelled) : values, backend, p);
+          const RefCell* pub = by_column.count(col) ? by_column[col] : nullptr;
+          r.push_back(ours && pub && pub->value != 0 ? ratio(*ours / pub->value) : "—");
+        }
+      }
+      r.push_back(unit);
+      r.push_back(note);
+      t.rows.push_back(std::move(r));
+    }
+    t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time; X ÷ published C: our best mode "
+               "of X divided by the seed's column C (for cop, its modelled time).",
+               "The seeds' numbers are data in results/reference/" + stem + ".csv (copied into this campaign directory)."};
+    return t;
+  }
+
+  // ---------------------------------------------------------------- plots
+
+  struct Plot {
+    std::string stem, title, xlabel, ylabel;
+    bool log_x = false;
+    std::map<std::string, std::vector<std::pair<double, double>>> curves;  // label -> (x, y)
+    std::vector<std::string> curve_order;
+    std::string note;
+  };
+
+  std::string profile_text() const {
+    std::vector<std::string> p(profiles_.begin(), profiles_.end());
+    return fmt::format("{}", fmt::join(p, "+"));
+  }
+
+  static std::string sanitize(std::string s) {
+    for (char& ch : s)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '-';
+    return s;
+  }
+
+  static std::string what_of(const std::string& family) {
+    if (family.rfind("lock", 0) == 0) return family + " (acquire + release)";
+    if (family == "echo") return "echo latency (round trip / 2)";
+    return family;
+  }
+
+  void add_point(Plot& p, const std::string& label, double x, double y) const {
+    if (!p.curves.count(label)) p.curve_order.push_back(label);
+    p.curves[label].emplace_back(x, y);
+  }
+
+  std::vector<Plot> plan_plots() const {
+    std::vector<Plot> plots;
+    std::set<std::string> families;
+    for (const auto& m : measures_) families.insert(m.family);
+    for (const auto& fam : families) {
+      std::vector<const Measure*> ms;
+      for (const auto& m : measures_)
+        if (m.family == fam) ms.push_back(&m);
+      std::set<double> sizes;
+      std::set<int> nodes;
+      for (auto* m : ms) {
+        if (m->bytes) sizes.insert(*m->bytes);
+        nodes.insert(m->nodes);
+      }
+      bool is_lock = fam.rfind("lock", 0) == 0;
+      // vs size, one plot per node count.
+      if (sizes.size() > 1)
+        for (int n : nodes) {
+          Plot p;
+          p.stem = sanitize(fam) + "-vs-size-n" + std::to_string(n);
+          p.title = fmt::format("{} vs message size, {} nodes — campaign {}, profile {}", what_of(fam), n, name_, profile_text());
+          p.xlabel = "message size [bytes]";
+          p.ylabel = "time per operation [µs]";
+          p.log_x = true;
+          std::vector<const Measure*> sorted;
+          for (auto* m : ms)
+            if (m->nodes == n && m->bytes) sorted.push_back(m);
+          std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+            return std::tie(a->variant, *a->bytes) < std::tie(b->variant, *b->bytes);
+          });
+          bool dropped_zero = false;
+          for (auto* m : sorted) {
+            if (*m->bytes <= 0) {
+              dropped_zero = true;
+              continue;
+            }
+            add_point(p, variant_label(m->variant), *m->bytes, m->median_us);
+          }
+          for (auto* m : sorted)
+            if (m->modelled_us && *m->bytes > 0) add_point(p, variant_label(m->variant) + " modelled", *m->bytes, *m->modelled_us);
+          if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
+          if (!p.curves.empty()) plots.push_back(std::move(p));
+        }
+      // vs nodes, one plot per size (the smallest and the largest when there are many).
+      if (nodes.size() > 1) {
+        std::vector<std::optional<double>> at;
+        if (sizes.empty()) at.push_back(std::nullopt);
+        else {
+          at.push_back(*sizes.begin());
+          if (sizes.size() > 1) at.push_back(*sizes.rbegin());
+        }
+        for (const auto& s : at) {
+          Plot p;
+          p.stem = sanitize(fam) + "-vs-nodes" + (s ? "-" + sanitize(size_text(*s)) : "");
+          p.title = fmt::format("{} vs {}{} — campaign {}, profile {}", what_of(fam), is_lock ? "contending nodes" : "nodes",
+                                s ? ", " + size_text(*s) + "B" : "", name_, profile_text());
+          p.xlabel = is_lock ? "contending nodes" : "nodes";
+          p.ylabel = "time per operation [µs]";
+          std::vector<const Measure*> sorted;
+          for (auto* m : ms)
+            if (!s || (m->bytes && *m->bytes == *s)) sorted.push_back(m);
+          std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+            return std::tie(a->variant, a->nodes) < std::tie(b->variant, b->nodes);
+          });
+          for (auto* m : sorted) add_point(p, variant_label(m->variant), m->nodes, m->median_us);
+          for (auto* m : sorted)
+            if (m->modelled_us) add_point(p, variant_label(m->variant) + " modelled", m->nodes, *m->modelled_us);
+          if (!p.curves.empty()) plots.push_back(std::move(p));
+        }
+      }
+    }
+    return plots;
+  }
+
+  static std::string gp_quote(const std::string& s) {
+    std::string e;
+    for (char ch : s) e += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+    return "\"" + e + "\"";
+  }
+
+  std::vector<std::pair<std::string, std::string>> draw_plots(ReportOutput& result) const {
+    std::vector<std::pair<std::string, std::string>> drawn;
+    std::vector<Plot> plots = plan_plots();
+    fs::path dir = out_ / "plots";
+    fs::create_directories(dir);
+    if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+      result.plot_problem = "gnuplot not found (install gnuplot-nox): plots not drawn";
+      return drawn;
+    }
+    for (const auto& p : plots) {
+      std::string dat;
+      double ymin = 1e300, ymax = 0;
+      for (const auto& label : p.curve_order) {
+        dat += "# " + label + "\n";
+        for (const auto& [x, y] : p.curves.at(label)) {
+          dat += fmt::format("{} {}\n", x, y);
+          if (y > 0) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+        }
+        dat += "\n\n";
+      }
+      write_file_atomically(dir / (p.stem + ".dat"), dat);
+      std::string gp;
+      gp += "# " + p.title + " (generated by copbench report)\n";
+      gp += "set encoding utf8\n";
+      gp += "set title " + gp_quote(p.title) + " noenhanced\n";
+      gp += "set xlabel " + gp_quote(p.xlabel) + " noenhanced\n";
+      gp += "set ylabel " + gp_quote(p.ylabel) + " noenhanced\n";
+      gp += "set grid\nset key outside right top noenhanced\n";
+      if (p.log_x) gp += "set logscale x 2\nset format x \"%.0b %BB\"\n";
+      else gp += "set xtics 1\nset offsets 0.2, 0.2, 0, 0\n";
+      if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\n";
+      else gp += "set yrange [0:*]\n";
+      std::string plot = "plot ";
+      for (std::size_t i = 0; i < p.curve_order.size(); ++i) {
+        bool modelled = p.curve_order[i].find(" modelled") != std::string::npos;
+        plot += fmt::format("{}'{}.dat' index {} using 1:2 with linespoints lw 2 pt {} {}title {}", i ? ", \\\n     " : "", p.stem, i,
+                            static_cast<int>(i % 12) + 1, modelled ? "dt 2 " : "", gp_quote(p.curve_order[i]));
+      }
+      gp += "set terminal pngcairo size 1000,600 font \"DejaVu Sans,10\"\n";
+      gp += "set output '" + p.stem + ".png'\n" + plot + "\n";
+      gp += "set terminal svg size 1000,600 font \"DejaVu Sans,10\"\n";
+      gp += "set output '" + p.stem + ".svg'\nreplot\nunset output\n";
+      write_file_atomically(dir / (p.stem + ".gp"), gp);
+      std::string cmd = fmt::format("cd '{}' && gnuplot '{}.gp' 2>'{}.err'", dir.string(), p.stem, p.stem);
+      if (std::system(cmd.c_str()) != 0) {
+        result.plot_problem = fmt::format("gnuplot failed on {} (see {}.err)", (dir / (p.stem + ".gp")).string(), p.stem);
+        continue;
+      }
+      std::error_code ec;
+      fs::remove(dir / (p.stem + ".err"), ec);
+      result.plots.push_back(dir / (p.stem + ".png"));
+      drawn.emplace_back(p.stem, p.title + (p.note.empty() ? "" : " (" + p.note + ")"));
+    }
+    return drawn;
+  }
+
+  // ---------------------------------------------------------------- index
+
+  std::string index(const std::vector<std::pair<std::string, Table>>& tables, const std::string& main,
+                    const std::vector<std::pair<std::string, std::string>>& plots, const std::string& plot_problem) const {
+    std::string s = "# Campaign " + name_ + "\n\n";
+    if (!manifest_.value("description", std::string()).empty()) s += manifest_["description"].get<std::string>() + "\n\n";
+    const json& m = manifest_;
+    auto get = [&](const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string("?"); };
+    s += "| | |\n|---|---|\n";
+    s += "| created | " + get(m, "created") + " |\n";
+    s += "| commit | " + get(m, "commit") + " |\n";
+    if (m.contains("machine"))
+      s += fmt::format("| machine | {} ({}, {} CPUs, {}) |\n", get(m["machine"], "host"), get(m["machine"], "os"),
+                       m["machine"].value("cpus", 0), get(m["machine"], "memory"));
+    if (m.contains("cluster"))
+      s += fmt::format("| cluster | {} ({} nodes) |\n", get(m["cluster"], "name"), m["cluster"].value("size", 0));
+    s += "| profiles | " + profile_text() + " |\n";
+    s += fmt::format("| points | {} measured, {} not run |\n", count_done(), status_.size());
+    s += "\nManifest (machine, commit, cluster, profile, package versions): [manifest.json](manifest.json); "
+         "campaign file: [campaign.yml](campaign.yml); log: [campaign.log](campaign.log); raw Google Benchmark JSON: raw/.\n\n";
+    s += "## Tables\n\n";
+    for (const auto& [stem, t] : tables)
+      s += fmt::format("- [{}](tables/{}.md) ([CSV](tables/{}.csv)){}\n", t.title, stem, stem, stem == main ? " — main table" : "");
+    s += "\n## Plots\n\n";
+    if (!plot_problem.empty()) s += plot_problem + "\n\n";
+    for (const auto& [stem, title] : plots)
+      s += fmt::format("### {}\n\n![{}](plots/{}.png)\n\n[SVG](plots/{}.svg) · [data](plots/{}.dat) · [gnuplot](plots/{}.gp)\n\n",
+                       title, stem, stem, stem, stem, stem);
+    if (!status_.empty()) {
+      s += "## Points that did not run\n\n| point | status | reason |\n|---|---|---|\n";
+      for (const auto& st : status_) s += fmt::format("| {} | {} | {} |\n", st.point, st.status, st.reason);
+    }
+    return s;
+  }
+
+  std::size_t count_done() const {
+    std::set<std::tuple<Variant, std::string, int>> pts;
+    for (const auto& m : measures_) pts.insert({m.variant, m.benchmark, m.nodes});
+    return pts.size();
+  }
+
+  const ReportOptions& o_;
+  fs::path out_;
+  json manifest_;
+  std::string name_;
+  std::vector<Measure> measures_;
+  std::vector<Status> status_;
+  std::set<Variant> variants_;
+  std::set<std::string> profiles_;
+  bool multi_profile_ = false;
+  std::set<std::string> multi_encoding_;
+};
+
+}  // namespace
+
+ReportOutput make_report(const ReportOptions& options) {
+  if (!fs::is_directory(options.dir)) throw std::runtime_error(fmt::format("{}: no such directory", options.dir.string()));
+  Report r(options);
+  return r.run();
+}
+
+}  // namespace copbench::report
