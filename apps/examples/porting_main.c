@@ -1,0 +1,334 @@
+/* The porting check's shared part: the parent spawns NODES x TASKS_PER_NODE tasks on the
+ * virtual machine, each told its node (for libcop: its node's driver, COP_DRIVER_<k> from
+ * scripts/cop-stack), collects what each task saw, prints it by group instance and checks it
+ * against a local computation. Identical output from porting_pvm and porting_cop is the
+ * port's proof (porting_check.sh).
+ *
+ *   porting_pvm|porting_cop [--nodes N] [--tasks-per-node T] [--timeout S]
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pvm3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "porting.h"
+
+void port_root_params(int iparam[N_IPARAM], double dparam[N_DPARAM]) {
+  iparam[0] = 1000; /* terms 1..1000, split in blocks over the tasks */
+  iparam[1] = 3;    /* scale */
+  iparam[2] = 5;    /* shift */
+  dparam[0] = 0.125;
+  dparam[1] = 0.75;
+}
+
+void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const double dparam[N_DPARAM],
+                     int isum[N_RED], int imax[N_RED], int imin[N_RED], double dsum[N_RED],
+                     double dmax[N_RED], double dmin[N_RED]) {
+  const int n = iparam[0], scale = iparam[1], shift = iparam[2];
+  const int lo = inst * n / ntask + 1, hi = (inst + 1) * n / ntask;
+  const double h = dparam[0], w = dparam[1];
+  isum[0] = 0;
+  isum[1] = 0;
+  for (int x = lo; x <= hi; ++x) {
+    isum[0] += x;
+    isum[1] += (x * x) % 1000;
+  }
+  imax[0] = scale * inst + shift;
+  imax[1] = hi;
+  imin[0] = -scale * inst;
+  imin[1] = lo;
+  dsum[0] = h * (hi - lo + 1);
+  dsum[1] = w * inst;
+  dmax[0] = h * inst;
+  dmax[1] = -w * inst - h; /* never -0.0: a sign of zero is not an answer */
+  dmin[0] = h * inst - w;
+  dmin[1] = h * lo;
+}
+
+int port_failed(struct port_report *r, const char *call, int rc, const char *why) {
+  snprintf(r->error, sizeof r->error, "%s failed: %s (code %d)", call, why, rc);
+  return rc;
+}
+
+/* ---- a spawned task ---- */
+
+static void pack_report(const struct port_report *r) {
+  pvm_initsend(PvmDataDefault);
+  pvm_pkint((int *)&r->inst, 1, 1);
+  pvm_pkint((int *)r->iparam, N_IPARAM, 1);
+  pvm_pkdouble((double *)r->dparam, N_DPARAM, 1);
+  pvm_pkint((int *)&r->has_reduce, 1, 1);
+  pvm_pkint((int *)r->isum, N_RED, 1);
+  pvm_pkint((int *)r->imax, N_RED, 1);
+  pvm_pkint((int *)r->imin, N_RED, 1);
+  pvm_pkdouble((double *)r->dsum, N_RED, 1);
+  pvm_pkdouble((double *)r->dmax, N_RED, 1);
+  pvm_pkdouble((double *)r->dmin, N_RED, 1);
+  pvm_pkint((int *)&r->has_mcast, 1, 1);
+  pvm_pkint((int *)r->imc, 3 * N_RED, 1);
+  pvm_pkdouble((double *)r->dmc, 3 * N_RED, 1);
+  pvm_pkstr((char *)r->error);
+}
+
+static void unpack_report(struct port_report *r) {
+  pvm_upkint(&r->inst, 1, 1);
+  pvm_upkint(r->iparam, N_IPARAM, 1);
+  pvm_upkdouble(r->dparam, N_DPARAM, 1);
+  pvm_upkint(&r->has_reduce, 1, 1);
+  pvm_upkint(r->isum, N_RED, 1);
+  pvm_upkint(r->imax, N_RED, 1);
+  pvm_upkint(r->imin, N_RED, 1);
+  pvm_upkdouble(r->dsum, N_RED, 1);
+  pvm_upkdouble(r->dmax, N_RED, 1);
+  pvm_upkdouble(r->dmin, N_RED, 1);
+  pvm_upkint(&r->has_mcast, 1, 1);
+  pvm_upkint(r->imc, 3 * N_RED, 1);
+  pvm_upkdouble(r->dmc, 3 * N_RED, 1);
+  pvm_upkstr(r->error);
+}
+
+static int task_main(int argc, char **argv) {
+  /* argv: --task NTASK NODE DRIVER */
+  struct port_report r;
+  memset(&r, 0, sizeof r);
+  r.inst = -1;
+  if (pvm_mytid() < 0 || argc < 5) return 1;
+  int rc = port_run_task(argv[4], atoi(argv[2]), &r);
+  pack_report(&r);
+  pvm_send(pvm_parent(), TAG_REPORT);
+  pvm_exit();
+  return rc < 0 ? 1 : 0;
+}
+
+/* ---- the parent ---- */
+
+static int parse_count(const char *opt, const char *value, int max) {
+  char *end = NULL;
+  errno = 0;
+  long v = value ? strtol(value, &end, 10) : 0;
+  if (!value || *end != '\0' || errno != 0 || v < 1 || v > max) {
+    fprintf(stderr, "porting: %s must be a number 1..%d, got '%s'\n", opt, max, value ? value : "");
+    exit(2);
+  }
+  return (int)v;
+}
+
+static void print_report(const struct port_report *r) {
+  printf("task %d: bcast %d %d %d %.17g %.17g", r->inst, r->iparam[0], r->iparam[1], r->iparam[2],
+         r->dparam[0], r->dparam[1]);
+  if (r->has_reduce)
+    printf("; reduce int sum %d %d max %d %d min %d %d, double sum %.17g %.17g max %.17g %.17g min %.17g %.17g",
+           r->isum[0], r->isum[1], r->imax[0], r->imax[1], r->imin[0], r->imin[1], r->dsum[0],
+           r->dsum[1], r->dmax[0], r->dmax[1], r->dmin[0], r->dmin[1]);
+  if (r->has_mcast) {
+    printf("; mcast int");
+    for (int i = 0; i < 3 * N_RED; ++i) printf(" %d", r->imc[i]);
+    printf(", double");
+    for (int i = 0; i < 3 * N_RED; ++i) printf(" %.17g", r->dmc[i]);
+  }
+  printf("\n");
+}
+
+/* What every task should have seen; the number of disagreements (each named on stderr). */
+static int check(const struct port_report *reports, int ntask) {
+  struct port_report want;
+  memset(&want, 0, sizeof want);
+  port_root_params(want.iparam, want.dparam);
+  for (int i = 0; i < N_RED; ++i) {
+    want.imax[i] = want.imin[i] = 0;
+    want.dmax[i] = want.dmin[i] = 0.0;
+  }
+  for (int inst = 0; inst < ntask; ++inst) {
+    int isum[N_RED], imax[N_RED], imin[N_RED];
+    double dsum[N_RED], dmax[N_RED], dmin[N_RED];
+    port_local_work(inst, ntask, want.iparam, want.dparam, isum, imax, imin, dsum, dmax, dmin);
+    for (int i = 0; i < N_RED; ++i) {
+      want.isum[i] += isum[i];
+      want.dsum[i] += dsum[i];
+      want.imax[i] = inst == 0 || imax[i] > want.imax[i] ? imax[i] : want.imax[i];
+      want.imin[i] = inst == 0 || imin[i] < want.imin[i] ? imin[i] : want.imin[i];
+      want.dmax[i] = inst == 0 || dmax[i] > want.dmax[i] ? dmax[i] : want.dmax[i];
+      want.dmin[i] = inst == 0 || dmin[i] < want.dmin[i] ? dmin[i] : want.dmin[i];
+    }
+  }
+  for (int i = 0; i < N_RED; ++i) {
+    want.imc[i] = want.isum[i];
+    want.imc[N_RED + i] = want.imax[i];
+    want.imc[2 * N_RED + i] = want.imin[i];
+    want.dmc[i] = want.dsum[i];
+    want.dmc[N_RED + i] = want.dmax[i];
+    want.dmc[2 * N_RED + i] = want.dmin[i];
+  }
+  int bad = 0;
+#define EXPECT(cond, ...)                                                                       \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
+      fprintf(stderr, __VA_ARGS__);                                                             \
+      ++bad;                                                                                    \
+    }                                                                                           \
+  } while (0)
+  for (int inst = 0; inst < ntask; ++inst) {
+    const struct port_report *r = &reports[inst];
+    EXPECT(memcmp(r->iparam, want.iparam, sizeof want.iparam) == 0 &&
+               memcmp(r->dparam, want.dparam, sizeof want.dparam) == 0,
+           "task %d: broadcast parameters differ from the root's\n", inst);
+    EXPECT(r->has_reduce == (inst == 0), "task %d: %s reduction results\n", inst,
+           inst == 0 ? "the root has no" : "a non-root reports");
+    if (inst == 0 && r->has_reduce) {
+      EXPECT(memcmp(r->isum, want.isum, sizeof want.isum) == 0, "task 0: integer sum is wrong (want %d %d)\n",
+             want.isum[0], want.isum[1]);
+      EXPECT(memcmp(r->imax, want.imax, sizeof want.imax) == 0, "task 0: integer max is wrong (want %d %d)\n",
+             want.imax[0], want.imax[1]);
+      EXPECT(memcmp(r->imin, want.imin, sizeof want.imin) == 0, "task 0: integer min is wrong (want %d %d)\n",
+             want.imin[0], want.imin[1]);
+      EXPECT(memcmp(r->dsum, want.dsum, sizeof want.dsum) == 0,
+             "task 0: double sum is wrong (want %.17g %.17g)\n", want.dsum[0], want.dsum[1]);
+      EXPECT(memcmp(r->dmax, want.dmax, sizeof want.dmax) == 0,
+             "task 0: double max is wrong (want %.17g %.17g)\n", want.dmax[0], want.dmax[1]);
+      EXPECT(memcmp(r->dmin, want.dmin, sizeof want.dmin) == 0,
+             "task 0: double min is wrong (want %.17g %.17g)\n", want.dmin[0], want.dmin[1]);
+    }
+    EXPECT(r->has_mcast == (inst % 2 == 1), "task %d: %s\n", inst,
+           inst % 2 ? "did not receive the multicast" : "received a multicast not sent to it");
+    if (inst % 2 == 1 && r->has_mcast)
+      EXPECT(memcmp(r->imc, want.imc, sizeof want.imc) == 0 && memcmp(r->dmc, want.dmc, sizeof want.dmc) == 0,
+             "task %d: multicast results differ from the reductions'\n", inst);
+  }
+#undef EXPECT
+  return bad;
+}
+
+static int parent_main(int argc, char **argv) {
+  int nodes = 4, per_node = 2, timeout_s = 60;
+  for (int i = 1; i < argc; ++i) {
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(argv[i], "--nodes") == 0) {
+      nodes = parse_count("--nodes", value, 64);
+    } else if (strcmp(argv[i], "--tasks-per-node") == 0) {
+      per_node = parse_count("--tasks-per-node", value, 64);
+    } else if (strcmp(argv[i], "--timeout") == 0) {
+      timeout_s = parse_count("--timeout", value, 3600);
+    } else {
+      fprintf(stderr, "porting: unknown argument '%s' (usage: %s [--nodes N] [--tasks-per-node T] [--timeout S])\n",
+              argv[i], argv[0]);
+      return 2;
+    }
+    ++i;
+  }
+  const int ntask = nodes * per_node;
+
+  pvm_setopt(PvmAutoErr, 0);
+  if (pvm_mytid() < 0) {
+    fprintf(stderr, "porting: no pvmd is running (start one: copbench-pvmd-local start, then its exports)\n");
+    return 1;
+  }
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) {
+    fprintf(stderr, "porting: cannot read /proc/self/exe\n");
+    pvm_exit();
+    return 1;
+  }
+  self[len] = '\0';
+
+  int *tids = calloc((size_t)ntask, sizeof *tids);
+  struct port_report *reports = calloc((size_t)ntask, sizeof *reports);
+  int *reported = calloc((size_t)ntask, sizeof *reported); /* by spawn order */
+  int *seen = calloc((size_t)ntask, sizeof *seen);         /* by group instance */
+  int status = 1, spawned = 0;
+  if (!tids || !reports || !reported || !seen) goto out;
+
+  /* Task j runs on node 1 + j / per_node and uses that node's channel driver. */
+  for (; spawned < ntask; ++spawned) {
+    char count[16], node[16], var[32];
+    const int k = 1 + spawned / per_node;
+    snprintf(count, sizeof count, "%d", ntask);
+    snprintf(node, sizeof node, "%d", k);
+    snprintf(var, sizeof var, "COP_DRIVER_%d", k);
+    const char *driver = getenv(var) ? getenv(var) : "";
+    char *args[] = {"--task", count, node, (char *)driver, NULL};
+    int got = pvm_spawn(self, args, PvmTaskDefault, "", 1, &tids[spawned]);
+    if (got != 1) {
+      fprintf(stderr, "porting: pvm_spawn of task %d failed (code %d)\n", spawned, tids[spawned]);
+      goto out;
+    }
+  }
+  pvm_notify(PvmTaskExit, TAG_EXIT, ntask, tids);
+
+  /* Each task reports once; a task that exits without a report gets a short grace for
+   * its message, then the run fails naming it. */
+  int nreports = 0, exited_silent = 0;
+  struct timeval start;
+  gettimeofday(&start, NULL);
+  while (nreports < ntask) {
+    struct timeval now, left;
+    gettimeofday(&now, NULL);
+    long waited = now.tv_sec - start.tv_sec;
+    left.tv_sec = exited_silent ? 2 : (waited < timeout_s ? timeout_s - waited : 0);
+    left.tv_usec = 0;
+    int buf = pvm_trecv(-1, -1, &left);
+    if (buf <= 0) {
+      fprintf(stderr, "porting: %s; tasks without a report:", exited_silent ? "a task exited without a report"
+                                                                              : "timed out waiting for the tasks");
+      for (int j = 0; j < ntask; ++j)
+        if (!reported[j]) fprintf(stderr, " t%x", tids[j]);
+      fprintf(stderr, "\n");
+      goto out;
+    }
+    int bytes, tag, src;
+    pvm_bufinfo(buf, &bytes, &tag, &src);
+    int j = 0;
+    if (tag == TAG_EXIT) {
+      int who;
+      pvm_upkint(&who, 1, 1);
+      while (j < ntask && tids[j] != who) ++j;
+      if (j < ntask && !reported[j]) exited_silent = 1;
+      continue;
+    }
+    if (tag != TAG_REPORT) continue;
+    while (j < ntask && tids[j] != src) ++j;
+    if (j == ntask || reported[j]) continue;
+    struct port_report r;
+    unpack_report(&r);
+    reported[j] = 1;
+    ++nreports;
+    if (r.error[0]) {
+      fprintf(stderr, "porting: task t%x (group instance %d): %s\n", src, r.inst, r.error);
+      goto out;
+    }
+    if (r.inst < 0 || r.inst >= ntask || seen[r.inst]++) {
+      fprintf(stderr, "porting: task t%x reports group instance %d twice or out of 0..%d\n", src, r.inst, ntask - 1);
+      goto out;
+    }
+    reports[r.inst] = r;
+  }
+  spawned = 0; /* every task has finished: nothing to kill */
+
+  printf("porting check: %d tasks (%d nodes x %d)\n", ntask, nodes, per_node);
+  for (int inst = 0; inst < ntask; ++inst) print_report(&reports[inst]);
+  int bad = check(reports, ntask);
+  if (bad) {
+    fprintf(stderr, "porting: %d result(s) disagree with a local computation\n", bad);
+    goto out;
+  }
+  printf("all results agree with a local computation\n");
+  fflush(stdout);
+  status = 0;
+out:
+  for (int j = 0; j < spawned; ++j) pvm_kill(tids[j]);
+  free(tids);
+  free(reports);
+  free(reported);
+  free(seen);
+  pvm_exit();
+  return status;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "--task") == 0) return task_main(argc, argv);
+  return parent_main(argc, argv);
+}
