@@ -23,15 +23,23 @@ const Benchmark& shared_benchmark();
 const Benchmark& fence_benchmark();
 const Benchmark& overhead_benchmark();
 }  // namespace bench
+namespace apps {
+// The application workloads (apps/), listed after the benchmarks.
+const std::vector<const Benchmark*>& app_benchmarks();
+}  // namespace apps
 
 const std::vector<const Benchmark*>& all_benchmarks() {
-  static const std::vector<const Benchmark*> list = {
+  static const std::vector<const Benchmark*> list = [] {
+    std::vector<const Benchmark*> l = {
       &bench::echo_benchmark(),      &bench::bandwidth_benchmark(), &bench::ring_benchmark(),
       &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::broadcast_benchmark(),
       &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
       &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
       &bench::mcs_lock_benchmark(),  &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
-  };
+    };
+    for (const Benchmark* app : apps::app_benchmarks()) l.push_back(app);
+    return l;
+  }();
   return list;
 }
 

@@ -1,0 +1,123 @@
+#include "apps/common.h"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/analytic.h"
+
+namespace copbench::apps {
+
+long option_int(const RunParams& p, std::string_view app, const std::string& key, long fallback, long lo, long hi) {
+  auto it = p.options.find(key);
+  if (it == p.options.end()) return fallback;
+  const std::string& s = it->second;
+  long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || v < lo || v > hi)
+    throw std::invalid_argument(fmt::format("{}: --param {}={}: expected an integer from {} to {}", app, key, s, lo, hi));
+  return v;
+}
+
+double option_double(const RunParams& p, std::string_view app, const std::string& key, double fallback, double lo,
+                     double hi) {
+  auto it = p.options.find(key);
+  if (it == p.options.end()) return fallback;
+  const std::string& s = it->second;
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || !(v >= lo && v <= hi))
+    throw std::invalid_argument(fmt::format("{}: --param {}={}: expected a number from {} to {}", app, key, s, lo, hi));
+  return v;
+}
+
+Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once) {
+  TimingConfig c = config;
+  c.iterations = 1;
+  c.min_total_iterations = 0;
+  OutlierProtocol protocol(c);
+  std::vector<double> cpu_reps;
+  while (protocol.wants_more()) {
+    b.sync();
+    double cpu0 = cpu_seconds();
+    double seconds = once();
+    std::vector<double> v{seconds, cpu_seconds() - cpu0};
+    b.max_over_ranks(v);
+    if (protocol.add(v[0])) cpu_reps.push_back(v[1]);
+  }
+  return summarize(protocol, std::move(cpu_reps), 1, 0.0);
+}
+
+std::string_view part_name(Part p) {
+  switch (p) {
+    case Part::multicast: return "multicast";
+    case Part::reduction: return "reduction";
+    case Part::barrier: return "barrier";
+    case Part::point_to_point: return "point_to_point";
+    case Part::broadcast: return "broadcast";
+    case Part::scan: return "scan";
+    case Part::computation: return "computation";
+  }
+  return "?";
+}
+
+std::array<double, kParts> Breakdown::mean_fractions(Backend& b, double total) const {
+  // Each rank writes its fractions into its own slot; the maximum over ranks then
+  // holds every rank's (the harness offers max_over_ranks, not a sum).
+  const auto nodes = static_cast<std::size_t>(b.nodes());
+  std::vector<double> all(nodes * kParts, 0.0);
+  const std::size_t slot = static_cast<std::size_t>(b.rank()) * kParts;
+  double comm = 0;
+  for (std::size_t i = 0; i < kParts; ++i) {
+    if (static_cast<Part>(i) == Part::computation) continue;
+    double f = total > 0 ? seconds_[i] / total : 0.0;
+    all[slot + i] = f;
+    comm += f;
+  }
+  all[slot + static_cast<std::size_t>(Part::computation)] = std::max(0.0, 1.0 - comm);
+  b.max_over_ranks(all);
+  std::array<double, kParts> mean{};
+  for (std::size_t r = 0; r < nodes; ++r)
+    for (std::size_t i = 0; i < kParts; ++i) mean[i] += all[r * kParts + i] / static_cast<double>(nodes);
+  return mean;
+}
+
+namespace {
+
+double cop_seconds(cop::model::Function f, cop::model::DataType type, int nodes, std::size_t elements) {
+  using namespace cop::model;
+  const Timing t;
+  const OpCosts ops = OpCosts::hall(t, type);
+  const uint64_t c_bar = nodes > 1 ? static_cast<uint64_t>(nodes - 1) : 0;
+  const Load load{c_bar, type == DataType::floating ? t.t_op_fp : t.t_op_int};
+  return t.us(analytic_cycles(f, t, ops, load, std::max<std::size_t>(1, elements))) * 1e-6;
+}
+
+std::size_t words64(std::size_t bytes) { return (bytes + 7) / 8; }
+
+}  // namespace
+
+double cop_multicast_seconds(int nodes, std::size_t bytes) {
+  return cop_seconds(cop::model::Function::bcast, cop::model::DataType::integer, nodes, words64(bytes));
+}
+double cop_reduce_seconds(int nodes, std::size_t doubles) {
+  return cop_seconds(cop::model::Function::reduce, cop::model::DataType::floating, nodes, doubles);
+}
+double cop_barrier_seconds(int nodes) {
+  return cop_seconds(cop::model::Function::barrier_spmd, cop::model::DataType::integer, nodes, 1);
+}
+double cop_point_to_point_seconds(int nodes, std::size_t bytes) {
+  return cop_seconds(cop::model::Function::write, cop::model::DataType::integer, nodes, words64(bytes)) +
+         cop_seconds(cop::model::Function::read, cop::model::DataType::integer, nodes, words64(bytes));
+}
+
+std::string point_name(std::string_view app, std::initializer_list<std::pair<std::string_view, std::string>> keys) {
+  std::string s(app);
+  for (const auto& [k, v] : keys) s += fmt::format("/{}:{}", k, v);
+  return s;
+}
+
+}  // namespace copbench::apps

@@ -1,0 +1,72 @@
+// What every application shares: its --param options, the repetition loop (one
+// repetition = one whole run), the per-operation time breakdown of Table V, and the
+// modelled COP time of a libcop call (cop/model, seed 000 ch. VI).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "copbench/bench.h"
+#include "copbench/timing.h"
+
+namespace copbench::apps {
+
+// An integer --param, or `fallback` when absent; throws std::invalid_argument naming the
+// application, the key and the allowed range.
+long option_int(const RunParams& p, std::string_view app, const std::string& key, long fallback, long lo, long hi);
+double option_double(const RunParams& p, std::string_view app, const std::string& key, double fallback, double lo,
+                     double hi);
+
+// Runs `once` (all ranks; returns this rank's seconds for the run) under the suite's
+// Libsplit-C protocol with one iteration per repetition: the first run is thrown out,
+// later ones 3x above the mean of the next three are discarded; every rank ends with the
+// same Summary (per-run maximum over ranks). `--warmup` and `--iters` do not apply.
+Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once);
+
+// The kinds of time of Table V.
+enum class Part { multicast, reduction, barrier, point_to_point, broadcast, scan, computation };
+inline constexpr std::size_t kParts = 7;
+std::string_view part_name(Part p);
+
+// Wall time spent in each kind of operation by this rank; computation is what is left.
+class Breakdown {
+ public:
+  template <class F>
+  void time(Part part, F&& op) {
+    double t0 = now_seconds();
+    op();
+    seconds_[static_cast<std::size_t>(part)] += now_seconds() - t0;
+    ++calls_[static_cast<std::size_t>(part)];
+  }
+  // The modelled COP time of the same call (cop_*_seconds below), for the projection.
+  void model(Part part, double seconds) { modelled_[static_cast<std::size_t>(part)] += seconds; }
+  void reset() { *this = Breakdown{}; }
+  double modelled(Part p) const { return modelled_[static_cast<std::size_t>(p)]; }
+  double seconds(Part p) const { return seconds_[static_cast<std::size_t>(p)]; }
+  long calls(Part p) const { return calls_[static_cast<std::size_t>(p)]; }
+  // Fractions of `total` per part, averaged over ranks (Table V: "on the average ... on
+  // both the slave and control tasks"); every rank must call it and gets the same values.
+  std::array<double, kParts> mean_fractions(Backend& b, double total) const;
+
+ private:
+  std::array<double, kParts> seconds_{};
+  std::array<long, kParts> calls_{};
+  std::array<double, kParts> modelled_{};
+};
+
+// Modelled time in seconds of one libcop call on the real COP hardware (Hall's timings,
+// the analytic expressions of ch. VI) with `nodes` channels taking part, C̄ = nodes - 1
+// of them ahead in the poll and t̄OP = t_OP (the thesis's assumption for EGO, whose
+// multicasts are serialised by barriers).
+double cop_multicast_seconds(int nodes, std::size_t bytes);
+double cop_reduce_seconds(int nodes, std::size_t doubles);
+double cop_barrier_seconds(int nodes);
+double cop_point_to_point_seconds(int nodes, std::size_t bytes);  // cop_write + cop_read
+
+// Point name "app/key:value/key:value".
+std::string point_name(std::string_view app, std::initializer_list<std::pair<std::string_view, std::string>> keys);
+
+}  // namespace copbench::apps

@@ -1,0 +1,347 @@
+// md: a molecular-dynamics mini-application shaped like EGO (seed 000, ch. VI,
+// "Effect of Global Operation Speedup on Overall Execution Time"): a control task (rank 0)
+// and N slave tasks (ranks 1..N; with one node the control task is its own slave).
+//
+//   init   control multicasts task management data, sends every slave its atoms
+//          (point-to-point), multicasts the global data;
+//   step   slaves do a velocity-Verlet step of Lennard-Jones atoms; coordinates travel
+//          around the logical ring of slaves (and to the control task); every slave
+//          computes the forces its atoms exert on all atoms and the forces are exchanged
+//          by all-to-all multicasts between barriers; the energy is reduced to the control
+//          task and multicast back; the control task multicasts the 'running' flag.
+//
+// Reported: Table V (fraction of time in multicast, reduction, barrier, point-to-point
+// and computation, averaged over tasks), the modelled COP speedup of each part and the
+// projected COP speedup of the whole run computed Table V's way, the energy drift. The
+// final positions and energies are checked against a serial run of the same physics.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "apps/common.h"
+#include "apps/md/physics.h"
+
+namespace copbench::apps {
+namespace {
+
+template <class T>
+std::span<std::byte> bytes_of(std::span<T> s) {
+  return std::as_writable_bytes(s);
+}
+
+struct Settings {
+  int atoms = 66;
+  int steps = 256;
+  double dt = 0.002;
+  double drift = 1e-3;  // largest relative change of the total energy accepted
+};
+
+struct Outcome {             // the control task's view of a run
+  std::vector<double> pos;   // final positions
+  std::vector<double> energy;
+};
+
+constexpr Part kTableV[] = {Part::multicast, Part::reduction, Part::barrier, Part::point_to_point};
+
+class MdRun {
+ public:
+  MdRun(Backend& b, const Settings& s, Breakdown& bd)
+      : b_(b), s_(s), bd_(bd), me_(b.rank()), nodes_(b.nodes()), alone_(nodes_ == 1),
+        nslaves_(alone_ ? 1 : nodes_ - 1), use_multicast_(b.offers(Op::multicast)) {
+    for (int r = alone_ ? 0 : 1; r < nodes_; ++r) slaves_.push_back(r);
+    is_slave_ = alone_ || me_ > 0;
+    k_ = alone_ ? 0 : me_ - 1;
+    std::tie(first_, last_) = md::block_range(s_.atoms, nslaves_, k_);
+    if (!is_slave_) first_ = last_ = 0;
+  }
+
+  // One whole run; returns this task's seconds. The control task's results land in out.
+  double run(Outcome& out) {
+    const std::size_t n3 = 3 * static_cast<std::size_t>(s_.atoms);
+    pos_.assign(n3, 0.0);
+    vel_.assign(n3, 0.0);
+    force_.assign(n3, 0.0);
+    partial_.assign(n3, 0.0);
+    incoming_.assign(n3, 0.0);
+    out = Outcome{};
+    b_.sync();
+    const double t0 = now_seconds();
+
+    // Initialisation: task management data, loading information, global data.
+    std::vector<double> info{static_cast<double>(nslaves_), static_cast<double>(s_.atoms),
+                             static_cast<double>(s_.steps), s_.dt};
+    mcast(bytes_of(std::span(info)), 0, control_members());
+    if (me_ == 0) {
+      md::initial_state(s_.atoms, pos_, vel_);
+      for (int r : slaves_) {
+        if (r == 0) continue;
+        auto [a0, a1] = md::block_range(s_.atoms, nslaves_, r - 1);
+        std::vector<double> load(pos_.begin() + 3 * a0, pos_.begin() + 3 * a1);
+        load.insert(load.end(), vel_.begin() + 3 * a0, vel_.begin() + 3 * a1);
+        bd_.time(Part::point_to_point, [&] { b_.send(r, std::as_bytes(std::span(load))); });
+        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, load.size() * sizeof(double)));
+      }
+    } else {
+      const auto count = static_cast<std::size_t>(3 * (last_ - first_));
+      std::vector<double> load(2 * count);
+      bd_.time(Part::point_to_point, [&] { b_.recv(0, bytes_of(std::span(load))); });
+      bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, load.size() * sizeof(double)));
+      std::copy(load.begin(), load.begin() + static_cast<long>(count), pos_.begin() + 3 * first_);
+      std::copy(load.begin() + static_cast<long>(count), load.end(), vel_.begin() + 3 * first_);
+    }
+    std::vector<double> global{1.0, 1.0, s_.dt};  // epsilon, sigma, time step
+    mcast(bytes_of(std::span(global)), 0, control_members());
+
+    double potential = force_phase();
+    energy_exchange(potential, out);
+    int step = 0;
+    int running = s_.steps > 0;
+    while (running) {
+      for (int i = 3 * first_; i < 3 * last_; ++i) {
+        vel_[i] += 0.5 * s_.dt * force_[i];
+        pos_[i] += s_.dt * vel_[i];
+      }
+      potential = force_phase();
+      for (int i = 3 * first_; i < 3 * last_; ++i) vel_[i] += 0.5 * s_.dt * force_[i];
+      energy_exchange(potential, out);
+      ++step;
+      if (me_ == 0) running = step < s_.steps && std::isfinite(out.energy.back());
+      mcast(bytes_of(std::span(&running, 1)), 0, control_members());
+    }
+    const double seconds = now_seconds() - t0;
+    if (me_ == 0) out.pos = pos_;
+    return seconds;
+  }
+
+ private:
+  std::vector<int> control_members() const { return alone_ ? std::vector<int>{} : slaves_; }
+
+  // Multicast where the backend has one; otherwise (armci) its broadcast, which also
+  // reaches the non-members, who ignore it. Every task calls it (SPMD).
+  void mcast(std::span<std::byte> buf, int root, const std::vector<int>& members) {
+    if (members.empty()) return;
+    bd_.time(Part::multicast, [&] {
+      if (use_multicast_)
+        b_.multicast(buf, root, members);
+      else
+        b_.broadcast(buf, root);
+    });
+    bd_.model(Part::multicast, cop_multicast_seconds(nodes_, buf.size()));
+  }
+
+  std::span<double> block(int k) {
+    auto [a0, a1] = md::block_range(s_.atoms, nslaves_, k);
+    return std::span(pos_).subspan(3 * static_cast<std::size_t>(a0), 3 * static_cast<std::size_t>(a1 - a0));
+  }
+
+  // Coordinates around the ring, forces all-to-all; returns this slave's potential share.
+  double force_phase() {
+    if (is_slave_ && nslaves_ > 1) {
+      const int below = slaves_[(k_ + nslaves_ - 1) % nslaves_];
+      const int above = slaves_[(k_ + 1) % nslaves_];
+      for (int shift = 1; shift < nslaves_; ++shift) {
+        auto out = block((k_ + shift - 1) % nslaves_);
+        auto in = block((k_ + shift) % nslaves_);
+        // Even slaves send first, odd ones receive first: no cycle of blocked sends.
+        bd_.time(Part::point_to_point, [&] {
+          if (k_ % 2 == 0) {
+            b_.send(below, std::as_bytes(out));
+            b_.recv(above, bytes_of(in));
+          } else {
+            b_.recv(above, bytes_of(in));
+            b_.send(below, std::as_bytes(out));
+          }
+        });
+        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, out.size_bytes()) +
+                                            cop_point_to_point_seconds(nodes_, in.size_bytes()));
+      }
+    }
+    // The control task receives the travelling coordinates.
+    if (!alone_) {
+      if (me_ == 0) {
+        for (int k = 0; k < nslaves_; ++k) {
+          auto in = block(k);
+          bd_.time(Part::point_to_point, [&] { b_.recv(slaves_[k], bytes_of(in)); });
+          bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, in.size_bytes()));
+        }
+      } else {
+        auto own = block(k_);
+        bd_.time(Part::point_to_point, [&] { b_.send(0, std::as_bytes(own)); });
+        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, own.size_bytes()));
+      }
+    }
+    double potential = 0;
+    if (is_slave_) {
+      potential = md::partial_forces(pos_, first_, last_, partial_);
+      std::fill(force_.begin(), force_.end(), 0.0);
+    }
+    // All-to-all: each slave in turn multicasts its partial forces to the other slaves;
+    // every slave sums them for its own atoms in slave order (the serial run's order).
+    for (int k = 0; k < nslaves_; ++k) {
+      bd_.time(Part::barrier, [&] { b_.barrier(); });
+      bd_.model(Part::barrier, cop_barrier_seconds(nodes_));
+      const int root = slaves_[k];
+      std::vector<int> members;
+      for (int r : slaves_)
+        if (r != root) members.push_back(r);
+      std::vector<double>& buf = me_ == root ? partial_ : incoming_;
+      mcast(bytes_of(std::span(buf)), root, members);
+      if (is_slave_)
+        for (int i = 3 * first_; i < 3 * last_; ++i) force_[i] += buf[i];
+    }
+    return potential;
+  }
+
+  // The energy reduced to the control task, which multicasts it back.
+  void energy_exchange(double potential, Outcome& out) {
+    double kinetic = 0;
+    for (int i = 3 * first_; i < 3 * last_; ++i) kinetic += 0.5 * vel_[i] * vel_[i];
+    std::vector<double> mine{kinetic, potential}, total(2, 0.0);
+    bd_.time(Part::reduction, [&] { b_.reduce(mine.data(), total.data(), 2, Elem::f64, ReduceOp::sum, 0); });
+    bd_.model(Part::reduction, cop_reduce_seconds(nodes_, 2));
+    mcast(bytes_of(std::span(total)), 0, control_members());
+    if (me_ == 0) out.energy.push_back(total[0] + total[1]);
+  }
+
+  Backend& b_;
+  Settings s_;
+  Breakdown& bd_;
+  int me_, nodes_;
+  bool alone_;
+  int nslaves_;
+  bool use_multicast_;
+  std::vector<int> slaves_;
+  bool is_slave_ = false;
+  int k_ = 0, first_ = 0, last_ = 0;
+  std::vector<double> pos_, vel_, force_, partial_, incoming_;
+};
+
+// The control task's check: the serial run of the same physics, and the energy drift.
+void verify(const Settings& s, int nslaves, const Outcome& out, double& drift) {
+  md::SerialRun ref = md::serial_run(s.atoms, s.steps, s.dt, nslaves);
+  if (out.energy.size() != ref.energy.size())
+    throw std::runtime_error(fmt::format("md: {} energies recorded, expected {}", out.energy.size(), ref.energy.size()));
+  double worst_pos = 0;
+  for (std::size_t i = 0; i < ref.pos.size(); ++i)
+    worst_pos = std::max(worst_pos, std::abs(out.pos[i] - ref.pos[i]) / (1.0 + std::abs(ref.pos[i])));
+  double worst_energy = 0;
+  for (std::size_t i = 0; i < ref.energy.size(); ++i)
+    worst_energy = std::max(worst_energy, std::abs(out.energy[i] - ref.energy[i]) / (1.0 + std::abs(ref.energy[i])));
+  if (!(worst_pos <= 1e-9) || !(worst_energy <= 1e-9))
+    throw std::runtime_error(fmt::format("md: answer differs from the serial run (positions by {:.3g}, energies by {:.3g})",
+                                         worst_pos, worst_energy));
+  drift = std::abs(out.energy.back() - out.energy.front()) / std::abs(out.energy.front());
+  if (!(drift <= s.drift))
+    throw std::runtime_error(fmt::format("md: energy drift {:.3g} exceeds --param drift={:.3g}", drift, s.drift));
+}
+
+class Md final : public Benchmark {
+ public:
+  std::string_view name() const override { return "md"; }
+  std::string_view description() const override {
+    return "molecular dynamics like EGO (seed 000 Table V): control + slaves; size = atoms";
+  }
+  // Multicast is used where offered and replaced by broadcast where not (labelled).
+  std::vector<Op> needs() const override { return {Op::echo, Op::barrier, Op::reduce, Op::broadcast}; }
+  std::vector<std::size_t> default_sizes() const override { return {66}; }
+  std::vector<std::string> option_names() const override { return {"steps", "dt", "drift"}; }
+
+  void check_options(const RunParams& p) const override {
+    settings(p, 66);
+    for (std::size_t atoms : p.sizes)
+      if (atoms < 2 || atoms > 20000)
+        throw std::invalid_argument(fmt::format("md: --sizes {}: atoms must be from 2 to 20000", atoms));
+  }
+
+  void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
+    check_options(params);
+    for (std::size_t atoms : params.sizes.empty() ? default_sizes() : params.sizes) {
+      Settings s = settings(params, static_cast<int>(atoms));
+      const int nslaves = b.nodes() > 1 ? b.nodes() - 1 : 1;
+      if (s.atoms < nslaves)
+        throw std::invalid_argument(fmt::format("md: {} atoms cannot be shared by {} slave tasks", s.atoms, nslaves));
+      Breakdown bd;
+      Outcome out;
+      MdRun app(b, s, bd);
+      double last_seconds = 0;
+      Summary summary = repeat_runs(b, params.timing, [&] {
+        bd.reset();
+        last_seconds = app.run(out);
+        return last_seconds;
+      });
+      double drift = 0;
+      if (b.rank() == 0) verify(s, nslaves, out, drift);
+
+      // Table V from the last run: fractions averaged over tasks; the COP column divides
+      // each fraction by that part's speedup (measured / modelled COP time).
+      std::array<double, kParts> fractions = bd.mean_fractions(b, last_seconds);
+      std::vector<double> sums(2 * kParts, 0.0);  // measured and modelled seconds, summed over tasks
+      for (Part part : kTableV) {
+        sums[static_cast<std::size_t>(part)] = bd.seconds(part);
+        sums[kParts + static_cast<std::size_t>(part)] = bd.modelled(part);
+      }
+      sum_over_ranks(b, sums);
+
+      PointResult p;
+      p.name = point_name("md", {{"atoms", std::to_string(s.atoms)}, {"steps", std::to_string(s.steps)}});
+      p.counters["nodes"] = b.nodes();
+      p.counters["slaves"] = nslaves;
+      p.counters["atoms"] = s.atoms;
+      p.counters["steps"] = s.steps;
+      p.counters["energy_drift"] = drift;
+      double cop_total = fractions[static_cast<std::size_t>(Part::computation)];
+      double comm = 0;
+      for (Part part : kTableV) {
+        const auto i = static_cast<std::size_t>(part);
+        const double speedup = sums[kParts + i] > 0 ? sums[i] / sums[kParts + i] : 1.0;
+        const std::string key(part_name(part));
+        p.counters["frac_" + key] = fractions[i];
+        p.counters["cop_speedup_" + key] = speedup;
+        p.counters["cop_frac_" + key] = fractions[i] / speedup;
+        comm += fractions[i];
+        cop_total += fractions[i] / speedup;
+      }
+      p.counters["frac_communication"] = comm;
+      p.counters["frac_computation"] = fractions[static_cast<std::size_t>(Part::computation)];
+      p.counters["cop_frac_total"] = cop_total;
+      p.counters["projected_cop_speedup"] = cop_total > 0 ? 1.0 / cop_total : 0.0;
+      p.labels["verified"] = "serial+drift";
+      p.labels["multicast_via"] = b.offers(Op::multicast) ? "multicast" : "broadcast";
+      p.summary = std::move(summary);
+      reporter.report(std::move(p));
+    }
+  }
+
+ private:
+  static Settings settings(const RunParams& p, int atoms) {
+    Settings s;
+    s.atoms = atoms;
+    s.steps = static_cast<int>(option_int(p, "md", "steps", 256, 0, 1000000));
+    s.dt = option_double(p, "md", "dt", 0.002, 1e-6, 0.01);
+    s.drift = option_double(p, "md", "drift", 1e-3, 0.0, 1.0);
+    return s;
+  }
+
+  // Element-wise sum over ranks from the harness's max: each rank's values in its slot.
+  static void sum_over_ranks(Backend& b, std::vector<double>& v) {
+    const auto n = static_cast<std::size_t>(b.nodes());
+    std::vector<double> all(n * v.size(), 0.0);
+    std::copy(v.begin(), v.end(), all.begin() + static_cast<long>(static_cast<std::size_t>(b.rank()) * v.size()));
+    b.max_over_ranks(all);
+    std::fill(v.begin(), v.end(), 0.0);
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] += all[r * v.size() + i];
+  }
+};
+
+}  // namespace
+
+const Benchmark& md_app() {
+  static const Md instance;
+  return instance;
+}
+
+}  // namespace copbench::apps
