@@ -188,6 +188,8 @@ bool ChannelClient::take_result(const Entry& e) {
   results_[i] = m;
   results_missing_--;
   result_cycle_ = std::max(result_cycle_, e.at_cycle);
+  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
+                            std::memory_order_relaxed);
   return true;
 }
 

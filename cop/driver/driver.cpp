@@ -151,13 +151,17 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
   const int n = int(window_->tasks_per_channel);
   auto is_free = [&](int t) { return window_->tasks[t].tkno < 0; };
   int chosen = -1;
-  if (req.wanted_tkno >= 0) {
-    if (req.wanted_tkno >= n)
-      why = fmt::format("TKNO {} is beyond this channel's {} task address spaces", req.wanted_tkno, n);
-    else if (!is_free(req.wanted_tkno))
-      why = fmt::format("TKNO {} is in use by pid {}", req.wanted_tkno, window_->tasks[req.wanted_tkno].pid);
+  RegisterRequest want = req;
+  // -2: exactly the tid's L field modulo the task spaces (the direct mapping).
+  if (want.wanted_tkno == -2) want.wanted_tkno = int(uint32_t(req.tid) & 0x3FFFF) % n;
+  if (want.wanted_tkno >= 0) {
+    const int t = want.wanted_tkno;
+    if (t >= n)
+      why = fmt::format("TKNO {} is beyond this channel's {} task address spaces", t, n);
+    else if (!is_free(t))
+      why = fmt::format("TKNO {} is in use by pid {}", t, window_->tasks[t].pid);
     else
-      chosen = req.wanted_tkno;
+      chosen = t;
   } else {
     const int preferred = int(uint32_t(req.tid) & 0x3FFFF) % n;  // the tid's L field, as PVM numbers tasks
     for (int k = 0; k < n && chosen < 0; ++k)

@@ -24,7 +24,7 @@ struct RegisterRequest {
   Op op = Op::register_;
   int32_t pid = 0;
   int32_t tid = 0;
-  int32_t wanted_tkno = -1;  // -1: any free one
+  int32_t wanted_tkno = -1;  // -1: any free one; -2: the tid's L field mod task spaces, or refuse
   uint32_t direct = 1;
   LinkOptions link;
 };

@@ -1,6 +1,10 @@
 // Table I of seed 000, with ch. V's PROBE and NACK: names, classes, word counts.
 #include <cop/wire.h>
 
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
 namespace cop::wire {
 namespace {
 
@@ -110,5 +114,41 @@ std::string_view error_name(Error e) {
   }
   return "unknown error";
 }
+
+
+uint64_t combine(Opcode op, uint64_t a, uint64_t b) {
+  const auto a32 = static_cast<uint32_t>(a), b32 = static_cast<uint32_t>(b);
+  const auto sa32 = static_cast<int32_t>(a32), sb32 = static_cast<int32_t>(b32);
+  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+  const double fa = std::bit_cast<double>(a), fb = std::bit_cast<double>(b);
+  switch (op) {
+    case Opcode::SUMI32: return uint32_t(a32 + b32);
+    case Opcode::MAXI32: return uint32_t(std::max(sa32, sb32));
+    case Opcode::MINI32: return uint32_t(std::min(sa32, sb32));
+    case Opcode::OR32: return a32 | b32;
+    case Opcode::AND32: return a32 & b32;
+    case Opcode::EXOR32: return a32 ^ b32;
+    case Opcode::SUMI64: return a + b;
+    case Opcode::MAXI64: return uint64_t(std::max(sa, sb));
+    case Opcode::MINI64: return uint64_t(std::min(sa, sb));
+    case Opcode::OR64: return a | b;
+    case Opcode::AND64: return a & b;
+    case Opcode::EXOR64: return a ^ b;
+    case Opcode::SUMF: return std::bit_cast<uint64_t>(fa + fb);
+    case Opcode::MAXF: return std::bit_cast<uint64_t>(std::max(fa, fb));
+    case Opcode::MINF: return std::bit_cast<uint64_t>(std::min(fa, fb));
+    default: throw std::logic_error("not a reduction opcode");
+  }
+}
+
+uint64_t payload(const Message& m) { return wire::is_64bit(m.ins.opcode) ? m.data64() : m.data1; }
+
+void set_payload(Message& m, uint64_t v) {
+  if (wire::is_64bit(m.ins.opcode))
+    m.set_data64(v);
+  else
+    m.data1 = static_cast<uint32_t>(v);
+}
+
 
 }  // namespace cop::wire

@@ -214,6 +214,13 @@ std::optional<DecodeError> validate(const Message& msg, Direction dir,
 // One-line human-readable form, for logs and test failures.
 std::string to_string(const Message& msg);
 
+// The integer ALU's and FP unit's function for a reduction opcode, on the
+// 64-bit Data RAM words both sides keep (32-bit operations use the low half).
+uint64_t combine(Opcode op, uint64_t a, uint64_t b);
+// The value a message carries, as stored in a 64-bit Data RAM word, and back.
+uint64_t payload(const Message& m);
+void set_payload(Message& m, uint64_t v);
+
 // Builders for the common shapes.
 Message make(Opcode op, uint16_t tkno = 0, Space space = Space::GAS, uint32_t msgtag = 0);
 

@@ -1,0 +1,303 @@
+// Every libcop call against a local computation, on a real pvmd with copd and
+// one copdrv per emulated node (started by libcop_test.sh).
+//
+//   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR
+// spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
+// each runs every check and reports; the parent prints the reports and exits
+// non-zero if any check failed.
+#include <cop/cop.h>
+#include <pvm3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kReportTag = 4242;
+char kGroup[] = "copcheck";
+
+struct Checker {
+  std::string failures;
+  int checks = 0;
+  void expect(bool ok, const std::string& what) {
+    checks++;
+    if (!ok) failures += "  FAIL " + what + "\n";
+  }
+  void rc(int got, int want, const std::string& what) {
+    expect(got == want, what + ": returned " + std::to_string(got) + " (" + cop_strerror(got) + "), expected " +
+                            std::to_string(want));
+  }
+};
+
+int g_inst = 0, g_size = 0;
+std::vector<int> g_tids;
+
+// The value task `inst` contributes at element i, per type.
+long long value(int inst, int i) { return (inst + 1) * 7 + i * 3 - 11; }
+
+template <typename T>
+void check_reduce(Checker& c, int func, int datatype, const char* tname, int count, int tag) {
+  std::vector<T> data(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) data[size_t(i)] = T(value(g_inst, i));
+  int roots[2] = {0, g_size - 1};
+  const int rc = cop_reduce(func, data.data(), datatype, count, tag, kGroup, roots, 2);
+  c.rc(rc, 0, std::string("cop_reduce ") + tname + " func " + std::to_string(func));
+  if (rc < 0 || (g_inst != 0 && g_inst != g_size - 1)) return;
+  for (int i = 0; i < count; ++i) {
+    T want = T(value(0, i));
+    for (int k = 1; k < g_size; ++k) {
+      const T v = T(value(k, i));
+      switch (func) {
+        case COP_SUM: want = T(want + v); break;
+        case COP_MAX: want = std::max(want, v); break;
+        case COP_MIN: want = std::min(want, v); break;
+        case COP_AND: if constexpr (std::is_integral_v<T>) want = T(want & v); break;
+        case COP_OR: if constexpr (std::is_integral_v<T>) want = T(want | v); break;
+        case COP_EXOR: if constexpr (std::is_integral_v<T>) want = T(want ^ v); break;
+      }
+    }
+    if (data[size_t(i)] != want) {
+      c.expect(false, std::string("cop_reduce ") + tname + " func " + std::to_string(func) + " element " +
+                          std::to_string(i) + ": got " + std::to_string(double(data[size_t(i)])) + " want " +
+                          std::to_string(double(want)));
+      return;
+    }
+  }
+  c.expect(true, "");
+}
+
+void run_checks(Checker& c, int node) {
+  int chno = 0, tkno = 0;
+  c.rc(cop_channel(&chno, &tkno), 0, "cop_channel");
+  c.expect(chno == node, "cop_channel names this node's channel");
+  c.rc(cop_getopt(CopStaticGroups), 0, "static groups off by default");
+  c.rc(cop_setopt(12345, 1), PvmBadParam, "cop_setopt unknown option");
+
+  // Barrier: everyone's TAS word holds the round before anyone leaves it.
+  for (int round = 1; round <= 4; ++round) {
+    long long r = round;
+    c.rc(cop_write(&r, 1, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_write round");
+    c.rc(cop_barrier(kGroup, g_size, 10), 0, "cop_barrier");
+    for (int k = 0; k < g_size; ++k) {
+      long long seen = 0;
+      c.rc(cop_read(&seen, 1, PVM_LONG, g_tids[size_t(k)], 0, COP_NORMAL), 0, "cop_read round");
+      c.expect(seen >= round, "task " + std::to_string(k) + " passed the barrier before writing round " +
+                                  std::to_string(round));
+    }
+    c.rc(cop_barrier(kGroup, g_size, 10), 0, "cop_barrier (2)");
+  }
+
+  // Static groups: the tids are asked once.
+  c.rc(cop_setopt(CopStaticGroups, 1), 0, "cop_setopt static groups");
+  c.rc(cop_barrier(kGroup, g_size, 11), 0, "cop_barrier, static group");
+
+  // Reductions: every function of Table I on every type, two roots.
+  int tag = 1000;
+  const int funcs[] = {COP_SUM, COP_MAX, COP_MIN, COP_AND, COP_OR, COP_EXOR};
+  for (int f : funcs) {
+    check_reduce<int>(c, f, PVM_INT, "int", 3, tag += 8);
+    check_reduce<unsigned>(c, f, PVM_UINT, "uint", 3, tag += 8);
+    check_reduce<long>(c, f, PVM_LONG, "long", 3, tag += 8);
+    if (f != COP_MAX && f != COP_MIN) check_reduce<unsigned long>(c, f, PVM_ULONG, "ulong", 3, tag += 8);
+    if (f <= COP_MIN) {
+      check_reduce<double>(c, f, PVM_DOUBLE, "double", 3, tag += 8);
+      check_reduce<float>(c, f, PVM_FLOAT, "float", 3, tag += 8);
+    }
+  }
+  double d = 1.0;
+  int root = 0;
+  c.rc(cop_reduce(COP_AND, &d, PVM_DOUBLE, 1, tag += 8, kGroup, &root, 1), CopErrBadType, "AND on doubles");
+  // Longer than 1024 bytes: split into chunks, each its own channel access.
+  check_reduce<long>(c, COP_SUM, PVM_LONG, "long[300]", 300, tag += 8);
+  tag += 300;
+  c.rc(cop_barrier(kGroup, g_size, 12), 0, "cop_barrier after reductions");
+
+  // Broadcast from each of two roots; receivers late on purpose (the data
+  // arrives before they ask and must wait in the out-of-context buffer).
+  for (int src : {1, g_size - 1}) {
+    std::vector<double> buf(200);
+    const int btag = (tag += 256);
+    if (g_inst == src) {
+      for (int i = 0; i < 200; ++i) buf[size_t(i)] = src * 1000.0 + i;
+      c.rc(cop_bcast(buf.data(), 200, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), 0, "cop_bcast send");
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      const int from = src == 1 ? g_tids[size_t(src)] : -1;  // explicit sender, then any sender
+      c.rc(cop_bcast(buf.data(), 200, PVM_DOUBLE, kGroup, btag, COP_RECV, from), 0, "cop_bcast recv");
+      bool ok = true;
+      for (int i = 0; i < 200; ++i) ok &= buf[size_t(i)] == src * 1000.0 + i;
+      c.expect(ok, "cop_bcast data from instance " + std::to_string(src));
+    }
+  }
+  c.rc(cop_barrier(kGroup, g_size, 13), 0, "cop_barrier after broadcasts");
+
+  // Multicast from instance 0 to the odd instances.
+  std::vector<int> odd;
+  for (int k = 1; k < g_size; k += 2) odd.push_back(g_tids[size_t(k)]);
+  int ints[5];
+  const int mtag = (tag += 8);
+  if (g_inst == 0) {
+    for (int i = 0; i < 5; ++i) ints[i] = 40 + i;
+    c.rc(cop_mcast(ints, 5, PVM_INT, odd.data(), int(odd.size()), mtag, COP_SEND, -1), 0, "cop_mcast send");
+  } else if (g_inst % 2 == 1) {
+    c.rc(cop_mcast(ints, 5, PVM_INT, odd.data(), int(odd.size()), mtag, COP_RECV, g_tids[0]), 0, "cop_mcast recv");
+    bool ok = true;
+    for (int i = 0; i < 5; ++i) ok &= ints[i] == 40 + i;
+    c.expect(ok, "cop_mcast data");
+  }
+  c.rc(cop_barrier(kGroup, g_size, 14), 0, "cop_barrier after multicast");
+
+  // Shared memory: write own TAS (urgent and normal), read a neighbour's,
+  // read-modify-write another's, protection of a foreign TAS.
+  std::vector<int> mine(20);
+  for (int j = 0; j < 20; ++j) mine[size_t(j)] = g_inst * 100 + j;
+  c.rc(cop_write(mine.data(), 20, PVM_INT, pvm_mytid(), 20, COP_URGENT), 0, "cop_write urgent");
+  double dv[3] = {g_inst + 0.5, g_inst + 1.5, g_inst + 2.5};
+  c.rc(cop_write(dv, 3, PVM_DOUBLE, pvm_mytid(), 40, COP_NORMAL), 0, "cop_write double");
+  c.rc(cop_barrier(kGroup, g_size, 15), 0, "cop_barrier after writes");
+  const int next = (g_inst + 1) % g_size;
+  std::vector<int> theirs(20);
+  c.rc(cop_read(theirs.data(), 20, PVM_INT, g_tids[size_t(next)], 20, COP_NORMAL), 0, "cop_read neighbour");
+  bool same = true;
+  for (int j = 0; j < 20; ++j) same &= theirs[size_t(j)] == next * 100 + j;
+  c.expect(same, "cop_read gives the neighbour's data");
+  double dr[3];
+  c.rc(cop_read(dr, 3, PVM_DOUBLE, g_tids[size_t(next)], 40, COP_URGENT), 0, "cop_read double urgent");
+  c.expect(dr[0] == next + 0.5 && dr[2] == next + 2.5, "cop_read doubles");
+  int intruder = 5;
+  c.rc(cop_write(&intruder, 1, PVM_INT, g_tids[size_t(next)], 20, COP_NORMAL), g_size > 1 ? CopErrProtection : 0,
+       "cop_write into another task's address space");
+  c.rc(cop_write(&intruder, 1, PVM_INT, pvm_mytid(), 250, COP_NORMAL) , 0, "cop_write at the last words");
+  int too_far[10] = {};
+  c.rc(cop_write(too_far, 10, PVM_INT, pvm_mytid(), 250, COP_NORMAL), CopErrAddressRange, "cop_write past the TAS");
+  c.rc(cop_barrier(kGroup, g_size, 16), 0, "cop_barrier after reads");
+  // Everyone adds its instance+1 to task 0's counter; RMW returns the old value.
+  long long add = g_inst + 1;
+  c.rc(cop_rmw(&add, 1, PVM_LONG, g_tids[0], 60, COP_NORMAL), 0, "cop_rmw long");
+  double dadd = 0.25;
+  c.rc(cop_rmw(&dadd, 1, PVM_DOUBLE, g_tids[0], 61, COP_URGENT), 0, "cop_rmw double (FP unit)");
+  c.rc(cop_barrier(kGroup, g_size, 17), 0, "cop_barrier after rmw");
+  long long total = 0;
+  double dtotal = 0;
+  c.rc(cop_read(&total, 1, PVM_LONG, g_tids[0], 60, COP_NORMAL), 0, "cop_read counter");
+  c.rc(cop_read(&dtotal, 1, PVM_DOUBLE, g_tids[0], 61, COP_NORMAL), 0, "cop_read double counter");
+  c.expect(total == (long long)g_size * (g_size + 1) / 2, "cop_rmw counter is the sum of all adds: " + std::to_string(total));
+  c.expect(dtotal == 0.25 * g_size, "cop_rmw double counter: " + std::to_string(dtotal));
+  c.rc(cop_barrier(kGroup, g_size, 18), 0, "cop_barrier before gather");
+
+  // Gather to instance 1, scatter from instance 2.
+  int part[3] = {g_inst, g_inst * 2, g_inst * 3};
+  std::vector<int> all(size_t(3 * g_size), -1);
+  const int groot = 1 % g_size, sroot = 2 % g_size;
+  c.rc(cop_gather(all.data(), part, 3, PVM_INT, 100, kGroup, groot), 0, "cop_gather");
+  if (g_inst == groot) {
+    bool ok = true;
+    for (int k = 0; k < g_size; ++k) ok &= all[size_t(3 * k)] == k && all[size_t(3 * k + 2)] == 3 * k;
+    c.expect(ok, "cop_gather data");
+  }
+  std::vector<int> src(size_t(2 * g_size));
+  for (int i = 0; i < 2 * g_size; ++i) src[size_t(i)] = 500 + i;
+  int got[2] = {0, 0};
+  c.rc(cop_scatter(got, src.data(), 2, PVM_INT, 150, kGroup, sroot), 0, "cop_scatter");
+  c.expect(got[0] == 500 + 2 * g_inst && got[1] == 501 + 2 * g_inst, "cop_scatter slice");
+
+  // Not a member: refused.
+  char other[] = "copcheck-nobody";
+  c.expect(cop_barrier(other, 1, 19) < 0, "cop_barrier on a group this task is not in fails");
+}
+
+int child(int argc, char** argv) {
+  const int node = std::atoi(argv[1]);
+  const std::string driver = std::string(argv[3]) + "/node" + std::to_string(node);
+  setenv("COP_DRIVER", driver.c_str(), 1);
+  setenv("COP_ACCESS", argv[2], 1);
+  (void)argc;
+  const int nodes = std::atoi(argv[4]), tasks = std::atoi(argv[5]);
+  Checker c;
+  const int tid = cop_mytid();
+  c.expect(tid > 0 && tid == pvm_mytid(), "cop_mytid enrolls and returns the pvm tid: " + std::to_string(tid));
+  if (tid > 0) {
+    c.rc(cop_getopt(CopAccess), std::strcmp(argv[2], "direct") == 0 ? CopAccessDirect : CopAccessNormal, "access mode");
+    g_size = nodes * tasks;
+    g_inst = pvm_joingroup(kGroup);
+    pvm_barrier(kGroup, g_size);  // everyone joined (setup only: PVM's own barrier)
+    for (int k = 0; k < g_size; ++k) g_tids.push_back(pvm_gettid(kGroup, k));
+    run_checks(c, node);
+    pvm_barrier(kGroup, g_size);
+    pvm_lvgroup(kGroup);
+  }
+  pvm_initsend(PvmDataDefault);
+  int n = c.checks, bad = c.failures.empty() ? 0 : 1;
+  pvm_pkint(&n, 1, 1);
+  pvm_pkint(&bad, 1, 1);
+  std::string report = "task inst " + std::to_string(g_inst) + " node " + std::to_string(node) + ": " +
+                       std::to_string(c.checks) + " checks\n" + c.failures;
+  pvm_pkstr(const_cast<char*>(report.c_str()));
+  pvm_send(pvm_parent(), kReportTag);
+  cop_exit();
+  pvm_exit();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
+  int nodes = 4, tasks = 2;
+  std::string access = "direct", stack;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
+    else if (k == "--tasks") tasks = std::atoi(argv[i + 1]);
+    else if (k == "--access") access = argv[i + 1];
+    else if (k == "--stack") stack = argv[i + 1];
+  }
+  if (stack.empty()) {
+    std::fprintf(stderr, "usage: cop_libcop_check --stack DIR [--nodes N] [--tasks T] [--access direct|normal]\n");
+    return 2;
+  }
+  if (pvm_mytid() < 0) return 1;
+  std::vector<int> tids;
+  for (int i = 0; i < nodes * tasks; ++i) {
+    const std::string node = std::to_string(i / tasks + 1), n = std::to_string(nodes), t = std::to_string(tasks);
+    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
+                    const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), nullptr};
+    int tid = 0;
+    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
+      std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
+      pvm_exit();
+      return 1;
+    }
+    tids.push_back(tid);
+  }
+  int failed = 0, total = 0;
+  for (size_t i = 0; i < tids.size(); ++i) {
+    timeval tmout{120, 0};
+    if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
+      std::fprintf(stderr, "no report from %zu task(s) within 120 s\n", tids.size() - i);
+      failed = 1;
+      break;
+    }
+    int n = 0, bad = 0;
+    char report[65536];
+    pvm_upkint(&n, 1, 1);
+    pvm_upkint(&bad, 1, 1);
+    pvm_upkstr(report);
+    total += n;
+    failed |= bad;
+    std::fputs(report, stdout);
+  }
+  std::printf("%s: %d checks over %d tasks on %d nodes, access %s\n", failed ? "FAILED" : "passed", total,
+              nodes * tasks, nodes, access.c_str());
+  pvm_exit();
+  return failed;
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# libcop on a real pvmd with copd and 4 copdrv on loopback, 2 tasks per node,
+# in both access modes (cop_libcop_check does the checking).
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT [direct|normal ...]
+set -euo pipefail
+bin=$1 stack_cmd=$2
+shift 2
+modes=("${@:-direct normal}")
+work=$(mktemp -d /tmp/libcop-test.XXXXXX)
+cleanup() {
+  "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
+  "$bin/copbench-pvmd-local" stop "$work/pvm" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
+COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >/dev/null
+rc=0
+for mode in ${modes[*]}; do
+  if ! "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access "$mode"; then
+    rc=1
+    echo "--- copd log"; tail -n 30 "$work/stack"/copd.log 2>/dev/null || true
+  fi
+done
+exit $rc
