@@ -305,7 +305,22 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     std::map<std::string, std::string> params;
     if (run["params"]) {
       if (!run["params"].IsMap()) r.fail(run["params"], "'params' must be a mapping of worker options");
-      for (const auto& kv : run["params"]) params[kv.first.as<std::string>()] = r.scalar(kv.second, kv.first.as<std::string>());
+      auto known = bench->option_names();
+      RunParams checked;
+      if (!sizes.empty()) checked.sizes = parse_sizes(sizes);
+      for (const auto& kv : run["params"]) {
+        std::string key = kv.first.as<std::string>();
+        if (std::find(known.begin(), known.end(), key) == known.end())
+          r.fail(kv.first, known.empty() ? fmt::format("{} takes no params (got '{}')", bench_name, key)
+                                         : fmt::format("unknown param '{}' for {} (known: {})", key, bench_name, joined(known)));
+        params[key] = r.scalar(kv.second, key);
+        checked.options[key] = params[key];
+      }
+      try {
+        bench->check_options(checked);
+      } catch (const std::invalid_argument& e) {
+        r.fail(run["params"], e.what());
+      }
     }
 
     for (const auto& profile : c.profiles)

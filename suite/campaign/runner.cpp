@@ -205,7 +205,7 @@ std::vector<std::string> worker_args(const Point& p, const Campaign& c) {
   if (!p.sizes.empty()) a.insert(a.end(), {"--sizes", p.sizes});
   if (!p.route.empty()) a.insert(a.end(), {"--route", p.route});
   if (!p.encoding.empty()) a.insert(a.end(), {"--encoding", p.encoding});
-  for (const auto& [k, v] : p.params) a.insert(a.end(), {"--" + k, v});
+  for (const auto& [k, v] : p.params) a.insert(a.end(), {"--param", k + "=" + v});
   (void)c;
   return a;
 }

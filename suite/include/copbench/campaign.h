@@ -54,7 +54,7 @@ struct Point {
   std::string sizes;  // "0,8,1K" or "" for the benchmark's default / none
   std::string profile;
   Timing timing;
-  std::map<std::string, std::string> params;  // extra --key value worker options (applications)
+  std::map<std::string, std::string> params;  // an application's --param KEY=VALUE (apps/)
   int line = 0;  // the campaign file line it came from
 };
 
