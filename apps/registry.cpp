@@ -7,9 +7,10 @@ namespace copbench::apps {
 
 const Benchmark& md_app();
 const Benchmark& matmul_app();
+const Benchmark& radixsort_app();
 
 const std::vector<const Benchmark*>& app_benchmarks() {
-  static const std::vector<const Benchmark*> list = {&md_app(), &matmul_app()};
+  static const std::vector<const Benchmark*> list = {&md_app(), &matmul_app(), &radixsort_app()};
   return list;
 }
 

@@ -1,0 +1,263 @@
+// radixsort: Libsplit-C's radix sort (seed 003, section 6.2) of 32-bit keys, K per node,
+// with an 8- or 16-bit radix (4 or 2 passes). Each pass has its three stages:
+//
+//   fill      histogram the digit of the local keys;
+//   scan      the global histogram: for every bucket the keys of that digit on lower
+//             ranks (an inclusive scan over ranks, all_scan_add in Split-C) and the
+//             bucket totals. With the backend's scan (mpi) that is one scan of the
+//             R-bucket vector plus a broadcast of the totals from the last rank; where
+//             there is none (pvm, armci, cop) every rank's histogram is summed into its
+//             own slot of a nodes x R vector by a reduction to rank 0 and broadcast back
+//             (label scan_via=reduce);
+//   coalesce  every key goes to its global position (rank = position / K): an all-to-all
+//             point-to-point exchange of (position, key) pairs.
+//
+// Checked: rank 0 regenerates every rank's keys, sorts them with std::sort and compares
+// every rank's final keys with its slice.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "apps/common.h"
+
+namespace copbench::apps {
+namespace {
+
+std::uint32_t key_of(int rank, std::size_t i) {
+  std::uint64_t z = (static_cast<std::uint64_t>(rank) << 40) + i + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 16);
+}
+
+std::vector<std::uint32_t> keys_of(int rank, std::size_t count) {
+  std::vector<std::uint32_t> k(count);
+  for (std::size_t i = 0; i < count; ++i) k[i] = key_of(rank, i);
+  return k;
+}
+
+enum Stage { fill, scan, coalesce };
+constexpr const char* kStageNames[] = {"fill", "scan", "coalesce"};
+
+class RadixSort {
+ public:
+  RadixSort(Backend& b, std::size_t keys, int bits, Breakdown& bd)
+      : b_(b), k_(keys), bits_(bits), buckets_(std::size_t{1} << bits), bd_(bd), use_scan_(b.offers(Op::scan)) {}
+
+  std::vector<std::uint32_t>& keys() { return keys_; }
+  const std::array<double, 3>& stage_seconds() const { return stage_; }
+  bool uses_scan() const { return use_scan_; }
+
+  double run() {
+    keys_ = keys_of(b_.rank(), k_);
+    stage_ = {};
+    b_.sync();
+    const double t0 = now_seconds();
+    for (int shift = 0; shift < 32; shift += bits_) pass(shift);
+    return now_seconds() - t0;
+  }
+
+ private:
+  void pass(int shift) {
+    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto me = static_cast<std::size_t>(b_.rank());
+    const std::uint32_t mask = static_cast<std::uint32_t>(buckets_ - 1);
+
+    double t = now_seconds();
+    std::vector<std::int32_t> count(buckets_, 0);
+    for (std::uint32_t key : keys_) ++count[(key >> shift) & mask];
+    stage_[fill] += now_seconds() - t;
+
+    // below[d]: keys of digit d on lower ranks; total[d]: keys of digit d everywhere.
+    t = now_seconds();
+    std::vector<std::int32_t> below(buckets_), total(buckets_);
+    if (use_scan_) {
+      std::vector<std::int32_t> inclusive(buckets_);
+      bd_.time(Part::scan, [&] { b_.scan(count.data(), inclusive.data(), buckets_, Elem::i32, ReduceOp::sum); });
+      for (std::size_t d = 0; d < buckets_; ++d) below[d] = inclusive[d] - count[d];
+      total = inclusive;
+      bd_.time(Part::broadcast, [&] { b_.broadcast(std::as_writable_bytes(std::span(total)), static_cast<int>(nodes - 1)); });
+    } else {
+      std::vector<std::int32_t> mine(nodes * buckets_, 0), all(nodes * buckets_, 0);
+      std::copy(count.begin(), count.end(), mine.begin() + static_cast<long>(me * buckets_));
+      bd_.time(Part::reduction, [&] { b_.reduce(mine.data(), all.data(), mine.size(), Elem::i32, ReduceOp::sum, 0); });
+      bd_.time(Part::broadcast, [&] { b_.broadcast(std::as_writable_bytes(std::span(all)), 0); });
+      for (std::size_t d = 0; d < buckets_; ++d) {
+        std::int32_t sum = 0;
+        for (std::size_t r = 0; r < nodes; ++r) {
+          if (r == me) below[d] = sum;
+          sum += all[r * buckets_ + d];
+        }
+        total[d] = sum;
+      }
+    }
+    stage_[scan] += now_seconds() - t;
+
+    // Coalesce: global position = start of the bucket + keys of that digit on lower
+    // ranks + order among this rank's keys of that digit (a stable sort).
+    t = now_seconds();
+    std::vector<std::int64_t> next(buckets_);
+    std::int64_t start = 0;
+    for (std::size_t d = 0; d < buckets_; ++d) {
+      next[d] = start + below[d];
+      start += total[d];
+    }
+    std::vector<std::vector<std::uint32_t>> out(nodes);  // pairs (position within the target, key)
+    for (std::uint32_t key : keys_) {
+      const std::int64_t pos = next[(key >> shift) & mask]++;
+      const auto target = static_cast<std::size_t>(pos / static_cast<std::int64_t>(k_));
+      out[target].push_back(static_cast<std::uint32_t>(pos % static_cast<std::int64_t>(k_)));
+      out[target].push_back(key);
+    }
+    std::vector<std::uint32_t> sorted(k_);
+    auto place = [&](const std::vector<std::uint32_t>& pairs) {
+      for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) sorted[pairs[i]] = pairs[i + 1];
+    };
+    place(out[me]);
+    for (std::size_t s = 1; s < nodes; ++s) exchange(s, out, place);
+    keys_.swap(sorted);
+    stage_[coalesce] += now_seconds() - t;
+  }
+
+  // Step s of the all-to-all: send to rank + s, receive from rank - s. Along each cycle of
+  // that permutation even positions send first and odd ones receive first, so blocking
+  // sends never wait on each other in a circle.
+  template <class Place>
+  void exchange(std::size_t s, std::vector<std::vector<std::uint32_t>>& out, Place& place) {
+    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto me = static_cast<std::size_t>(b_.rank());
+    const int to = static_cast<int>((me + s) % nodes), from = static_cast<int>((me + nodes - s) % nodes);
+    const std::size_t g = std::gcd(nodes, s);
+    std::size_t index = 0;  // me's position along its cycle, which starts at me % g
+    for (std::size_t r = me % g; r != me; r = (r + s) % nodes) ++index;
+    auto send = [&] {
+      std::uint64_t n = out[static_cast<std::size_t>(to)].size();
+      b_.send(to, std::as_bytes(std::span(&n, 1)));
+      if (n > 0) b_.send(to, std::as_bytes(std::span(out[static_cast<std::size_t>(to)])));
+    };
+    auto recv = [&] {
+      std::uint64_t n = 0;
+      b_.recv(from, std::as_writable_bytes(std::span(&n, 1)));
+      std::vector<std::uint32_t> in(n);
+      if (n > 0) b_.recv(from, std::as_writable_bytes(std::span(in)));
+      place(in);
+    };
+    bd_.time(Part::point_to_point, [&] {
+      if (index % 2 == 0) {
+        send();
+        recv();
+      } else {
+        recv();
+        send();
+      }
+    });
+  }
+
+  Backend& b_;
+  std::size_t k_;
+  int bits_;
+  std::size_t buckets_;
+  Breakdown& bd_;
+  bool use_scan_;
+  std::vector<std::uint32_t> keys_;
+  std::array<double, 3> stage_{};
+};
+
+class Radixsort final : public Benchmark {
+ public:
+  std::string_view name() const override { return "radixsort"; }
+  std::string_view description() const override {
+    return "Libsplit-C radix sort of 32-bit keys (seed 003 6.2); size = keys per node";
+  }
+  // The scan is the backend's where offered, else a reduction and a broadcast.
+  std::vector<Op> needs() const override { return {Op::echo, Op::reduce, Op::broadcast}; }
+  std::vector<std::size_t> default_sizes() const override { return {65536, 524288}; }
+  std::vector<std::string> option_names() const override { return {"radix"}; }
+
+  void check_options(const RunParams& p) const override {
+    radix(p);
+    for (std::size_t k : p.sizes)
+      if (k < 1 || k > (std::size_t{1} << 26))
+        throw std::invalid_argument(fmt::format("radixsort: --sizes {}: keys per node must be from 1 to 64M", k));
+  }
+
+  void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
+    check_options(params);
+    const int bits = radix(params);
+    for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) {
+      if (keys * static_cast<std::size_t>(b.nodes()) >= (std::size_t{1} << 31))
+        throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.nodes()));
+      Breakdown bd;
+      RadixSort sort(b, keys, bits, bd);
+      double last = 0;
+      Summary summary = repeat_runs(b, params.timing, [&] {
+        bd.reset();
+        last = sort.run();
+        return last;
+      });
+      std::array<double, kParts> fractions = bd.mean_fractions(b, last);
+      std::vector<double> stages(sort.stage_seconds().begin(), sort.stage_seconds().end());
+      b.max_over_ranks(stages);
+      verify(b, keys, sort.keys());
+
+      PointResult p;
+      p.name = point_name("radixsort", {{"keys", std::to_string(keys)}, {"radix", std::to_string(bits)}});
+      p.counters["nodes"] = b.nodes();
+      p.counters["keys_per_node"] = static_cast<double>(keys);
+      p.counters["radix_bits"] = bits;
+      p.counters["passes"] = 32 / bits;
+      p.counters["keys_per_s_per_node"] = summary.median > 0 ? static_cast<double>(keys) / summary.median : 0.0;
+      for (int s = 0; s < 3; ++s) p.counters[std::string("stage_") + kStageNames[s] + "_s"] = stages[static_cast<std::size_t>(s)];
+      for (Part part : {Part::scan, Part::reduction, Part::broadcast, Part::point_to_point, Part::computation})
+        p.counters["frac_" + std::string(part_name(part))] = fractions[static_cast<std::size_t>(part)];
+      p.labels["scan_via"] = sort.uses_scan() ? "scan" : "reduce";
+      p.labels["verified"] = "std::sort";
+      p.summary = std::move(summary);
+      reporter.report(std::move(p));
+    }
+  }
+
+ private:
+  static int radix(const RunParams& p) {
+    const long bits = option_int(p, "radixsort", "radix", 8, 8, 16);
+    if (bits != 8 && bits != 16) throw std::invalid_argument(fmt::format("radixsort: --param radix={}: expected 8 or 16", bits));
+    return static_cast<int>(bits);
+  }
+
+  static void verify(Backend& b, std::size_t keys, const std::vector<std::uint32_t>& mine) {
+    if (b.rank() != 0) {
+      b.send(0, std::as_bytes(std::span(mine)));
+      return;
+    }
+    std::vector<std::uint32_t> all;
+    all.reserve(keys * static_cast<std::size_t>(b.nodes()));
+    for (int r = 0; r < b.nodes(); ++r) {
+      std::vector<std::uint32_t> k = keys_of(r, keys);
+      all.insert(all.end(), k.begin(), k.end());
+    }
+    std::sort(all.begin(), all.end());
+    std::size_t bad = 0;
+    std::vector<std::uint32_t> got(keys);
+    for (int r = 0; r < b.nodes(); ++r) {
+      if (r == 0)
+        got = mine;
+      else
+        b.recv(r, std::as_writable_bytes(std::span(got)));
+      for (std::size_t i = 0; i < keys; ++i)
+        if (got[i] != all[static_cast<std::size_t>(r) * keys + i]) ++bad;
+    }
+    if (bad > 0) throw std::runtime_error(fmt::format("radixsort: {} keys out of place after the sort", bad));
+  }
+};
+
+}  // namespace
+
+const Benchmark& radixsort_app() {
+  static const Radixsort instance;
+  return instance;
+}
+
+}  // namespace copbench::apps
