@@ -11,6 +11,7 @@ const Benchmark& bandwidth_benchmark();
 const Benchmark& ring_benchmark();
 const Benchmark& barrier_benchmark();
 const Benchmark& reduce_benchmark();
+const Benchmark& allreduce_benchmark();
 const Benchmark& broadcast_benchmark();
 const Benchmark& multicast_benchmark();
 const Benchmark& gather_benchmark();
@@ -32,7 +33,7 @@ const std::vector<const Benchmark*>& all_benchmarks() {
   static const std::vector<const Benchmark*> list = [] {
     std::vector<const Benchmark*> l = {
       &bench::echo_benchmark(),      &bench::bandwidth_benchmark(), &bench::ring_benchmark(),
-      &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::broadcast_benchmark(),
+      &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::allreduce_benchmark(),   &bench::broadcast_benchmark(),
       &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
       &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
       &bench::mcs_lock_benchmark(),  &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
