@@ -32,7 +32,7 @@ int port_run_task(const char *driver, int ntask, struct port_report *r) {
   int isum[N_RED], imax[N_RED], imin[N_RED];
   double dsum[N_RED], dmax[N_RED], dmin[N_RED];
   port_local_work(me, ntask, r->iparam, r->dparam, isum, imax, imin, dsum, dmax, dmin);
-  int roots[] = {root};
+  int roots[] = {0}; /* group instances, like pvm_reduce's rootginst */
   CALL(cop_reduce(COP_SUM, isum, PVM_INT, N_RED, TAG_SUM_INT, group, roots, 1));
   CALL(cop_reduce(COP_MAX, imax, PVM_INT, N_RED, TAG_MAX_INT, group, roots, 1));
   CALL(cop_reduce(COP_MIN, imin, PVM_INT, N_RED, TAG_MIN_INT, group, roots, 1));
