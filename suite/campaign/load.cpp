@@ -336,6 +336,11 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
           if (point_routes.empty()) point_routes = {""};
         }
         std::string point_encoding = (spec && contains(spec->encodings, encoding)) ? encoding : "";
+        // Name the default mode of a built backend, so every point says how it ran.
+        if (spec && !spec->encodings.empty() && point_encoding.empty()) point_encoding = spec->encodings.front();
+        if (spec && !spec->routes.empty())
+          for (auto& rt : point_routes)
+            if (rt.empty()) rt = spec->routes.front();
         for (const auto& rt : point_routes)
           for (int n : node_counts) {
             Point p;

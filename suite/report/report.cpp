@@ -260,6 +260,19 @@ struct Table {
     }
     return s;
   }
+  // Drops the columns named `prefix...` that hold nothing ("—") in every row.
+  void drop_empty_columns(const std::string& prefix) {
+    for (std::size_t c = header.size(); c-- > 0;) {
+      if (header[c].rfind(prefix, 0) != 0) continue;
+      bool empty = true;
+      for (const auto& r : rows)
+        if (c < r.size() && r[c] != "—") empty = false;
+      if (!empty) continue;
+      header.erase(header.begin() + static_cast<long>(c));
+      for (auto& r : rows)
+        if (c < r.size()) r.erase(r.begin() + static_cast<long>(c));
+    }
+  }
   std::string csv() const {
     auto field = [](const std::string& f) {
       if (f.find_first_of(",\"\n") == std::string::npos) return f;
@@ -576,6 +589,7 @@ class Report {
       r.push_back(note);
       t.rows.push_back(std::move(r));
     }
+    t.drop_empty_columns("ours ");
     t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time; X ÷ published C: our best mode "
                "of X divided by the seed's column C (for cop, its modelled time).",
                "The seeds' numbers are data in results/reference/" + stem + ".csv (copied into this campaign directory)."};
