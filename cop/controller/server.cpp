@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -50,7 +52,7 @@ void Server::run(const std::atomic<bool>& stop) {
   while (!stop.load()) {
     // Take every datagram that is there, then answer them all: answers to one
     // channel from one round go out in one frame.
-    long n = socket_.receive(buf_, 50, &from);
+    long n = socket_.receive(buf_, next_timeout_ms(), &from);
     int taken = 0;
     while (n > 0) {
       handle(std::span<const uint8_t>(buf_.data(), size_t(n)), from);
@@ -183,6 +185,12 @@ void Server::handle_command(int c, const Frame& f) {
   cache.valid = true;
   cache.answers.clear();
   const wire::Limits limits = config_.controller.limits();
+  // Does the task wait for a result after this frame (its answers may be held for it)?
+  bool waits = false;
+  for (const Entry& e : f.entries) {
+    const auto op = static_cast<Opcode>((e.words[0] >> 23) & 0x7F);
+    waits |= op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
+  }
   for (size_t i = 0; i < f.entries.size(); ++i) {
     const Entry& e = f.entries[i];
     const auto index = static_cast<uint16_t>(i);
@@ -207,8 +215,9 @@ void Server::handle_command(int c, const Frame& f) {
       ch.out.push_back(a);
       continue;
     }
-    ch.fifo.push_back(Origin{f.tkno, f.seq, index});
-    controller_.receive(c, std::get<wire::Message>(decoded), deliveries_);
+    const wire::Message& m = std::get<wire::Message>(decoded);
+    ch.fifo.push_back(Origin{f.tkno, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
+    controller_.receive(c, m, deliveries_);
   }
 }
 
@@ -228,6 +237,11 @@ void Server::route(std::vector<Delivery>& deliveries) {
         ch.fifo.pop_front();
       }
       const Origin& o = ch.last_answered;
+      if (!o.frame_waits) {
+        ch.urgent = true;
+      } else if (ack && op == Opcode::ACK && will_receive_result(c, o) && ch.hold_until == Clock::time_point{}) {
+        ch.hold_until = Clock::now() + kHoldAck;
+      }
       // Answers carry the asking task's TKNO (the Pid register reads it); the
       // command's own TKNO field is a count for SETTC/SETBM.
       wire::Message m = d.msg;
@@ -240,15 +254,31 @@ void Server::route(std::vector<Delivery>& deliveries) {
     }
     const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
     for (int c = 1; c <= config_.controller.channels; ++c)
-      if (d.to(c) && chan(c).registered) chan(c).out.push_back(e);
+      if (d.to(c) && chan(c).registered) {
+        chan(c).out.push_back(e);
+        chan(c).urgent = true;
+      }
   }
   deliveries.clear();
 }
 
+bool Server::will_receive_result(int c, const Origin& o) const {
+  if (o.op != Opcode::BENTRY && !wire::is_reduction(o.op)) return false;
+  if (o.tag >= config_.controller.gas_words || o.ppn >= controller_.ram().partitions()) return false;
+  const TcEntry& tc = controller_.ram().tc(o.ppn, o.tag);
+  const BmEntry& bm = controller_.ram().bm(o.ppn, o.tag);
+  const uint64_t to = bm.accessed ? bm.mask : (o.op == Opcode::BENTRY ? tc.mask : 0);
+  return tc.accessed && (to & channel_bit(c));
+}
+
 void Server::flush() {
+  const auto now = Clock::now();
+  size_t n = 0;
+  std::vector<sockaddr_in> to;
   for (int c = 1; c <= config_.controller.channels; ++c) {
     Channel& ch = chan(c);
     if (ch.out.empty()) continue;
+    if (!ch.urgent && ch.hold_until != Clock::time_point{} && now < ch.hold_until) continue;
     Frame f;
     f.type = FrameType::reply;
     f.channel = static_cast<uint16_t>(c);
@@ -257,10 +287,43 @@ void Server::flush() {
     for (size_t at = 0; at < ch.out.size(); at += link::kMaxEntries) {
       const size_t end = std::min(ch.out.size(), at + link::kMaxEntries);
       f.entries.assign(ch.out.begin() + long(at), ch.out.begin() + long(end));
-      send_frame(f, ch.addr);
+      if (batch_.size() <= n) batch_.emplace_back();
+      link::encode(f, batch_[n++]);
+      to.push_back(ch.addr);
     }
     ch.out.clear();
+    ch.urgent = false;
+    ch.hold_until = Clock::time_point{};
   }
+  if (n == 0) return;
+  // One system call for the whole round.
+  std::vector<mmsghdr> msgs(n);
+  std::vector<iovec> iov(n);
+  for (size_t i = 0; i < n; ++i) {
+    iov[i] = iovec{batch_[i].data(), batch_[i].size()};
+    msgs[i].msg_hdr = msghdr{};
+    msgs[i].msg_hdr.msg_name = &to[i];
+    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+  }
+  for (size_t sent = 0; sent < n;) {
+    const int r = ::sendmmsg(socket_.fd(), msgs.data() + sent, unsigned(n - sent), MSG_NOSIGNAL);
+    if (r <= 0) {
+      if (config_.verbose) log_(fmt::format("sendmmsg failed: {}", std::strerror(errno)));
+      sent++;  // skip the datagram that failed; the node's timer resends
+      continue;
+    }
+    sent += size_t(r);
+  }
+}
+
+int Server::next_timeout_ms() const {
+  auto until = Clock::now() + std::chrono::milliseconds(50);
+  for (const Channel& ch : channels_)
+    if (!ch.out.empty() && ch.hold_until != Clock::time_point{}) until = std::min(until, ch.hold_until);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+  return int(std::clamp<long long>(ms + 1, 0, 50));
 }
 
 void Server::check_leases() {

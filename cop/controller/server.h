@@ -53,6 +53,10 @@ class Server {
     uint16_t tkno;
     uint32_t seq;
     uint16_t index;
+    wire::Opcode op;
+    uint32_t tag;
+    uint8_t ppn;
+    bool frame_waits;  // the frame holds a BENTRY or a reduction: its task then waits
   };
   // What copd answered to a task's last command frame, for resends.
   struct TaskCache {
@@ -68,13 +72,22 @@ class Server {
     Origin last_answered{};
     std::unordered_map<uint16_t, TaskCache> cache;
     std::vector<link::Entry> out;  // entries to send at the end of this round
+    // Piggybacked acknowledgments: the answers to a frame whose task now waits
+    // for a result this channel will receive are held (at most kHoldAck) and
+    // go out in the result's datagram, so a barrier costs one datagram in and
+    // one out per channel. Anything else for the channel sends them at once.
+    Clock::time_point hold_until{};
+    bool urgent = false;
   };
+  static constexpr std::chrono::milliseconds kHoldAck{2};
+  bool will_receive_result(int channel, const Origin& o) const;
 
   void handle(std::span<const uint8_t> bytes, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f);
   void route(std::vector<Delivery>& deliveries);
   void flush();
+  int next_timeout_ms() const;
   void check_leases();
   void drop_channel(int channel, const std::string& why);
   void send_frame(const link::Frame& f, const sockaddr_in& to);
@@ -89,6 +102,7 @@ class Server {
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
   std::vector<uint8_t> buf_, out_buf_;
+  std::vector<std::vector<uint8_t>> batch_;  // frames of one round, sent with one sendmmsg
   Clock::time_point last_lease_check_{};
 };
 

@@ -151,6 +151,9 @@ bool ChannelClient::take_answer(const Entry& e) {
     a.at_cycle = e.at_cycle;
     if (m.ins.opcode == Opcode::NACK) {
       a.error = static_cast<Error>(m.data1 & 0xFF);
+      // A refused contribution means the awaited result will not come. (A mask
+      // in use only says a peer channel initialised it first.)
+      if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
       // No data follows a refused command.
       if (expects_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
         have_answer_[slot + 1] = true;

@@ -61,8 +61,9 @@ class ChannelClient {
   wire::Error send_only(std::span<const wire::Message> commands);
   // Waits for the results named by `w` (out[i] is tag w.tag + i), taking
   // out-of-context ones first. Also completes any answers still outstanding.
-  // A NACK broadcast for one of the tags (a channel of the operation failed)
-  // ends the wait with its error.
+  // A NACK broadcast for one of the tags (a channel of the operation failed),
+  // or a NACK other than mask_in_use for a command in flight, ends the wait
+  // with its error.
   wire::Error await(const Wanted& w, std::span<wire::Message> out, uint64_t* at_cycle = nullptr);
   // Waits for the answers of the last send_only.
   wire::Error finish(std::vector<Answer>& answers);

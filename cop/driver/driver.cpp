@@ -24,6 +24,7 @@ using wire::Error;
 namespace {
 
 constexpr uint16_t kDriverTkno = wire::kMaxTkno;  // never a task's: tasks_per_channel <= 512
+constexpr int kDrainPeriodMs = 5;
 
 bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
   iovec iov{const_cast<void*>(data), len};
@@ -296,7 +297,9 @@ void Driver::heartbeat() {
   } else {
     send_frame(FrameType::heartbeat, ++heartbeat_seq_);
   }
-  const uint64_t silent_ms = (now - window_->last_heard_ns.load()) / 1000000ull;
+  // Tasks write last_heard too: it may be newer than `now`.
+  const uint64_t heard = window_->last_heard_ns.load();
+  const uint64_t silent_ms = heard >= now ? 0 : (now - heard) / 1000000ull;
   if (silent_ms > uint64_t(config_.dead_ms)) {
     if (!reported_silence_) {
       log_(fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
@@ -316,17 +319,15 @@ void Driver::run(const std::atomic<bool>& stop) {
   while (!stop.load()) {
     fds.clear();
     fds.push_back(pollfd{listener_, POLLIN, 0});
-    const bool watch_udp = monotonic_ns() >= udp_skip_until_ns_;
-    fds.push_back(pollfd{watch_udp ? udp_.fd() : -1, POLLIN, 0});
+    // The driver does not wake for each datagram: a task waiting on the
+    // channel reads its own, and what nobody waits for stays in the socket
+    // (the interface's buffers) until the periodic drain below files it.
+    fds.push_back(pollfd{-1, POLLIN, 0});
     for (const Client& c : direct_clients_) fds.push_back(pollfd{c.fd, POLLIN, 0});
-    const int r = ::poll(fds.data(), fds.size(), std::min(config_.heartbeat_ms, 10));
+    const int r = ::poll(fds.data(), fds.size(), std::min(config_.heartbeat_ms, kDrainPeriodMs));
     if (r < 0 && errno != EINTR) break;
     if (r > 0) {
       if (fds[0].revents & POLLIN) accept_task();
-      if (fds[1].revents & POLLIN) {
-        // A task reading the channel takes it itself; look again in 10 ms.
-        if (!drain_->drain(0)) udp_skip_until_ns_ = monotonic_ns() + 10000000ull;
-      }
       for (size_t i = 2; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
         // A direct-mode task says nothing after registering: any event is its end.
@@ -342,6 +343,11 @@ void Driver::run(const std::atomic<bool>& stop) {
       }
     }
     heartbeat();
+    // The watermark drain (ch. V): every few ms, when no task holds the channel.
+    if (monotonic_ns() >= udp_skip_until_ns_) {
+      drain_->drain(0);
+      udp_skip_until_ns_ = monotonic_ns() + uint64_t(kDrainPeriodMs) * 1000000ull;
+    }
   }
 }
 

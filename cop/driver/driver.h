@@ -74,7 +74,7 @@ class Driver {
   std::unique_ptr<ChannelClient> drain_;
   uint32_t heartbeat_seq_ = 0;
   uint64_t last_heartbeat_ns_ = 0;
-  uint64_t udp_skip_until_ns_ = 0;
+  uint64_t udp_skip_until_ns_ = 0;  // next periodic drain
   bool reported_silence_ = false;
 };
 

@@ -220,11 +220,15 @@ int channel_barrier(uint32_t tag, uint64_t mask) {
   std::vector<Message> f = {command(Opcode::LOCK), mask_command(Opcode::SETTC, tag, mask, 1),
                             mask_command(Opcode::SETBM, tag, mask, 1), command(Opcode::BENTRY, Space::GAS, tag),
                             command(Opcode::UNLOCK)};
-  std::vector<Answer> a;
-  if (Error e = lib().port->exchange(f, a); e != Error::none) return fail(code(e));
-  if (!refused_only_as_initialised(a, 1, 2)) return first_error(a);
+  // One datagram in; the answers come back with the exit (copd holds them for it).
+  auto& port = *lib().port;
+  if (Error e = port.send_only(f); e != Error::none) return fail(code(e));
   Message exit;
-  return fail(code(lib().port->await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr)));
+  const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
+  std::vector<Answer> a;
+  if (Error e = port.finish(a); e != Error::none) return fail(code(e));
+  if (!refused_only_as_initialised(a, 1, 2)) return first_error(a);
+  return fail(code(waited));
 }
 
 int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root) {
@@ -236,14 +240,18 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
     f.push_back(m);
   }
   f.push_back(command(Opcode::UNLOCK));
+  auto& port = *lib().port;
   std::vector<Answer> a;
-  if (Error e = lib().port->exchange(f, a); e != Error::none) return fail(code(e));
-  if (!refused_only_as_initialised(a, 1, bm ? 2 : 1)) return first_error(a);
-  if (!here_root) return 0;
+  if (!here_root) {
+    if (Error e = port.exchange(f, a); e != Error::none) return fail(code(e));
+    return refused_only_as_initialised(a, 1, bm ? 2 : 1) ? 0 : first_error(a);
+  }
+  if (Error e = port.send_only(f); e != Error::none) return fail(code(e));
   std::vector<Message> results(words.size());
-  if (Error e = lib().port->await(Wanted{ResultKind::reduction, tag, uint32_t(words.size()), 0}, results, nullptr);
-      e != Error::none)
-    return fail(code(e));
+  const Error waited = port.await(Wanted{ResultKind::reduction, tag, uint32_t(words.size()), 0}, results, nullptr);
+  if (Error e = port.finish(a); e != Error::none) return fail(code(e));
+  if (!refused_only_as_initialised(a, 1, bm ? 2 : 1)) return first_error(a);
+  if (waited != Error::none) return fail(code(waited));
   for (size_t i = 0; i < words.size(); ++i) words[i] = cop::wire::payload(results[i]);
   return 0;
 }

@@ -1,0 +1,263 @@
+// copbench-cop-compare: libcop beside libpvm on one machine, in one run
+// (issue 3's speed check and seed 000 Table IV's comparison).
+//
+//   copbench-cop-compare --stack DIR [--nodes 4] [--tasks 1] [--access direct|normal]
+//                        [--iters 2000] [--reps 5] [--json FILE]
+// needs a running pvmd and the COP stack of DIR (scripts/cop-stack); `copbench cop
+// compare` starts both, runs this and stops them.
+//
+// Measured, each the median over reps of a mean over iters:
+//   rtt          a bare round trip of one COP-sized frame (one command) between two
+//                processes over UDP on loopback: the transport copd uses
+//   cop_barrier  back to back, all tasks (static group)
+//   pvm_barrier  the same tasks and group
+//   cop_reduce / pvm_reduce  one double, SUM, root instance 0, each preceded by an
+//                untimed barrier of its own library (the thesis's method), timed at the root
+// The COP figures also come as modelled hardware time: the controller's cycle clock
+// advance per operation (P_CLK = 10 ns).
+#include <cop/cop.h>
+#include <cop/link.h>
+#include <pvm3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "link/udp.h"
+
+namespace {
+
+constexpr int kResultTag = 5151;
+char kGroup[] = "copcompare";
+constexpr double kPclkNs = 10.0;
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// What each task measures (microseconds; modelled in microseconds too).
+enum Metric { kCopBarrier, kCopBarrierModel, kPvmBarrier, kCopReduce, kCopReduceModel, kPvmReduce, kMetrics };
+
+struct Options {
+  std::string stack, access = "direct", json;
+  int nodes = 4, tasks = 1, iters = 2000, reps = 5;
+};
+
+double modelled_us() {
+  unsigned long long c = 0;
+  cop_modelled_cycles(&c);
+  return double(c) * kPclkNs / 1000.0;
+}
+
+int child(char** argv) {
+  const int node = std::atoi(argv[1]);
+  const Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
+  setenv("COP_DRIVER", (o.stack + "/node" + std::to_string(node)).c_str(), 1);
+  setenv("COP_ACCESS", o.access.c_str(), 1);
+  std::vector<double> out(kMetrics, -1.0);
+  int status = cop_mytid();
+  const int size = o.nodes * o.tasks;
+  if (status > 0) {
+    const int inst = pvm_joingroup(kGroup);
+    pvm_barrier(kGroup, size);
+    cop_setopt(CopStaticGroups, 1);
+    status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
+    std::vector<double> cb, cbm, pb, cr, crm, pr;
+    const int pvm_iters = std::max(20, o.iters / 10);  // pvm is slow: fewer iterations, same method
+    for (int r = 0; r < o.reps && status >= 0; ++r) {
+      pvm_barrier(kGroup, size);
+      double m0 = modelled_us(), t0 = now_us();
+      for (int i = 0; i < o.iters && status >= 0; ++i) status = cop_barrier(kGroup, size, 2);
+      cb.push_back((now_us() - t0) / o.iters);
+      cbm.push_back((modelled_us() - m0) / o.iters);
+      pvm_barrier(kGroup, size);
+      t0 = now_us();
+      for (int i = 0; i < pvm_iters; ++i) pvm_barrier(kGroup, size);
+      pb.push_back((now_us() - t0) / pvm_iters);
+      // Reductions, each after an untimed barrier of its own library.
+      double cop_sum = 0, pvm_sum = 0, cop_model = 0;
+      int root = 0;
+      for (int i = 0; i < o.iters && status >= 0; ++i) {
+        status = cop_barrier(kGroup, size, 3);
+        double v = inst + 1.0;
+        const double mm = modelled_us();
+        t0 = now_us();
+        status = std::min(status, cop_reduce(COP_SUM, &v, PVM_DOUBLE, 1, 8, kGroup, &root, 1));
+        cop_sum += now_us() - t0;
+        cop_model += modelled_us() - mm;
+        if (inst == 0 && v != size * (size + 1) / 2.0) status = -1;  // a wrong answer is no measurement
+      }
+      cr.push_back(cop_sum / o.iters);
+      crm.push_back(cop_model / o.iters);
+      for (int i = 0; i < pvm_iters; ++i) {
+        pvm_barrier(kGroup, size);
+        double v = inst + 1.0;
+        t0 = now_us();
+        pvm_reduce(PvmSum, &v, 1, PVM_DOUBLE, 9, kGroup, 0);
+        pvm_sum += now_us() - t0;
+      }
+      pr.push_back(pvm_sum / pvm_iters);
+    }
+    out = {median(cb), median(cbm), median(pb), median(cr), median(crm), median(pr)};
+    pvm_barrier(kGroup, size);
+    pvm_lvgroup(kGroup);
+  }
+  pvm_initsend(PvmDataDefault);
+  pvm_pkint(&status, 1, 1);
+  pvm_pkdouble(out.data(), kMetrics, 1);
+  pvm_send(pvm_parent(), kResultTag);
+  cop_exit();
+  pvm_exit();
+  return 0;
+}
+
+// Round trips of one COP-sized frame between this process and a forked echo.
+double bare_round_trip_us(int iters, int reps) {
+  cop::link::Frame f;
+  f.type = cop::link::FrameType::command;
+  f.seq = 1;
+  f.entries.push_back(cop::link::make_entry(cop::wire::make(cop::wire::Opcode::BENTRY), cop::wire::Direction::to_controller,
+                                            cop::link::EntryKind::command, 1));
+  std::vector<uint8_t> frame;
+  cop::link::encode(f, frame);
+  const auto any = cop::link::parse_endpoint("127.0.0.1:0", 0);
+  cop::link::UdpSocket a(any), b(any);
+  a.connect(b.local());
+  b.connect(a.local());
+  const pid_t echo = fork();
+  if (echo == 0) {
+    std::vector<uint8_t> buf;
+    for (;;) {
+      const long n = b.receive(buf, -1);
+      if (n <= 0 || n == 1) _exit(0);
+      b.send(std::span<const uint8_t>(buf.data(), size_t(n)));
+    }
+  }
+  std::vector<uint8_t> buf;
+  std::vector<double> per;
+  for (int r = 0; r < reps; ++r) {
+    for (int i = 0; i < 100; ++i) {  // warm
+      a.send(frame);
+      a.receive(buf, 1000);
+    }
+    const double t0 = now_us();
+    for (int i = 0; i < iters; ++i) {
+      a.send(frame);
+      a.receive(buf, 1000);
+    }
+    per.push_back((now_us() - t0) / iters);
+  }
+  const uint8_t stop = 0;
+  a.send(std::span<const uint8_t>(&stop, 1));
+  waitpid(echo, nullptr, 0);
+  return median(per);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc >= 8) return child(argv);
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--stack") o.stack = v;
+    else if (k == "--nodes") o.nodes = std::atoi(v.c_str());
+    else if (k == "--tasks") o.tasks = std::atoi(v.c_str());
+    else if (k == "--access") o.access = v;
+    else if (k == "--iters") o.iters = std::atoi(v.c_str());
+    else if (k == "--reps") o.reps = std::atoi(v.c_str());
+    else if (k == "--json") o.json = v;
+    else {
+      std::fprintf(stderr, "copbench-cop-compare: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.iters < 1 || o.reps < 1 ||
+      (o.access != "direct" && o.access != "normal")) {
+    std::fprintf(stderr, "usage: copbench-cop-compare --stack DIR [--nodes N] [--tasks T] [--access direct|normal] "
+                         "[--iters K] [--reps R] [--json FILE]\n");
+    return 2;
+  }
+  if (pvm_mytid() < 0) return 1;
+  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps);
+  const int size = o.nodes * o.tasks;
+  for (int i = 0; i < size; ++i) {
+    const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks),
+                      it = std::to_string(o.iters), re = std::to_string(o.reps);
+    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.stack.c_str()),
+                    const_cast<char*>(o.access.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()),
+                    const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), nullptr};
+    int tid = 0;
+    if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
+      std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
+      pvm_exit();
+      return 1;
+    }
+  }
+  std::vector<double> worst(kMetrics, 0.0);
+  int failed = 0;
+  for (int i = 0; i < size; ++i) {
+    timeval tmout{600, 0};
+    if (pvm_trecv(-1, kResultTag, &tmout) <= 0) {
+      std::fprintf(stderr, "copbench-cop-compare: a task did not report within 600 s\n");
+      pvm_exit();
+      return 1;
+    }
+    int status = 0;
+    std::vector<double> m(kMetrics);
+    pvm_upkint(&status, 1, 1);
+    pvm_upkdouble(m.data(), kMetrics, 1);
+    if (status < 0) {
+      failed = status;
+      continue;
+    }
+    // The slowest task is the operation's time (per-iteration max over ranks).
+    for (int k = 0; k < kMetrics; ++k) worst[size_t(k)] = std::max(worst[size_t(k)], m[size_t(k)]);
+  }
+  pvm_exit();
+  if (failed < 0) {
+    std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
+    return 1;
+  }
+  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, median of %d reps\n", o.nodes,
+              o.tasks, o.access.c_str(), o.reps);
+  std::printf("%-34s %12s %14s %10s\n", "operation", "measured us", "modelled COP us", "ratio");
+  std::printf("%-34s %12.2f %14s %10s\n", "bare round trip (UDP, COP frame)", rtt, "-", "-");
+  std::printf("%-34s %12.2f %14.3f %9.2fx  (cop_barrier / bare round trip)\n", "cop_barrier", worst[kCopBarrier],
+              worst[kCopBarrierModel], worst[kCopBarrier] / rtt);
+  std::printf("%-34s %12.2f %14s %9.1fx  (pvm_barrier / cop_barrier)\n", "pvm_barrier", worst[kPvmBarrier], "-",
+              worst[kPvmBarrier] / worst[kCopBarrier]);
+  std::printf("%-34s %12.2f %14.3f %10s\n", "cop_reduce (1 double, SUM)", worst[kCopReduce], worst[kCopReduceModel], "-");
+  std::printf("%-34s %12.2f %14s %9.1fx  (pvm_reduce / cop_reduce)\n", "pvm_reduce (1 double, SUM)", worst[kPvmReduce],
+              "-", worst[kPvmReduce] / worst[kCopReduce]);
+  if (!o.json.empty()) {
+    const std::string tmp = o.json + ".tmp";
+    std::ofstream j(tmp);
+    j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"access\": \"" << o.access
+      << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
+      << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
+      << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
+      << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]
+      << ",\n  \"pvm_reduce_us\": " << worst[kPvmReduce] << ",\n  \"barrier_over_rtt\": " << worst[kCopBarrier] / rtt
+      << ", \"pvm_over_cop_barrier\": " << worst[kPvmBarrier] / worst[kCopBarrier]
+      << ", \"pvm_over_cop_reduce\": " << worst[kPvmReduce] / worst[kCopReduce] << "\n}\n";
+    j.close();
+    if (!j || std::rename(tmp.c_str(), o.json.c_str()) != 0) {
+      std::fprintf(stderr, "copbench-cop-compare: could not write %s\n", o.json.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
