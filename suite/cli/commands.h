@@ -19,4 +19,7 @@ void add_campaign_command(CLI::App& app);
 // `copbench report DIR`: tables, plots and index of a campaign directory.
 void add_report_command(CLI::App& app);
 
+// `copbench cop compare`: libcop vs libpvm barrier/reduce with the bare round trip.
+void add_cop_command(CLI::App& app);
+
 }  // namespace copbench::cli
