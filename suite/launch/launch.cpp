@@ -133,6 +133,7 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec) {
     if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
     return std::nullopt;
   }
+  if (spec.launcher == Launcher::cop_master) return std::nullopt;  // its wrapper starts what is missing
   fs::path daemon_file = fs::path(pvm_tmp_dir()) / fmt::format("pvmd.{}", ::getuid());
   if (!fs::exists(daemon_file))
     return fmt::format("no pvmd is running for this user ({} missing): start the virtual machine with "

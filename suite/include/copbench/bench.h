@@ -65,6 +65,7 @@ const Benchmark* find_benchmark(std::string_view name);
 enum class Launcher {
   mpirun,      // ranks started by mpirun
   pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
+  cop_master,  // as pvm_master, through a wrapper that starts a private pvmd and COP stack if none is given
 };
 struct BackendSpec {
   std::string name;

@@ -1,0 +1,116 @@
+// The cop backend: a PVM program using libcop (seed 000 ch. V), as the thesis's COP
+// programs are. Tids and the group come from PVM; the first task (started by `copbench
+// run` through copbench-cop-run) is rank 0 and pvm_spawns the others, each bound to its
+// emulated node's channel driver (COP_DRIVER) before cop_mytid. Routes are libcop's
+// access modes: direct (the channel window mapped into the task) and normal (read/write
+// requests through copdrv).
+//
+// Where the data lives on the controller (cop.h):
+//   GAS tag 1           the harness's sync barrier; tag 2 the measured barrier
+//   GAS 1024..32767     reduce operands, a new range per call (see Tags below)
+//   GAS 32768..65535    broadcast / multicast data, likewise
+//   TAS words 0..63     this task's shared words (Backend::kSharedWords)
+//   TAS words 64..71    on rank 0: the ticket locks' (next ticket, now serving) pairs
+//   TAS words 80..255   gather / scatter staging (cop_gather / cop_scatter)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "copbench/backend.h"
+
+namespace copbench::cop {
+
+// PVM message tags (echo through PVM, the harness's max_over_ranks, setup).
+enum Tag : int {
+  kEchoTag = 1,
+  kSetupTag = 2000,
+  kMaxUpTag = 2001,
+  kMaxDownTag = 2002,
+};
+
+// Global address space layout.
+inline constexpr int kSyncBarrierTag = 1;
+inline constexpr int kBarrierTag = 2;
+inline constexpr std::uint32_t kReduceFirst = 1024, kReduceEnd = 32768;
+inline constexpr std::uint32_t kCastFirst = 32768, kCastEnd = 65536;
+// Task address space layout (words of 64 bits).
+inline constexpr int kLockWords = 64;  // rank 0: 2 words per lock
+inline constexpr int kStageFirst = 80, kStageEnd = 256;
+
+struct CopOptions {
+  std::string route = "direct";  // libcop access mode
+  int nodes = 1;
+  int timeout_s = 0;
+  std::string driver;                 // this task's COP_DRIVER ("" = keep the environment's)
+  std::vector<std::string> drivers;   // rank 0: every rank's COP_DRIVER ("" entries: keep)
+  std::vector<std::string> spawn_args;
+};
+
+class CopBackend final : public Backend {
+ public:
+  explicit CopBackend(const CopOptions& options);
+  ~CopBackend() override;
+  CopBackend(const CopBackend&) = delete;
+  CopBackend& operator=(const CopBackend&) = delete;
+
+  std::string name() const override { return "cop"; }
+  std::string route() const override { return route_; }
+  int rank() const override { return rank_; }
+  int nodes() const override { return static_cast<int>(tids_.size()); }
+  bool offers(Op op) const override;
+
+  void sync() override;
+  void max_over_ranks(std::span<double> values) override;
+  std::optional<double> modelled_clock() override;
+
+  void send(int to, std::span<const std::byte> message) override;
+  void recv(int from, std::span<std::byte> message) override;
+  void barrier() override;
+  void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void broadcast(std::span<std::byte> buffer, int root) override;
+  void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
+  void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
+
+  void lock(int lock_id) override;
+  void unlock(int lock_id) override;
+  std::int64_t shared_read(int owner, int index) override;
+  std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+
+  double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
+  double bare_barrier_loop(int iterations) override;
+
+  void kill_all();
+
+ private:
+  void enroll(const CopOptions& options);
+  void spawn_and_number(const CopOptions& options);
+  void join_group_in_rank_order();
+  void bind_channel(const CopOptions& options);
+  std::uint64_t cycles() const;
+  // A fresh GAS range of `words` words from a pool. Ranges are reused only after a
+  // barrier: sync() starts the pools again, and a pool that runs out first does a
+  // cop_barrier (every rank makes the same calls, so all wrap together). After any
+  // barrier every earlier reduce has all its contributions and every broadcast has been
+  // received, so no terminal-count or broadcast mask entry is still in use.
+  int take_gas(std::uint32_t& cursor, std::uint32_t first, std::uint32_t end, std::size_t words);
+  void cast(std::span<std::byte> buffer, int root, const std::vector<int>* members);
+
+  std::string route_;
+  int mytid_ = 0;
+  int rank_ = 0;
+  std::vector<int> tids_;
+  std::string group_;
+  bool joined_ = false;
+  bool enrolled_ = false;
+  std::uint32_t reduce_cursor_ = kReduceFirst;
+  std::uint32_t cast_cursor_ = kCastFirst;
+  std::uint64_t excluded_cycles_ = 0;  // spent in the harness's sync barriers
+};
+
+// Throws std::runtime_error naming the call and libcop's reason when rc < 0.
+int check(int rc, const char* call);
+
+}  // namespace copbench::cop

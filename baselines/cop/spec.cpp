@@ -1,0 +1,22 @@
+// What the cop backend offers: libcop's collectives and task address spaces (seed 000
+// ch. V, Table II) in direct or normal access mode, and PVM messages for echo (COP has
+// no point-to-point operation; COP programs send those with PVM).
+#include "copbench/bench.h"
+
+namespace copbench {
+
+BackendSpec cop_spec() {
+  BackendSpec s;
+  s.name = "cop";
+  s.summary =
+      "libcop on copd/copdrv: cop_barrier, cop_reduce, cop_bcast, cop_mcast, cop_gather/scatter, cop_read/cop_rmw; "
+      "lock = ticket lock (cop_rmw + cop_read); echo = PVM messages (COP has no point-to-point)";
+  s.worker = "copbench-cop-run";
+  s.launcher = Launcher::cop_master;
+  s.routes = {"direct", "normal"};
+  s.offered = {Op::echo,   Op::barrier, Op::reduce,      Op::broadcast,  Op::multicast, Op::gather,
+               Op::scatter, Op::lock,   Op::shared_read, Op::shared_rmw, Op::bare_loops};
+  return s;
+}
+
+}  // namespace copbench

@@ -1,0 +1,42 @@
+// copbench-worker-cop: rank 0 is started by copbench-cop-run (which starts a private
+// pvmd and COP stack unless told to use running ones) and enrolls in PVM; it pvm_spawns
+// the other ranks with the same arguments plus --cop-driver=DIR, the channel driver of
+// that rank's emulated node.
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cop/cop_backend.h"
+#include "copbench/worker.h"
+
+int main(int argc, char** argv) {
+  // Our own argument first; the rest is the suite's worker command line.
+  std::string driver;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::strncmp(argv[i], "--cop-driver=", 13) == 0)
+      driver = argv[i] + 13;
+    else
+      rest.push_back(argv[i]);
+  }
+
+  copbench::WorkerArgs args;
+  std::optional<copbench::cop::CopBackend> backend;
+  try {
+    args = copbench::parse_worker_args(static_cast<int>(rest.size()), rest.data());
+    copbench::cop::CopOptions options;
+    options.route = args.route.empty() ? "direct" : args.route;
+    options.nodes = args.nodes;
+    options.timeout_s = args.timeout_s;
+    options.driver = driver;
+    options.spawn_args = args.raw;
+    backend.emplace(options);
+    return copbench::run_worker(*backend, args);
+  } catch (const std::exception& e) {
+    copbench::report_worker_error(args, e.what());
+    if (backend) backend->kill_all();
+  }
+  return 2;
+}
