@@ -10,6 +10,7 @@
 // other channels' tasks get an error instead of hanging.
 #pragma once
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -103,6 +104,11 @@ class Server {
   std::vector<Delivery> deliveries_;
   std::vector<uint8_t> buf_, out_buf_;
   std::vector<std::vector<uint8_t>> batch_;  // frames of one round, sent with one sendmmsg
+  static constexpr int kBatch = 64;          // datagrams taken with one recvmmsg
+  std::vector<std::vector<uint8_t>> rx_;
+  std::vector<sockaddr_in> rx_from_;
+  std::vector<iovec> rx_iov_;
+  std::vector<mmsghdr> rx_msgs_;
   Clock::time_point last_lease_check_{};
 };
 

@@ -25,6 +25,10 @@
 
 namespace cop::driver {
 
+// How long a task blocks in one receive before it looks at the CSR, the
+// driver and its timers again; copdrv sets it as the socket's SO_RCVTIMEO.
+inline constexpr int kSliceMs = 20;
+
 struct LinkOptions {
   int ack_timeout_ms = 300;  // the transmit timer
   int retry_limit = 8;       // resends before ERR retry_limit
@@ -113,6 +117,7 @@ class ChannelClient {
   uint64_t result_cycle_ = 0;
   wire::Error result_error_ = wire::Error::none;
   uint64_t wait_start_ns_ = 0;
+  uint64_t driver_checked_ns_ = 0;
   std::vector<uint8_t> rx_;
 };
 

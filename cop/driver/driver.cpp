@@ -48,6 +48,9 @@ bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int n
 
 Driver::Driver(DriverConfig config, Log log) : config_(std::move(config)), log_(std::move(log)), udp_(config_.local) {
   udp_.connect(config_.controller);
+  // A task waiting on the channel blocks in recv for at most one slice.
+  const timeval slice{0, kSliceMs * 1000};
+  ::setsockopt(udp_.fd(), SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice);
   memfd_ = ::memfd_create("cop-channel-window", MFD_CLOEXEC);
   if (memfd_ < 0 || ::ftruncate(memfd_, sizeof(Window)) < 0)
     throw std::runtime_error(fmt::format("channel window: {}", std::strerror(errno)));

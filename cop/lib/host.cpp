@@ -81,6 +81,13 @@ void HostArea::leave(int slot) {
 int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wants_result, std::span<uint64_t> words,
                      const std::function<void(std::span<uint64_t>, bool)>& fold,
                      const std::function<int(std::span<uint64_t>)>& channel_work) {
+  if (expected <= 1) {  // alone on this host: no partial operation, straight to the channel
+    std::vector<uint64_t> mine(words.size());
+    fold(mine, true);
+    const int rc = channel_work(mine);
+    if (wants_result) std::copy(mine.begin(), mine.end(), words.begin());
+    return rc;
+  }
   int slot = -1;
   bool last = false;
   {
