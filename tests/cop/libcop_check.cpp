@@ -81,6 +81,15 @@ void run_checks(Checker& c, int node) {
   c.expect(chno == node, "cop_channel names this node's channel");
   c.rc(cop_getopt(CopStaticGroups), 0, "static groups off by default");
   c.rc(cop_setopt(12345, 1), PvmBadParam, "cop_setopt unknown option");
+  c.rc(cop_setopt(CopMapping, 7), PvmBadParam, "cop_setopt bad mapping");
+  c.rc(cop_getopt(CopMapping), CopMapTable, "table mapping by default");
+  // One pvmd for every emulated node: every tid's H field is 1, so the direct
+  // mapping cannot hold on the other channels, and the library says so and keeps the table.
+  if (node != 1) {
+    c.rc(cop_setopt(CopMapping, CopMapDirect), CopErrMapping, "direct mapping where H field != channel");
+    c.rc(cop_getopt(CopMapping), CopMapTable, "mapping unchanged after the refusal");
+  }
+  c.rc(cop_setopt(CopTimeout, 60000), 10000, "cop_setopt timeout returns the old value");
 
   // Barrier: everyone's TAS word holds the round before anyone leaves it.
   for (int round = 1; round <= 4; ++round) {

@@ -44,7 +44,8 @@ extern "C" {
 /* ---- cop_setopt/cop_getopt 'what' and values ---- */
 #define CopStaticGroups 1 /* 1: a group's tids are fetched once, when 'count' members have
                              joined, and kept; 0 (default): asked of the group server each call */
-#define CopMapping 2      /* how a tid names its channel and task number: */
+#define CopMapping 2      /* how a tid names its channel and task number (changing it, or
+                             CopAccess, enrols the task again: do it before its groups are used) */
 #define CopMapDirect 0    /*   CHNO = the tid's H field, TKNO = its L field (one pvmd per host,
                                hosts added to the virtual machine in channel order) */
 #define CopMapTable 1     /*   (default) a table every task publishes at enrollment (PVM mailbox) */
@@ -97,6 +98,7 @@ int cop_bcast(void *data, int count, int datatype, char *group, int msgtag, int 
 int cop_mcast(void *data, int count, int datatype, int *tids, int numtasks, int msgtag, int mode,
               int srctid);
 int cop_barrier(char *group, int count, int msgtag);
+/* 'roots' holds group instance numbers (as pvm_reduce's root), 'rootcount' of them. */
 int cop_reduce(int func, void *data, int datatype, int count, int msgtag, char *group, int *roots,
                int rootcount);
 /* The thesis names gather and scatter without prototypes; these follow pvm_gather/pvm_scatter.
