@@ -274,16 +274,25 @@ class Verifier {
     constexpr int kRounds = 20;
     const int word = Backend::kSharedWords - 2;
     const bool counted = b_.offers(Op::shared_read) && b_.offers(Op::shared_write);
+    // Without remote writes (cop), an occupancy count kept with fetch-and-add: whoever
+    // enters must find nobody inside.
+    const bool occupancy = !counted && b_.offers(Op::shared_rmw);
+    int intruded = 0;
     for (int i = 0; i < kRounds; ++i) {
       b_.lock(1);
       if (counted) {
         std::int64_t v = b_.shared_read(0, word);
         b_.shared_write(0, word, v + 1);
         if (b_.offers(Op::fence)) b_.fence(0);
+      } else if (occupancy) {
+        if (b_.shared_fetch_add(0, word, 1) != 0) ++intruded;
+        std::this_thread::yield();
+        b_.shared_fetch_add(0, word, -1);
       }
       b_.unlock(1);
     }
     b_.sync();
+    if (intruded > 0) return fmt::format("rank {} found another rank inside the lock {} times", me_, intruded);
     if (counted) {
       std::int64_t total = b_.shared_read(0, word);
       if (total != static_cast<std::int64_t>(kRounds) * n_)

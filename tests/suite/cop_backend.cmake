@@ -1,0 +1,54 @@
+# The cop backend (baselines/cop), included from tests/suite/CMakeLists.txt. Every run
+# goes through copbench-cop-run, which starts a private pvmd and COP stack (copd + one
+# copdrv per node on loopback) and stops them by PID, so these tests share nothing.
+# Labels: suite and cop.
+set(cop_tiny --reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 150)
+
+function(cop_cli_test name)
+  add_test(NAME ${name} COMMAND ${COPBENCH} ${ARGN})
+  # PVM_TMP and the stack variables unset: nothing running is picked up by accident.
+  set_tests_properties(${name} PROPERTIES TIMEOUT 180 LABELS "suite;cop"
+                       ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=;COP_DRIVER_1=;COP_USE_RUNNING=")
+endfunction()
+
+# Every offered operation against a local computation, in both access modes.
+foreach(nodes 1 2 3 4)
+  cop_cli_test(suite_verify_cop_${nodes} verify --backend cop --nodes ${nodes} --timeout 150)
+endforeach()
+cop_cli_test(suite_verify_cop_normal_1 verify --backend cop --nodes 1 --route normal --timeout 150)
+cop_cli_test(suite_verify_cop_normal_3 verify --backend cop --nodes 3 --route normal --timeout 150)
+
+# One tiny point of every benchmark cop offers; the others say "not offered".
+set(not_offered_cop scan mcs-lock fence)
+foreach(bench ${sized_benches} ${plain_benches})
+  if(bench IN_LIST not_offered_cop)
+    add_test(NAME suite_run_${bench}_cop_not_offered
+             COMMAND ${EXPECT_ERROR} "is not offered by cop" ${COPBENCH} run ${bench} --backend cop --nodes 2)
+    set_tests_properties(suite_run_${bench}_cop_not_offered PROPERTIES LABELS "suite;cop")
+    continue()
+  endif()
+  set(sizes)
+  if(bench IN_LIST sized_benches)
+    set(sizes --sizes 8)
+  endif()
+  cop_cli_test(suite_run_${bench}_cop run ${bench} --backend cop --nodes 3 ${sizes} ${cop_tiny})
+endforeach()
+cop_cli_test(suite_run_barrier_cop_normal run barrier --backend cop --nodes 4 --route normal ${cop_tiny})
+
+# A stack that is already running (COP_STACK_DIR) is used, not started again.
+set(COP_RUNNING_STACK ${CMAKE_CURRENT_BINARY_DIR}/cop-stack)
+add_test(NAME suite_cop_stack_start COMMAND ${CMAKE_BINARY_DIR}/bin/copbench-cop-stack start --nodes 3 --dir ${COP_RUNNING_STACK})
+add_test(NAME suite_cop_stack_stop COMMAND ${CMAKE_BINARY_DIR}/bin/copbench-cop-stack stop --dir ${COP_RUNNING_STACK})
+set_tests_properties(suite_cop_stack_start PROPERTIES FIXTURES_SETUP suite_cop_stack LABELS "suite;cop")
+set_tests_properties(suite_cop_stack_stop PROPERTIES FIXTURES_CLEANUP suite_cop_stack LABELS "suite;cop")
+add_test(NAME suite_run_reduce_cop_running_stack
+         COMMAND ${COPBENCH} run reduce --backend cop --nodes 3 --sizes 8,1K ${cop_tiny})
+set_tests_properties(suite_run_reduce_cop_running_stack PROPERTIES TIMEOUT 180 LABELS "suite;cop"
+                     FIXTURES_REQUIRED suite_cop_stack
+                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=${COP_RUNNING_STACK};COP_DRIVER_1=")
+
+# No channel driver where it is said to be: one line saying how to start the stack.
+add_test(NAME suite_error_cop_no_driver
+         COMMAND ${EXPECT_ERROR} "cop_mytid failed.*start the COP stack" ${COPBENCH} run barrier --backend cop --nodes 2)
+set_tests_properties(suite_error_cop_no_driver PROPERTIES TIMEOUT 120 LABELS "suite;cop"
+                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=${CMAKE_CURRENT_BINARY_DIR}/no-cop-stack-here")
