@@ -1,7 +1,7 @@
 // Every libcop call against a local computation, on a real pvmd with copd and
 // one copdrv per emulated node (started by libcop_test.sh).
 //
-//   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR
+//   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR [--scenario checks|kill]
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
 // each runs every check and reports; the parent prints the reports and exits
 // non-zero if any check failed.
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -234,14 +235,29 @@ int child(int argc, char** argv) {
   Checker c;
   const int tid = cop_mytid();
   c.expect(tid > 0 && tid == pvm_mytid(), "cop_mytid enrolls and returns the pvm tid: " + std::to_string(tid));
+  const bool killed = argc > 6 && std::strcmp(argv[6], "kill") == 0;
   if (tid > 0) {
     c.rc(cop_getopt(CopAccess), std::strcmp(argv[2], "direct") == 0 ? CopAccessDirect : CopAccessNormal, "access mode");
     g_size = nodes * tasks;
     g_inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, g_size);  // everyone joined (setup only: PVM's own barrier)
     for (int k = 0; k < g_size; ++k) g_tids.push_back(pvm_gettid(kGroup, k));
-    run_checks(c, node);
-    pvm_barrier(kGroup, g_size);
+    if (killed) {
+      // The harness kills copd while the tasks of nodes 1..N-1 wait in a
+      // barrier that the last node never enters: each must get an error, soon.
+      if (node != nodes) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const int rc = cop_barrier(kGroup, g_size, 30);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        c.rc(rc, CopErrLinkDown, "cop_barrier while copd is killed");
+        c.expect(s < 8.0, "the error came within 8 s (" + std::to_string(s) + " s)");
+      } else {
+        std::this_thread::sleep_for(std::chrono::seconds(4));
+      }
+    } else {
+      run_checks(c, node);
+      pvm_barrier(kGroup, g_size);
+    }
     pvm_lvgroup(kGroup);
   }
   pvm_initsend(PvmDataDefault);
@@ -262,13 +278,14 @@ int child(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
   int nodes = 4, tasks = 2;
-  std::string access = "direct", stack;
+  std::string access = "direct", stack, scenario = "checks";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
     else if (k == "--tasks") tasks = std::atoi(argv[i + 1]);
     else if (k == "--access") access = argv[i + 1];
     else if (k == "--stack") stack = argv[i + 1];
+    else if (k == "--scenario") scenario = argv[i + 1];
   }
   if (stack.empty()) {
     std::fprintf(stderr, "usage: cop_libcop_check --stack DIR [--nodes N] [--tasks T] [--access direct|normal]\n");
@@ -279,7 +296,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < nodes * tasks; ++i) {
     const std::string node = std::to_string(i / tasks + 1), n = std::to_string(nodes), t = std::to_string(tasks);
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
-                    const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), nullptr};
+                    const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), const_cast<char*>(scenario.c_str()),
+                    nullptr};
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);

@@ -16,6 +16,15 @@ trap cleanup EXIT
 eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
 COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >/dev/null
 rc=0
+if [ "${modes[*]}" = killed ]; then
+  # copd killed while the tasks of nodes 1-3 wait in a barrier: each gets CopErrLinkDown.
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario kill &
+  check=$!
+  sleep 2
+  kill -9 "$(cat "$work/stack/copd.pid")"
+  wait "$check" || rc=1
+  exit $rc
+fi
 for mode in ${modes[*]}; do
   if ! "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access "$mode"; then
     rc=1
