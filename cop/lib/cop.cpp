@@ -441,6 +441,13 @@ int cop_setopt(int what, int val) {
       int& field = what == CopMapping ? l.map_how : l.access;
       const int old = field;
       if (old == val) return old;
+      // Refused before anything changes: a re-enrolment would give this task a
+      // new TKNO that tasks which already looked it up do not know.
+      if (what == CopMapping && val == CopMapDirect && l.enrolled &&
+          cop::lib::direct_place(l.tid, info().tasks_per_channel).chno != info().chno) {
+        report("cop_setopt", "direct mapping does not hold here: the tid's H field is not this host's channel");
+        return CopErrMapping;
+      }
       field = val;
       if (l.enrolled) {
         // Enrol again on the channel under the new rule (the driver's Pid table changes).
