@@ -77,7 +77,7 @@ void CopBackend::enroll(const CopOptions& options) {
   route_ = options.route.empty() ? "direct" : options.route;
   if (route_ != "direct" && route_ != "normal")
     throw std::invalid_argument("unknown cop route '" + route_ + "' (direct, normal: libcop's access modes)");
-  // Echo and the harness's messages are PVM's; task-to-task links keep them off the daemons.
+  // The harness's messages are PVM's; task-to-task links keep them off the daemons.
   pvm_setopt(PvmRoute, PvmRouteDirect);
 }
 

@@ -22,9 +22,9 @@
 
 namespace copbench::cop {
 
-// PVM message tags (echo through PVM, the harness's max_over_ranks, setup).
+// PVM message tags: setup and the harness's max_over_ranks only. COP has no
+// point-to-point operation, and echo is not offered rather than measured on PVM.
 enum Tag : int {
-  kEchoTag = 1,
   kSetupTag = 2000,
   kMaxUpTag = 2001,
   kMaxDownTag = 2002,
@@ -65,8 +65,6 @@ class CopBackend final : public Backend {
   void max_over_ranks(std::span<double> values) override;
   std::optional<double> modelled_clock() override;
 
-  void send(int to, std::span<const std::byte> message) override;
-  void recv(int from, std::span<std::byte> message) override;
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
   void broadcast(std::span<std::byte> buffer, int root) override;
@@ -78,9 +76,6 @@ class CopBackend final : public Backend {
   void unlock(int lock_id) override;
   std::int64_t shared_read(int owner, int index) override;
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
-
-  double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
-  double bare_barrier_loop(int iterations) override;
 
   void kill_all();
 

@@ -1,6 +1,6 @@
 // What the cop backend offers: libcop's collectives and task address spaces (seed 000
-// ch. V, Table II) in direct or normal access mode, and PVM messages for echo (COP has
-// no point-to-point operation; COP programs send those with PVM).
+// ch. V, Table II) in direct or normal access mode. COP has no point-to-point
+// operation: echo (and what needs it) is not offered rather than measured on PVM.
 #include "copbench/bench.h"
 
 namespace copbench {
@@ -10,12 +10,12 @@ BackendSpec cop_spec() {
   s.name = "cop";
   s.summary =
       "libcop on copd/copdrv: cop_barrier, cop_reduce, cop_bcast, cop_mcast, cop_gather/scatter, cop_read/cop_rmw; "
-      "lock = ticket lock (cop_rmw + cop_read); echo = PVM messages (COP has no point-to-point)";
+      "lock = ticket lock (cop_rmw + cop_read); no point-to-point";
   s.worker = "copbench-cop-run";
   s.launcher = Launcher::cop_master;
   s.routes = {"direct", "normal"};
-  s.offered = {Op::echo,   Op::barrier, Op::reduce,      Op::broadcast,  Op::multicast, Op::gather,
-               Op::scatter, Op::lock,   Op::shared_read, Op::shared_rmw, Op::bare_loops};
+  s.offered = {Op::barrier, Op::reduce,      Op::broadcast,  Op::multicast, Op::gather,
+               Op::scatter, Op::lock,   Op::shared_read, Op::shared_rmw};
   return s;
 }
 

@@ -19,7 +19,7 @@ cop_cli_test(suite_verify_cop_normal_1 verify --backend cop --nodes 1 --route no
 cop_cli_test(suite_verify_cop_normal_3 verify --backend cop --nodes 3 --route normal --timeout 150)
 
 # One tiny point of every benchmark cop offers; the others say "not offered".
-set(not_offered_cop scan mcs-lock fence)
+set(not_offered_cop echo bandwidth ring overhead scan mcs-lock fence)
 foreach(bench ${sized_benches} ${plain_benches})
   if(bench IN_LIST not_offered_cop)
     add_test(NAME suite_run_${bench}_cop_not_offered
