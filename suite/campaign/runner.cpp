@@ -30,7 +30,10 @@ using nlohmann::json;
 namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int) {
+  g_interrupted = 1;
+  cancel_launches();
+}
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p);
@@ -290,7 +293,7 @@ RunSummary run_campaign(const RunOptions& o) {
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills at once
+  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills at once; the first ends the running point
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
@@ -346,6 +349,7 @@ RunSummary run_campaign(const RunOptions& o) {
       timed_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++timed_points;
     }
+    if (g_interrupted && outcome->status != "done") break;  // the point was cut short: not recorded
     if (outcome->status == "done") {
       std::error_code ec;
       fs::remove(status, ec);

@@ -72,7 +72,9 @@ int hostfile_slots(const std::string& hostfile) {
   return slots;
 }
 
-// Runs argv in its own process group; kills the group at the deadline.
+volatile sig_atomic_t g_cancelled = 0;
+
+// Runs argv in its own process group; kills the group at the deadline or on cancel_launches().
 // The worker's own output (mpirun and libpvm chatter included) goes to `log`.
 int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out) {
   timed_out = false;
@@ -97,7 +99,7 @@ int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const 
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (g_cancelled || std::chrono::steady_clock::now() > deadline) {
       timed_out = true;
       ::kill(-pid, SIGTERM);
       std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -112,6 +114,8 @@ int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const 
 }
 
 }  // namespace
+
+void cancel_launches() { g_cancelled = 1; }
 
 int max_local_nodes() {
   unsigned cores = std::thread::hardware_concurrency();
@@ -192,7 +196,10 @@ LaunchOutcome launch(const LaunchRequest& req) {
   fs::path log = dir / "worker.log";
   out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out);
   if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
-  if (timed_out) {
+  if (timed_out && g_cancelled) {
+    out.exit_code = 130;
+    out.error = fmt::format("{} worker killed: interrupted", spec.name);
+  } else if (timed_out) {
     out.exit_code = 124;
     out.error = fmt::format("{} worker did not finish within {} s (killed)", spec.name, req.timeout_s);
   } else if (fs::exists(error) && !read_all(error).empty()) {

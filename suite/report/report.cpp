@@ -115,7 +115,9 @@ std::vector<Measure> load_measures(const fs::path& raw_dir) {
       m.variant = v;
       m.nodes = nodes;
       m.median_us = b.value("real_time", 0.0);
-      if (b.contains("modelled_us")) m.modelled_us = b["modelled_us"].get<double>();
+      // A zero modelled time means the operation did not touch the modelled hardware (cop's
+      // echo goes through PVM): there is no modelled value to show.
+      if (b.contains("modelled_us") && b["modelled_us"].get<double>() > 0) m.modelled_us = b["modelled_us"].get<double>();
       m.ci_met = b.value("ci_met", true);
       for (const auto& [k, val] : b.items())
         if (val.is_number() && !kStandardKeys.count(k)) m.counters[k] = val.get<double>();
@@ -323,6 +325,7 @@ class Report {
     fs::create_directories(out_ / "tables");
     std::vector<std::pair<std::string, Table>> tables;
     tables.emplace_back("summary", summary_table());
+    if (auto md = md_table_v()) tables.emplace_back("md-table5", *md);
     for (const auto& t : manifest_.value("compare", std::vector<std::string>{})) tables.emplace_back(t, seed_table(t));
     std::string main = manifest_.value("main_table", "");
     if (main.empty()) main = tables.size() > 1 ? tables[1].first : "summary";
@@ -450,6 +453,72 @@ class Report {
     t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
                "measured libpvm with modelled libcop); — where either is missing.",
                "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
+    return t;
+  }
+
+  // Thesis Table V from the md application (apps/md): one row per md point, node count
+  // and backend/mode, the fractions of time per operation averaged over tasks, and the
+  // projected COP speedup computed Table V's way (each fraction divided by that part's
+  // measured ÷ modelled-COP time) beside the measured one (this run's time ÷ cop's at the
+  // same point, nodes and profile). The published row is the thesis's (pvm, 5 hosts).
+  std::optional<Table> md_table_v() const {
+    std::vector<const Measure*> md;
+    for (const auto& m : measures_)
+      if (m.benchmark == "md") md.push_back(&m);
+    if (md.empty()) return std::nullopt;
+    std::sort(md.begin(), md.end(), [](auto* a, auto* b) {
+      return std::tie(a->variant.profile, a->run_name, a->nodes, a->variant) <
+             std::tie(b->variant.profile, b->run_name, b->nodes, b->variant);
+    });
+    Table t;
+    t.title = "thesis Table V: molecular dynamics time breakdown (md)";
+    t.source = "seed 000 (Sankaran 1995) Table V, EGO on 5 hosts, libpvm measured and libcop projected";
+    t.description = "Fractions of the run time per operation, averaged over the control and slave tasks (last run of each "
+                    "point). COP speedup per part = measured time ÷ modelled COP time of the same calls (ch. VI expressions, "
+                    "Hall's timings). Projected = 1 ÷ (computation + Σ fraction ÷ speedup), Table V's way; measured = this "
+                    "backend's median run ÷ cop's median run at the same point.";
+    t.header = {"point", "nodes"};
+    if (multi_profile_) t.header.push_back("profile");
+    const std::vector<std::pair<std::string, std::string>> parts = {
+        {"multicast", "multicast"}, {"reduction", "reduction"}, {"barrier", "barrier"}, {"point_to_point", "point-to-point"}};
+    t.header.push_back("backend");
+    for (const auto& [key, name] : parts) t.header.push_back(name);
+    t.header.insert(t.header.end(), {"communication", "computation"});
+    for (const auto& [key, name] : parts) t.header.push_back("COP speedup " + name);
+    t.header.insert(t.header.end(), {"COP normalized total", "projected COP speedup", "measured COP speedup", "median run µs"});
+
+    std::vector<std::string> published = {"EGO alanin 66 atoms x 256 steps", "5"};
+    if (multi_profile_) published.push_back("(thesis)");
+    published.insert(published.end(), {"published libpvm", "0.16", "0.14", "0.04", "0.06", "0.40", "0.60", "24x", "4.00x",
+                                       "1000x", "30.0x", "0.644", "1.55x", "—", "—"});
+    t.rows.push_back(published);
+    auto counter = [](const Measure* m, const std::string& k) -> std::optional<double> {
+      auto it = m->counters.find(k);
+      if (it == m->counters.end()) return std::nullopt;
+      return it->second;
+    };
+    auto cell = [](std::optional<double> v, bool as_ratio = false) { return v ? (as_ratio ? ratio(*v) : num(*v)) : "—"; };
+    for (const Measure* m : md) {
+      std::vector<std::string> row = {m->run_name, std::to_string(m->nodes)};
+      if (multi_profile_) row.push_back(m->variant.profile);
+      row.push_back(variant_label(m->variant));
+      for (const auto& [key, name] : parts) row.push_back(cell(counter(m, "frac_" + key)));
+      row.push_back(cell(counter(m, "frac_communication")));
+      row.push_back(cell(counter(m, "frac_computation")));
+      for (const auto& [key, name] : parts) row.push_back(cell(counter(m, "cop_speedup_" + key), true));
+      row.push_back(cell(counter(m, "cop_frac_total")));
+      row.push_back(cell(counter(m, "projected_cop_speedup"), true));
+      std::optional<double> cop_time;
+      for (const auto& o : measures_)
+        if (o.benchmark == "md" && o.variant.backend == "cop" && o.run_name == m->run_name && o.nodes == m->nodes &&
+            o.variant.profile == m->variant.profile && (!cop_time || o.median_us < *cop_time))
+          cop_time = o.median_us;
+      row.push_back(cop_time && *cop_time > 0 ? ratio(m->median_us / *cop_time) : "—");
+      row.push_back(num(m->median_us) + (m->ci_met ? "" : " !"));
+      t.rows.push_back(std::move(row));
+    }
+    t.notes = {"measured COP speedup: — until the cop backend has run the same point (best cop mode).",
+               "armci has no multicast: md uses its broadcast there (label multicast_via=broadcast in the raw JSON)."};
     return t;
   }
 

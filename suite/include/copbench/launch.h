@@ -39,5 +39,8 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec);
 std::string executable_dir();
 
 LaunchOutcome launch(const LaunchRequest& request);
+// Async-signal-safe: the running launch (and every later one) kills its worker's process
+// group and returns at once with exit code 130. For a campaign's SIGINT/SIGTERM handler.
+void cancel_launches();
 
 }  // namespace copbench
