@@ -178,7 +178,7 @@ class Radixsort final : public Benchmark {
   std::vector<std::string> option_names() const override { return {"radix"}; }
 
   void check_options(const RunParams& p) const override {
-    radix(p);
+    radixes(p);
     for (std::size_t k : p.sizes)
       if (k < 1 || k > (std::size_t{1} << 26))
         throw std::invalid_argument(fmt::format("radixsort: --sizes {}: keys per node must be from 1 to 64M", k));
@@ -186,7 +186,7 @@ class Radixsort final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
-    const int bits = radix(params);
+    for (int bits : radixes(params))
     for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) {
       if (keys * static_cast<std::size_t>(b.nodes()) >= (std::size_t{1} << 31))
         throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.nodes()));
@@ -221,10 +221,22 @@ class Radixsort final : public Benchmark {
   }
 
  private:
-  static int radix(const RunParams& p) {
-    const long bits = option_int(p, "radixsort", "radix", 8, 8, 16);
-    if (bits != 8 && bits != 16) throw std::invalid_argument(fmt::format("radixsort: --param radix={}: expected 8 or 16", bits));
-    return static_cast<int>(bits);
+  // `radix`: 8, 16, or both ("8,16"): one point per radix and size.
+  static std::vector<int> radixes(const RunParams& p) {
+    auto it = p.options.find("radix");
+    const std::string text = it == p.options.end() ? "8" : it->second;
+    std::vector<int> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      std::size_t comma = text.find(',', start);
+      std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item != "8" && item != "16")
+        throw std::invalid_argument(fmt::format("radixsort: --param radix={}: expected 8, 16 or 8,16", text));
+      out.push_back(std::stoi(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return out;
   }
 
   static void verify(Backend& b, std::size_t keys, const std::vector<std::uint32_t>& mine) {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# campaign_report_test.sh COPBENCH WORKDIR: a tiny apps campaign on mpi and armci, then
+# `copbench report`: the md Table V table (published row and ours), the ParaStation2
+# Table 4 and NCUBE Table 3 comparisons and a plot per application are written.
+set -eu
+copbench=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work"
+cat > "$work/apps-ci.yml" <<'YML'
+name: apps-ci
+profiles: [native]
+compare: [parastation2-table4, ncube-table3]
+main_table: md-table5
+defaults: {reps: 1, max_reps: 2, timeout: 120}
+runs:
+  - benchmark: md
+    backends: [mpi, armci]
+    nodes: [2, 3]
+    sizes: [12]
+    params: {steps: 5}
+  - benchmark: matmul
+    backends: [mpi]
+    nodes: [1, 2]
+    sizes: [40]
+  - benchmark: radixsort
+    backends: [mpi]
+    nodes: [1, 2]
+    sizes: [500]
+    params: {radix: "8,16"}
+  - benchmark: halo
+    backends: [mpi]
+    nodes: [1, 2]
+    sizes: [16]
+    params: {frames: 2}
+YML
+"$copbench" campaign run "$work/apps-ci.yml" --results "$work/results" --quiet > "$work/run.txt" 2>&1 || { cat "$work/run.txt"; exit 1; }
+dir=$(ls -d "$work"/results/apps-ci-*)
+"$copbench" report "$dir" > "$work/report.txt" 2>&1 || { cat "$work/report.txt"; exit 1; }
+fail() { echo "FAIL: $*"; cat "$work/report.txt"; exit 1; }
+grep -q "thesis Table V" "$work/report.txt" || fail "the main table is not Table V"
+grep -q "| published libpvm | 0.16 | 0.14 | 0.04 | 0.06 | 0.40 | 0.60 |" "$dir/tables/md-table5.md" || fail "published Table V row"
+for b in mpi armci; do
+  for n in 2 3; do
+    grep -q "| md/atoms:12/steps:5 | $n | $b |" "$dir/tables/md-table5.md" || fail "no md row for $b on $n nodes"
+  done
+done
+grep -q "projected COP speedup" "$dir/tables/md-table5.csv" || fail "md-table5.csv"
+grep -q "n=1000 uniprocessor MFlop" "$dir/tables/parastation2-table4.md" || fail "parastation2-table4"
+grep -q "fraction calculating" "$dir/tables/ncube-table3.md" || fail "ncube-table3"
+if command -v gnuplot > /dev/null; then
+  for app in md matmul radixsort halo; do
+    ls "$dir"/plots/"$app"-*-vs-nodes.png > /dev/null 2>&1 || fail "no $app plot"
+  done
+fi
+echo "ok: $dir"
