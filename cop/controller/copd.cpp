@@ -2,29 +2,15 @@
 // One process per controller node, serving up to 64 channels over the
 // secondary network; see server.h for the protocol rules and cop/link.h for
 // the frames. Foreground; logs to stderr; SIGTERM or SIGINT end it cleanly.
-#include <csignal>
-#include <cstdio>
-#include <ctime>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "controller/server.h"
+#include "link/daemon.h"
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-void on_signal(int) { g_stop.store(true); }
-
-void log_line(const std::string& line) {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tm t{};
-  localtime_r(&ts.tv_sec, &t);
-  fmt::print(stderr, "{:02}:{:02}:{:02}.{:03} copd: {}\n", t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000, line);
-  std::fflush(stderr);
-}
+void log_line(const std::string& line) { cop::link::log_line("copd", line); }
 
 }  // namespace
 
@@ -60,18 +46,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "copd: --listen: {}\n", e.what());
     return 2;
   }
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  const auto& stop = cop::link::install_stop_signals();
   try {
     cop::controller::Server server(config, log_line);
     log_line(fmt::format("serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, lease {} ms)",
                          config.controller.channels, cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
                          config.controller.gas_words, config.lease_ms));
-    server.run(g_stop);
+    server.run(stop);
     const auto& st = server.controller().stats();
     log_line(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
                          "{} broadcasts, {} modelled cycles)",

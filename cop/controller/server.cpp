@@ -19,24 +19,6 @@ using link::FrameType;
 using wire::Direction;
 using wire::Opcode;
 
-namespace {
-
-// Messages that answer the command just acknowledged, to its task alone.
-bool is_answer_data(Opcode op) {
-  switch (op) {
-    case Opcode::PROBE:
-    case Opcode::RSRAM32:
-    case Opcode::RSRAM64:
-    case Opcode::RMW32:
-    case Opcode::RMW64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 Server::Server(const ServerConfig& config, Log log)
     : config_(config),
       log_(std::move(log)),
@@ -239,7 +221,7 @@ void Server::route(std::vector<Delivery>& deliveries) {
   for (const Delivery& d : deliveries) {
     const Opcode op = d.msg.ins.opcode;
     const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);
-    if (ack || (!d.link_level && is_answer_data(op) && std::has_single_bit(d.channels))) {
+    if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
       const int c = std::countr_zero(d.channels) + 1;
       Channel& ch = chan(c);
       if (ack) {

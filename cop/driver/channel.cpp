@@ -20,20 +20,8 @@ using wire::Opcode;
 namespace {
 
 
-bool expects_data(Opcode op) {
-  switch (op) {
-    case Opcode::PROBE:
-    case Opcode::RSRAM32:
-    case Opcode::RSRAM64:
-    case Opcode::RMW32:
-    case Opcode::RMW64:
-      return true;
-    default:
-      return false;
-  }
-}
 
-int items(Opcode op) { return expects_data(op) ? 2 : 1; }
+int items(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
 bool result_matches(const Wanted& w, const wire::Message& m) {
   switch (w.kind) {
@@ -162,7 +150,7 @@ bool ChannelClient::take_answer(const Entry& e) {
       // in use only says a peer channel initialised it first.)
       if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
       // No data follows a refused command.
-      if (expects_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
+      if (wire::has_answer_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
         have_answer_[slot + 1] = true;
         answers_missing_--;
       }

@@ -1,32 +1,18 @@
 // copdrv: the channel driver of one compute node (seed 000 ch. V); see
 // driver.h. Foreground; logs to stderr; SIGTERM or SIGINT end it cleanly
 // (copd is told, local tasks get link_down).
-#include <csignal>
-#include <cstdio>
-#include <ctime>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "driver/driver.h"
 #include "driver/port.h"
+#include "link/daemon.h"
 
 namespace {
 
-std::atomic<bool> g_stop{false};
 int g_channel = 0;
 
-void on_signal(int) { g_stop.store(true); }
-
-void log_line(const std::string& line) {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tm t{};
-  localtime_r(&ts.tv_sec, &t);
-  fmt::print(stderr, "{:02}:{:02}:{:02}.{:03} copdrv[{}]: {}\n", t.tm_hour, t.tm_min, t.tm_sec,
-             ts.tv_nsec / 1000000, g_channel, line);
-  std::fflush(stderr);
-}
+void log_line(const std::string& line) { cop::link::log_line(fmt::format("copdrv[{}]", g_channel), line); }
 
 }  // namespace
 
@@ -61,15 +47,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "copdrv: {}\n", e.what());
     return 2;
   }
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  const auto& stop = cop::link::install_stop_signals();
   try {
     cop::driver::Driver driver(config, log_line);
-    driver.start(g_stop);
-    driver.run(g_stop);
+    driver.start(stop);
+    driver.run(stop);
     driver.shutdown();
   } catch (const std::exception& e) {
     fmt::print(stderr, "copdrv: channel {}: {}\n", config.channel, e.what());

@@ -151,4 +151,18 @@ void set_payload(Message& m, uint64_t v) {
 }
 
 
+
+bool has_answer_data(Opcode op) {
+  switch (op) {
+    case Opcode::PROBE:
+    case Opcode::RSRAM32:
+    case Opcode::RSRAM64:
+    case Opcode::RMW32:
+    case Opcode::RMW64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace cop::wire
