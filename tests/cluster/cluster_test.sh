@@ -7,6 +7,11 @@
 #   pvm         pvm_barrier + pvm_reduce across the virtual machine, checked, and
 #               PVM host numbers equal the channel order
 #   armci       ARMCI_Rmw fetch-and-add and a global sum across the 3 hosts, checked
+#   cop         libcop across the hosts (one task per host, on its own copdrv):
+#               every libcop check in the table and the direct tid mapping, then
+#               rounds of cop_barrier + cop_reduce + cop_bcast, checked, while
+#               interface byte counters show the COP traffic on the COP network,
+#               at the controller, and (static groups) next to none on the primary
 #   idempotent  a second site.yml run changes nothing
 #   teardown    teardown.yml stops the services (status names them missing); a
 #               second run changes nothing; a crashed host is named by status
@@ -20,10 +25,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cluster="$repo/scripts/cluster"
 
-# A cluster of its own, beside any the user has up.
-export COPBENCH_CLUSTER_ID=7
+# A cluster of its own, beside any the user has up (COPBENCH_CLUSTER_TEST_ID
+# picks another id where two builds' tests may run at once).
+export COPBENCH_CLUSTER_ID=${COPBENCH_CLUSTER_TEST_ID:-7}
 export COPBENCH_CLUSTER_STATE=${COPBENCH_CLUSTER_TEST_STATE:-$bindir/../tests/cluster/cluster-state}
-prefix=cb7
+# The hosts run this build's programs and daemons (copd, copdrv, PVM's spawn path).
+export COPBENCH_BUILD=${COPBENCH_BUILD:-$(cd "$bindir/.." && pwd)}
+prefix=cb$COPBENCH_CLUSTER_ID
 nodes=3
 hosts="node1 node2 node3"
 
@@ -78,9 +86,27 @@ collective() {
   [ $rc -eq 0 ] || fail "$what exited with $rc"
   grep -qx OK <<<"$out" || fail "$what did not print OK"
   [ $((pri1 - pri0)) -gt 0 ] || fail "$what: no traffic on the primary network"
-  if [ ! -x "$repo/build/bin/copdrv" ] && [ ! -x "$repo/build/bin/copd" ]; then
+  if [ ! -x "$COPBENCH_BUILD/bin/copdrv" ] && [ ! -x "$COPBENCH_BUILD/bin/copd" ]; then
     [ $((cop1 - cop0)) -eq 0 ] || fail "$what: traffic on the COP network"
   fi
+}
+
+# One libcop run across the compute hosts (cop_libcop_check --hosts ...); it must
+# pass. Sets pri, cop (bytes on the compute hosts' pri0 / cop0, rx+tx summed over
+# the hosts), ctl_cop and ctl_pri (the controller host's cop0 / pri0).
+cop_run() {
+  local p0 c0 x0 y0 out rc
+  p0=$(net_bytes pri0) c0=$(net_bytes cop0)
+  x0=$(hosts=copctl net_bytes cop0) y0=$(hosts=copctl net_bytes pri0)
+  out=$(on_node1 "$bindir/cop_libcop_check" --hosts "${hosts// /,}" "$@" 2>&1)
+  rc=$?
+  pri=$(($(net_bytes pri0) - p0)) cop=$(($(net_bytes cop0) - c0))
+  ctl_cop=$(($(hosts=copctl net_bytes cop0) - x0)) ctl_pri=$(($(hosts=copctl net_bytes pri0) - y0))
+  if [ $rc -ne 0 ] || ! grep -q '^passed: ' <<<"$out"; then
+    echo "$out" >&2
+    fail "cop_libcop_check $* (exit $rc)"
+  fi
+  echo "$(tail -n 1 <<<"$out") [$*]: primary +$pri B, COP +$cop B; controller: COP +$ctl_cop B, primary +$ctl_pri B"
 }
 
 # Running, not a zombie.
@@ -130,6 +156,38 @@ case $step in
   armci)
     check_owner
     collective "armci rmw" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_armci_rmw"
+    ;;
+  cop)
+    check_owner
+    [ -x "$bindir/cop_libcop_check" ] || fail "$bindir/cop_libcop_check is not built"
+    [ -x "$COPBENCH_BUILD/bin/copd" ] && [ -x "$COPBENCH_BUILD/bin/copdrv" ] || fail "copd/copdrv are not built in $COPBENCH_BUILD"
+    # Every libcop check (tables of ch. V, shared memory, gather/scatter ...),
+    # two tasks per host, in both tid mappings; the direct one must hold here.
+    cop_run --tasks 2 --mapping table
+    cop_run --tasks 2 --mapping direct --access normal
+    # Traffic: the same program with no COP operation (spawn, group join,
+    # pvm_barrier, reports: PVM's own control traffic) and with R rounds of
+    # barrier + reduce + bcast. Static groups: the tids are asked of PVM's group
+    # server once, so the COP operations themselves should use only the COP network.
+    rounds=200 ops=$((200 * 3 + 1))
+    cop_run --tasks 1 --scenario collectives --rounds 0 --static-groups 1
+    base_pri=$pri base_cop=$cop
+    for mapping in table direct; do
+      cop_run --tasks 1 --scenario collectives --rounds $rounds --static-groups 1 --mapping $mapping
+      extra_pri=$((pri - base_pri)) extra_cop=$((cop - base_cop))
+      echo "  $ops COP operations ($mapping mapping): COP network +$extra_cop B ($((extra_cop / ops)) B/op), primary +$extra_pri B beyond the baseline"
+      [ $extra_cop -ge $((ops * 100)) ] || fail "COP operations did not cross the COP network (+$extra_cop B for $ops operations)"
+      # What the compute hosts sent to and got from the COP network, the controller got and sent.
+      [ $((ctl_cop * 10)) -ge $((cop * 9)) ] || fail "COP traffic did not go to the controller (hosts +$cop B, controller +$ctl_cop B)"
+      [ $((extra_pri * 50)) -le $extra_cop ] || fail "COP operations put $extra_pri B on the primary network (over 2 % of their $extra_cop B on the COP network)"
+      [ $ctl_pri -lt 1024 ] || fail "the controller host got $ctl_pri B on the primary network"
+    done
+    # Without static groups libcop asks the group server (a PVM task) for the
+    # group's tids at every call, over the primary network: shown, not an error.
+    cop_run --tasks 1 --scenario collectives --rounds $rounds --static-groups 0
+    echo "  without static groups: primary +$((pri - base_pri)) B ($(((pri - base_pri) / ops)) B/op) beyond the baseline: group server queries"
+    [ $((cop - base_cop)) -ge $((ops * 100)) ] || fail "COP operations did not cross the COP network"
+    echo "cop: ok"
     ;;
   idempotent)
     check_owner

@@ -5,6 +5,17 @@
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
 // each runs every check and reports; the parent prints the reports and exits
 // non-zero if any check failed.
+//
+// Across the hosts of a cluster (tests/cluster/): one pvmd per host, hosts added
+// in COP channel order, a copdrv on each at its default driver directory:
+//   cop_libcop_check --hosts node1,node2,node3 [--tasks T] [--mapping table|direct|direct-setopt]
+//                    [--scenario checks|collectives] [--rounds R] [--static-groups 0|1]
+// spawns the tasks of node k on the k-th host (PvmTaskHost) and leaves COP_DRIVER
+// to the task's default. --mapping direct selects the H-field mapping before the
+// task joins its group (COP_MAPPING=direct; direct-setopt: cop_setopt after
+// cop_mytid), and it must hold there. The collectives scenario is R
+// rounds of cop_barrier, cop_reduce and cop_bcast, each checked (R = 0: only the
+// PVM setup, the baseline of the traffic measurement).
 #include <cop/cop.h>
 #include <pvm3.h>
 #include <unistd.h>
@@ -41,6 +52,8 @@ struct Checker {
 
 int g_inst = 0, g_size = 0;
 std::vector<int> g_tids;
+bool g_cluster = false;        // one pvmd per host: the direct mapping holds
+int g_mapping = CopMapTable;   // selected before joining the group
 
 // The value task `inst` contributes at element i, per type.
 long long value(int inst, int i) { return (inst + 1) * 7 + i * 3 - 11; }
@@ -83,10 +96,10 @@ void run_checks(Checker& c, int node) {
   c.rc(cop_getopt(CopStaticGroups), 0, "static groups off by default");
   c.rc(cop_setopt(12345, 1), PvmBadParam, "cop_setopt unknown option");
   c.rc(cop_setopt(CopMapping, 7), PvmBadParam, "cop_setopt bad mapping");
-  c.rc(cop_getopt(CopMapping), CopMapTable, "table mapping by default");
+  c.rc(cop_getopt(CopMapping), g_mapping, "the selected mapping (table by default)");
   // One pvmd for every emulated node: every tid's H field is 1, so the direct
   // mapping cannot hold on the other channels, and the library says so and keeps the table.
-  if (node != 1) {
+  if (!g_cluster && node != 1) {
     c.rc(cop_setopt(CopMapping, CopMapDirect), CopErrMapping, "direct mapping where H field != channel");
     c.rc(cop_getopt(CopMapping), CopMapTable, "mapping unchanged after the refusal");
   }
@@ -225,19 +238,73 @@ void run_checks(Checker& c, int node) {
   c.expect(cop_barrier(other, 1, 19) < 0, "cop_barrier on a group this task is not in fails");
 }
 
+// R rounds of barrier, reduce (root and values change each round) and broadcast
+// (the source changes each round), each checked against a local computation.
+void run_collectives(Checker& c, int rounds) {
+  constexpr int kCount = 4, kBcast = 16;
+  for (int r = 0; r < rounds; ++r) {
+    c.rc(cop_barrier(kGroup, g_size, 20), 0, "cop_barrier round " + std::to_string(r));
+    const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 32 * (r % 4), root = r % g_size, src = (r + 1) % g_size;
+    long data[kCount];
+    for (int i = 0; i < kCount; ++i) data[i] = long(value(g_inst, i) + r);
+    int roots[1] = {root};
+    c.rc(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), 0, "cop_reduce round " + std::to_string(r));
+    if (g_inst == root) {
+      bool ok = true;
+      for (int i = 0; i < kCount; ++i) {
+        long want = 0;
+        for (int k = 0; k < g_size; ++k) want += long(value(k, i) + r);
+        ok &= data[i] == want;
+      }
+      c.expect(ok, "cop_reduce sum round " + std::to_string(r));
+    }
+    double buf[kBcast];
+    if (g_inst == src) {
+      for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
+      c.rc(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), 0, "cop_bcast send round " + std::to_string(r));
+    } else {
+      c.rc(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, g_tids[size_t(src)]), 0,
+           "cop_bcast recv round " + std::to_string(r));
+      bool ok = true;
+      for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
+      c.expect(ok, "cop_bcast data round " + std::to_string(r));
+    }
+  }
+  if (rounds > 0) c.rc(cop_barrier(kGroup, g_size, 21), 0, "cop_barrier after the rounds");
+}
+
 int child(int argc, char** argv) {
   const int node = std::atoi(argv[1]);
-  const std::string driver = std::string(argv[3]) + "/node" + std::to_string(node);
-  setenv("COP_DRIVER", driver.c_str(), 1);
+  // "-": a cluster host, whose copdrv sits at the task's default driver directory.
+  g_cluster = std::strcmp(argv[3], "-") == 0;
+  if (!g_cluster) {
+    const std::string driver = std::string(argv[3]) + "/node" + std::to_string(node);
+    setenv("COP_DRIVER", driver.c_str(), 1);
+  }
   setenv("COP_ACCESS", argv[2], 1);
-  (void)argc;
   const int nodes = std::atoi(argv[4]), tasks = std::atoi(argv[5]);
+  const std::string scenario = argc > 6 ? argv[6] : "checks";
+  // direct: COP_MAPPING=direct at enrolment; direct-setopt: cop_setopt after it.
+  const std::string mapping = argc > 7 ? argv[7] : "table";
+  if (mapping == "direct") setenv("COP_MAPPING", "direct", 1);
+  const int rounds = argc > 8 ? std::atoi(argv[8]) : 0, static_groups = argc > 9 ? std::atoi(argv[9]) : 0;
   Checker c;
   const int tid = cop_mytid();
   c.expect(tid > 0 && tid == pvm_mytid(), "cop_mytid enrolls and returns the pvm tid: " + std::to_string(tid));
-  const bool killed = argc > 6 && std::strcmp(argv[6], "kill") == 0;
+  const bool killed = scenario == "kill";
   if (tid > 0) {
     c.rc(cop_getopt(CopAccess), std::strcmp(argv[2], "direct") == 0 ? CopAccessDirect : CopAccessNormal, "access mode");
+    if (mapping != "table") {
+      // Before the group is used: changing the mapping enrols the task again.
+      if (mapping == "direct-setopt")
+        c.rc(cop_setopt(CopMapping, CopMapDirect), CopMapTable, "cop_setopt direct mapping (holds: one pvmd per host)");
+      c.rc(cop_getopt(CopMapping), CopMapDirect, "direct mapping selected");
+      g_mapping = CopMapDirect;
+      int chno = 0, tkno = 0;
+      c.rc(cop_channel(&chno, &tkno), 0, "cop_channel after the remapping");
+      c.expect(chno == ((tid >> 18) & 0xfff), "direct mapping: channel = the tid's H field");
+    }
+    if (static_groups) c.rc(cop_setopt(CopStaticGroups, 1), 0, "cop_setopt static groups");
     g_size = nodes * tasks;
     g_inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, g_size);  // everyone joined (setup only: PVM's own barrier)
@@ -254,6 +321,9 @@ int child(int argc, char** argv) {
       } else {
         std::this_thread::sleep_for(std::chrono::seconds(4));
       }
+    } else if (scenario == "collectives") {
+      run_collectives(c, rounds);
+      pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);
       pvm_barrier(kGroup, g_size);
@@ -278,7 +348,8 @@ int child(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
   int nodes = 4, tasks = 2;
-  std::string access = "direct", stack, scenario = "checks";
+  std::string access = "direct", stack, scenario = "checks", mapping = "table", rounds = "0", static_groups = "0";
+  std::vector<std::string> hosts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
@@ -286,9 +357,30 @@ int main(int argc, char** argv) {
     else if (k == "--access") access = argv[i + 1];
     else if (k == "--stack") stack = argv[i + 1];
     else if (k == "--scenario") scenario = argv[i + 1];
+    else if (k == "--mapping") mapping = argv[i + 1];
+    else if (k == "--rounds") rounds = argv[i + 1];
+    else if (k == "--static-groups") static_groups = argv[i + 1];
+    else if (k == "--hosts") {
+      std::string list = argv[i + 1];
+      for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) hosts.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else {
+      std::fprintf(stderr, "cop_libcop_check: unknown option %s\n", k.c_str());
+      return 2;
+    }
   }
-  if (stack.empty()) {
-    std::fprintf(stderr, "usage: cop_libcop_check --stack DIR [--nodes N] [--tasks T] [--access direct|normal]\n");
+  if (!hosts.empty()) {
+    stack = "-";
+    nodes = int(hosts.size());
+  }
+  if (stack.empty() || (mapping != "table" && mapping != "direct" && mapping != "direct-setopt") ||
+      (scenario != "checks" && scenario != "kill" && scenario != "collectives")) {
+    std::fprintf(stderr,
+                 "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives] [--rounds R] [--static-groups 0|1]\n");
     return 2;
   }
   if (pvm_mytid() < 0) return 1;
@@ -297,10 +389,14 @@ int main(int argc, char** argv) {
     const std::string node = std::to_string(i / tasks + 1), n = std::to_string(nodes), t = std::to_string(tasks);
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
                     const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), const_cast<char*>(scenario.c_str()),
-                    nullptr};
+                    const_cast<char*>(mapping.c_str()), const_cast<char*>(rounds.c_str()),
+                    const_cast<char*>(static_groups.c_str()), nullptr};
     int tid = 0;
-    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
-      std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
+    // On a cluster node k is the k-th host; on one pvmd every task is local.
+    std::string where = hosts.empty() ? "" : hosts[size_t(i / tasks)];
+    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, hosts.empty() ? PvmTaskDefault : PvmTaskHost,
+                  where.data(), 1, &tid) != 1) {
+      std::fprintf(stderr, "pvm_spawn%s%s failed: %d\n", where.empty() ? "" : " on ", where.c_str(), tid);
       pvm_exit();
       return 1;
     }
@@ -323,8 +419,8 @@ int main(int argc, char** argv) {
     failed |= bad;
     std::fputs(report, stdout);
   }
-  std::printf("%s: %d checks over %d tasks on %d nodes, access %s\n", failed ? "FAILED" : "passed", total,
-              nodes * tasks, nodes, access.c_str());
+  std::printf("%s: %d checks over %d tasks on %d %s, access %s, mapping %s\n", failed ? "FAILED" : "passed", total,
+              nodes * tasks, nodes, hosts.empty() ? "nodes" : "hosts", access.c_str(), mapping.c_str());
   pvm_exit();
   return failed;
 }
