@@ -807,7 +807,7 @@ class Report {
       gp += "set grid\nset key outside right top noenhanced\n";
       if (p.log_x) gp += "set logscale x 2\nset format x \"%.0b %BB\"\n";
       else gp += "set xtics 1\nset offsets 0.2, 0.2, 0, 0\n";
-      if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\n";
+      if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\nset format y \"%g\"\n";
       else gp += "set yrange [0:*]\n";
       std::string plot = "plot ";
       for (std::size_t i = 0; i < p.curve_order.size(); ++i) {
