@@ -85,6 +85,56 @@ std::array<double, kParts> Breakdown::mean_fractions(Backend& b, double total) c
   return mean;
 }
 
+bool p2p_by_multicast(const Backend& b) { return !b.offers(Op::echo); }
+
+std::string p2p_via(const Backend& b) { return p2p_by_multicast(b) ? "multicast" : "send/recv"; }
+
+void require_p2p(const Backend& b) {
+  if (!b.offers(Op::echo) && !b.offers(Op::multicast)) throw NotOffered(b.name(), Op::echo);
+}
+
+void exchange(Backend& b, Breakdown& bd, const std::function<int(int)>& target,
+              const std::function<std::size_t(int)>& bytes, std::span<const std::byte> out, int from,
+              std::span<std::byte> in, bool send_first) {
+  const int me = b.rank();
+  const int to = target(me);
+  if (!p2p_by_multicast(b)) {
+    bd.time(Part::point_to_point, [&] {
+      if (send_first && to >= 0) b.send(to, out);
+      if (from >= 0) b.recv(from, in);
+      if (!send_first && to >= 0) b.send(to, out);
+    });
+    return;
+  }
+  // Every rank passes a buffer of the root's size: a backend may keep per-call state in
+  // step on all ranks (cop's broadcast pool cursors).
+  std::vector<std::byte> scratch;
+  bd.time(Part::point_to_point, [&] {
+    for (int r = 0; r < b.nodes(); ++r) {
+      const int t = target(r);
+      if (t < 0) continue;
+      const std::vector<int> members{t};
+      const std::size_t n = bytes(r);
+      if (me == r) {
+        scratch.assign(out.begin(), out.end());
+        scratch.resize(n);
+        b.multicast(scratch, r, members);
+      } else if (me == t && from == r) {
+        if (in.size() == n) {
+          b.multicast(in, r, members);
+        } else {
+          scratch.assign(n, std::byte{0});
+          b.multicast(scratch, r, members);
+          std::copy_n(scratch.begin(), std::min(n, in.size()), in.begin());
+        }
+      } else {
+        scratch.assign(n, std::byte{0});
+        b.multicast(scratch, r, members);
+      }
+    }
+  });
+}
+
 namespace {
 
 double cop_seconds(cop::model::Function f, cop::model::DataType type, int nodes, std::size_t elements) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,20 @@ class Breakdown {
   std::array<long, kParts> calls_{};
   std::array<double, kParts> modelled_{};
 };
+
+// Point-to-point in the applications: the backend's send/recv where it has them; where it
+// has not (cop) one-member multicasts, every sending rank in turn the root (results say
+// p2p_via=multicast). One step: rank r sends bytes(r) bytes to target(r) (-1: nothing);
+// both functions give the same answers on every rank. This rank sends `out` and receives
+// `in` from `from` (-1: nothing); with send/recv, send_first orders its two calls (the
+// caller keeps the pattern free of circular waits). Collective: every rank calls it.
+bool p2p_by_multicast(const Backend& b);
+std::string p2p_via(const Backend& b);
+// Throws NotOffered when the backend has neither send/recv nor multicast.
+void require_p2p(const Backend& b);
+void exchange(Backend& b, Breakdown& bd, const std::function<int(int)>& target,
+              const std::function<std::size_t(int)>& bytes, std::span<const std::byte> out, int from,
+              std::span<std::byte> in, bool send_first = true);
 
 // Modelled time in seconds of one libcop call on the real COP hardware (Hall's timings,
 // the analytic expressions of ch. VI) with `nodes` channels taking part, C̄ = nodes - 1

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -108,10 +109,18 @@ class Halo {
   }
 
  private:
-  int neighbour(Dir d) const {
-    const int r = ri_ + d.dr, c = cj_ + d.dc;
+  int neighbour(Dir d) const { return neighbour_of(b_.rank(), d); }
+  int neighbour_of(int rank, Dir d) const {
+    const int r = rank / pc_ + d.dr, c = rank % pc_ + d.dc;
     if (r < 0 || r >= pr_ || c < 0 || c >= pc_) return -1;
     return r * pc_ + c;
+  }
+  // Bytes of rank's edge towards d, 0 without a neighbour there.
+  std::size_t edge_bytes_of(int rank, Dir d) const {
+    if (neighbour_of(rank, d) < 0) return 0;
+    const Range rows = block_of(n_, pr_, rank / pc_), cols = block_of(n_, pc_, rank % pc_);
+    const int h = d.dr != 0 ? 1 : rows.second - rows.first, w = d.dc != 0 ? 1 : cols.second - cols.first;
+    return static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
   }
   std::uint8_t& at(int i, int j) { return img_[static_cast<std::size_t>(i + 1) * stride_ + j + 1]; }  // i, j in -1..h, -1..w
 
@@ -173,6 +182,21 @@ class Halo {
     for (int i = 0; i < h; ++i)
       for (int j = 0; j < w; ++j) img[static_cast<std::size_t>(i + 1) * stride + j + 1] = pixel(i0 + i, j0 + j, f);
     std::vector<std::uint8_t> sendbuf, recvbuf;
+    if (p2p_by_multicast(b_)) {  // no send/recv (cop): each exchange is collective, so no overlap
+      for (int k = 0; k < 8; ++k) {
+        const Dir d = kDirs[k];
+        const Dir opposite{-d.dr, -d.dc};
+        const int from = neighbour(opposite);
+        if (neighbour(d) >= 0) pack(edge(d), sendbuf);
+        recvbuf.resize(from >= 0 ? strip_size(halo(opposite)) : 0);
+        exchange(b_, bd_, [&](int r) { return neighbour_of(r, d); }, [&](int r) { return edge_bytes_of(r, d); },
+                 std::as_bytes(std::span(sendbuf)), from, std::as_writable_bytes(std::span(recvbuf)));
+        if (from >= 0) unpack(halo(opposite), recvbuf);
+      }
+      interior_slice(0, 1);
+      border();
+      return;
+    }
     for (int k = 0; k < 8; ++k) {
       const Dir d = kDirs[k];
       const Dir opposite{-d.dr, -d.dc};
@@ -211,7 +235,8 @@ class HaloApp final : public Benchmark {
   std::string_view description() const override {
     return "2-D Sobel halo exchange, 8 neighbours, overlapped (seed 002 Table 3); size = image side";
   }
-  std::vector<Op> needs() const override { return {Op::echo}; }
+  // send/recv where offered, else one-member multicasts (label p2p_via).
+  std::vector<Op> needs() const override { return {}; }
   std::vector<std::size_t> default_sizes() const override { return {32, 64, 128}; }
   std::vector<std::string> option_names() const override { return {"frames", "overlap"}; }
 
@@ -224,6 +249,7 @@ class HaloApp final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
+    require_p2p(b);
     const int frames = static_cast<int>(option_int(params, "halo", "frames", 100, 1, 1000000));
     const bool overlap = option_int(params, "halo", "overlap", 1, 0, 1) == 1;
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
@@ -267,7 +293,8 @@ class HaloApp final : public Benchmark {
       p.counters["speedup"] = summary.median > 0 ? serial[0] / summary.median : 0.0;
       p.labels["grid"] = halo.grid();
       p.labels["subimage"] = halo.subimage();
-      p.labels["overlap"] = overlap ? "yes" : "no";
+      p.labels["overlap"] = overlap && !p2p_by_multicast(b) ? "yes" : "no";
+      p.labels["p2p_via"] = p2p_via(b);
       p.labels["verified"] = "serial-sobel";
       p.summary = std::move(summary);
       reporter.report(std::move(p));
@@ -275,34 +302,44 @@ class HaloApp final : public Benchmark {
   }
 
  private:
+  // Every node's checksum and last frame go to rank 0 (point-to-point or multicast).
   static void verify(Backend& b, const Halo& halo, int n, const std::vector<int>& reference, std::int64_t reference_sum) {
-    if (b.rank() != 0) {
-      std::vector<std::int64_t> sum{halo.checksum()};
-      b.send(0, std::as_bytes(std::span(sum)));
-      std::vector<int> last = halo.last();
-      if (!last.empty()) b.send(0, std::as_bytes(std::span(last)));
-      return;
-    }
     auto [pr, pc] = square_grid(b.nodes());
-    std::int64_t total = halo.checksum();
+    auto block_bytes = [&, pr = pr, pc = pc](int r) {
+      Range rows = block_of(n, pr, r / pc), cols = block_of(n, pc, r % pc);
+      return sizeof(std::int64_t) + sizeof(int) * static_cast<std::size_t>(rows.second - rows.first) * (cols.second - cols.first);
+    };
+    Breakdown unused;
+    std::int64_t total = 0;
     long bad = 0;
     for (int r = 0; r < b.nodes(); ++r) {
+      // The message: the checksum, then the last frame's block.
+      std::vector<std::byte> msg;
+      if (b.rank() == r) {
+        std::int64_t sum = halo.checksum();
+        msg.resize(block_bytes(r));
+        std::memcpy(msg.data(), &sum, sizeof sum);
+        if (!halo.last().empty()) std::memcpy(msg.data() + sizeof sum, halo.last().data(), msg.size() - sizeof sum);
+      } else if (b.rank() == 0) {
+        msg.resize(block_bytes(r));
+      }
+      if (r != 0)
+        exchange(b, unused, [r](int x) { return x == r ? 0 : -1; }, [&, r](int x) { return x == r ? block_bytes(r) : 0; },
+                 std::as_bytes(std::span(msg)), b.rank() == 0 ? r : -1, std::as_writable_bytes(std::span(msg)));
+      if (b.rank() != 0) continue;
+      std::int64_t sum = 0;
+      std::memcpy(&sum, msg.data(), sizeof sum);
+      total += sum;
       Range rows = block_of(n, pr, r / pc), cols = block_of(n, pc, r % pc);
       std::vector<int> block(static_cast<std::size_t>(rows.second - rows.first) * (cols.second - cols.first));
-      if (r == 0) {
-        block = halo.last();
-      } else {
-        std::vector<std::int64_t> sum(1);
-        b.recv(r, std::as_writable_bytes(std::span(sum)));
-        total += sum[0];
-        if (!block.empty()) b.recv(r, std::as_writable_bytes(std::span(block)));
-      }
+      if (!block.empty()) std::memcpy(block.data(), msg.data() + sizeof sum, block.size() * sizeof(int));
       const int w = cols.second - cols.first;
       for (int i = rows.first; i < rows.second; ++i)
         for (int j = cols.first; j < cols.second; ++j)
           if (block[static_cast<std::size_t>(i - rows.first) * w + (j - cols.first)] != reference[static_cast<std::size_t>(i) * n + j])
             ++bad;
     }
+    if (b.rank() != 0) return;
     if (bad > 0 || total != reference_sum)
       throw std::runtime_error(fmt::format("halo: {} pixels of the last frame differ from the serial Sobel, checksum {} vs {}",
                                            bad, total, reference_sum));

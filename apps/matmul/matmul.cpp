@@ -172,7 +172,9 @@ class Matmul final : public Benchmark {
   std::string_view description() const override {
     return "SUMMA dense matrix multiply, OpenBLAS dgemm per node (seed 001 Table 4); size = n";
   }
-  std::vector<Op> needs() const override { return {Op::echo, Op::broadcast}; }
+  // Blocks come back to rank 0 for the check by point-to-point, or by gather where there
+  // is none (cop).
+  std::vector<Op> needs() const override { return {Op::broadcast}; }
   std::vector<std::size_t> default_sizes() const override { return {500, 1000, 2000}; }
   std::vector<std::string> option_names() const override { return {"panel", "reference_runs"}; }
 
@@ -185,6 +187,7 @@ class Matmul final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
+    if (!b.offers(Op::echo) && !b.offers(Op::gather)) throw NotOffered(b.name(), Op::gather);
     openblas_set_num_threads(1);  // one core per node: the parallelism is the ranks'
     const int panel = static_cast<int>(option_int(params, "matmul", "panel", 256, 1, 100000));
     const int ref_runs = static_cast<int>(option_int(params, "matmul", "reference_runs", 3, 1, 100));
@@ -233,10 +236,21 @@ class Matmul final : public Benchmark {
 
  private:
   // Every rank sends its C block to rank 0, which compares it with the reference.
+  // (by point-to-point where offered, else by one gather of blocks padded to the largest)
   static void verify(Backend& b, const Summa& summa, int n, const std::vector<double>& reference) {
+    auto [pr, pc] = parse_grid(summa.grid());
+    const bool p2p = b.offers(Op::echo);
+    std::vector<double> gathered;
+    const std::size_t padded = static_cast<std::size_t>((n + pr - 1) / pr) * ((n + pc - 1) / pc);
+    if (!p2p) {
+      std::vector<double> mine(padded, 0.0);
+      std::copy(summa.c().begin(), summa.c().end(), mine.begin());
+      if (b.rank() == 0) gathered.resize(padded * static_cast<std::size_t>(b.nodes()));
+      b.gather(std::as_bytes(std::span(mine)), std::as_writable_bytes(std::span(gathered)), 0);
+    }
     if (b.rank() != 0) {
       std::vector<double> block = summa.c();
-      if (!block.empty()) b.send(0, std::as_bytes(std::span(block)));
+      if (p2p && !block.empty()) b.send(0, std::as_bytes(std::span(block)));
       return;
     }
     long bad = 0;
@@ -249,11 +263,13 @@ class Matmul final : public Benchmark {
             ++bad;
     };
     check(summa.rows(), summa.cols(), summa.c());
-    auto [pr, pc] = parse_grid(summa.grid());
     for (int r = 1; r < b.nodes(); ++r) {
       Range rows = block_of(n, pr, r / pc), cols = block_of(n, pc, r % pc);
       std::vector<double> block(static_cast<std::size_t>(rows.second - rows.first) * (cols.second - cols.first));
-      if (!block.empty()) b.recv(r, std::as_writable_bytes(std::span(block)));
+      if (!p2p)
+        std::copy_n(gathered.begin() + static_cast<long>(padded * static_cast<std::size_t>(r)), block.size(), block.begin());
+      else if (!block.empty())
+        b.recv(r, std::as_writable_bytes(std::span(block)));
       check(rows, cols, block);
     }
     if (bad > 0)

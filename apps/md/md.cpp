@@ -74,23 +74,26 @@ class MdRun {
     std::vector<double> info{static_cast<double>(nslaves_), static_cast<double>(s_.atoms),
                              static_cast<double>(s_.steps), s_.dt};
     mcast(bytes_of(std::span(info)), 0, control_members());
-    if (me_ == 0) {
-      md::initial_state(s_.atoms, pos_, vel_);
-      for (int r : slaves_) {
-        if (r == 0) continue;
-        auto [a0, a1] = md::block_range(s_.atoms, nslaves_, r - 1);
-        std::vector<double> load(pos_.begin() + 3 * a0, pos_.begin() + 3 * a1);
+    if (me_ == 0) md::initial_state(s_.atoms, pos_, vel_);
+    for (int r : slaves_) {
+      if (r == 0) continue;
+      auto [a0, a1] = md::block_range(s_.atoms, nslaves_, r - 1);
+      const auto count = static_cast<std::size_t>(3 * (a1 - a0));
+      std::vector<double> load;
+      if (me_ == 0) {
+        load.assign(pos_.begin() + 3 * a0, pos_.begin() + 3 * a1);
         load.insert(load.end(), vel_.begin() + 3 * a0, vel_.begin() + 3 * a1);
-        bd_.time(Part::point_to_point, [&] { b_.send(r, std::as_bytes(std::span(load))); });
-        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, load.size() * sizeof(double)));
+      } else if (me_ == r) {
+        load.resize(2 * count);
       }
-    } else {
-      const auto count = static_cast<std::size_t>(3 * (last_ - first_));
-      std::vector<double> load(2 * count);
-      bd_.time(Part::point_to_point, [&] { b_.recv(0, bytes_of(std::span(load))); });
-      bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, load.size() * sizeof(double)));
-      std::copy(load.begin(), load.begin() + static_cast<long>(count), pos_.begin() + 3 * first_);
-      std::copy(load.begin() + static_cast<long>(count), load.end(), vel_.begin() + 3 * first_);
+      const std::size_t bytes = 2 * count * sizeof(double);
+      exchange(b_, bd_, [r](int x) { return x == 0 ? r : -1; }, [bytes](int x) { return x == 0 ? bytes : 0; },
+               std::as_bytes(std::span(load)), me_ == r ? 0 : -1, bytes_of(std::span(load)));
+      if (me_ == 0 || me_ == r) bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, bytes));
+      if (me_ == r) {
+        std::copy(load.begin(), load.begin() + static_cast<long>(count), pos_.begin() + 3 * first_);
+        std::copy(load.begin() + static_cast<long>(count), load.end(), vel_.begin() + 3 * first_);
+      }
     }
     std::vector<double> global{1.0, 1.0, s_.dt};  // epsilon, sigma, time step
     mcast(bytes_of(std::span(global)), 0, control_members());
@@ -139,38 +142,36 @@ class MdRun {
 
   // Coordinates around the ring, forces all-to-all; returns this slave's potential share.
   double force_phase() {
-    if (is_slave_ && nslaves_ > 1) {
-      const int below = slaves_[(k_ + nslaves_ - 1) % nslaves_];
-      const int above = slaves_[(k_ + 1) % nslaves_];
+    if (nslaves_ > 1) {
+      // Slave k (rank k + 1) sends to the slave below and receives from the one above.
+      auto slave_index = [](int r) { return r - 1; };
+      const int above = is_slave_ ? slaves_[(k_ + 1) % nslaves_] : -1;
       for (int shift = 1; shift < nslaves_; ++shift) {
-        auto out = block((k_ + shift - 1) % nslaves_);
-        auto in = block((k_ + shift) % nslaves_);
+        auto target = [&](int r) { return r == 0 ? -1 : slaves_[(slave_index(r) + nslaves_ - 1) % nslaves_]; };
+        auto bytes = [&](int r) { return r == 0 ? std::size_t{0} : block((slave_index(r) + shift - 1) % nslaves_).size_bytes(); };
+        std::span<double> out, in;
+        if (is_slave_) {
+          out = block((k_ + shift - 1) % nslaves_);
+          in = block((k_ + shift) % nslaves_);
+        }
         // Even slaves send first, odd ones receive first: no cycle of blocked sends.
-        bd_.time(Part::point_to_point, [&] {
-          if (k_ % 2 == 0) {
-            b_.send(below, std::as_bytes(out));
-            b_.recv(above, bytes_of(in));
-          } else {
-            b_.recv(above, bytes_of(in));
-            b_.send(below, std::as_bytes(out));
-          }
-        });
-        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, out.size_bytes()) +
-                                            cop_point_to_point_seconds(nodes_, in.size_bytes()));
+        exchange(b_, bd_, target, bytes, std::as_bytes(out), above, bytes_of(in), k_ % 2 == 0);
+        if (is_slave_)
+          bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, out.size_bytes()) +
+                                              cop_point_to_point_seconds(nodes_, in.size_bytes()));
       }
     }
-    // The control task receives the travelling coordinates.
+    // The control task receives the travelling coordinates, slave by slave.
     if (!alone_) {
-      if (me_ == 0) {
-        for (int k = 0; k < nslaves_; ++k) {
-          auto in = block(k);
-          bd_.time(Part::point_to_point, [&] { b_.recv(slaves_[k], bytes_of(in)); });
-          bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, in.size_bytes()));
-        }
-      } else {
-        auto own = block(k_);
-        bd_.time(Part::point_to_point, [&] { b_.send(0, std::as_bytes(own)); });
-        bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, own.size_bytes()));
+      for (int k = 0; k < nslaves_; ++k) {
+        const int sender = slaves_[k];
+        const std::size_t bytes = block(k).size_bytes();
+        std::span<double> buf;
+        if (me_ == 0 || me_ == sender) buf = block(k);
+        exchange(b_, bd_, [sender](int r) { return r == sender ? 0 : -1; },
+                 [sender, bytes](int r) { return r == sender ? bytes : 0; }, std::as_bytes(buf), me_ == 0 ? sender : -1,
+                 bytes_of(buf));
+        if (me_ == 0 || me_ == sender) bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, bytes));
       }
     }
     double potential = 0;
@@ -244,8 +245,9 @@ class Md final : public Benchmark {
   std::string_view description() const override {
     return "molecular dynamics like EGO (seed 000 Table V): control + slaves; size = atoms";
   }
-  // Multicast is used where offered and replaced by broadcast where not (labelled).
-  std::vector<Op> needs() const override { return {Op::echo, Op::barrier, Op::reduce, Op::broadcast}; }
+  // Multicast is used where offered and replaced by broadcast where not; point-to-point
+  // is send/recv where offered and one-member multicasts where not (both labelled).
+  std::vector<Op> needs() const override { return {Op::barrier, Op::reduce, Op::broadcast}; }
   std::vector<std::size_t> default_sizes() const override { return {66}; }
   std::vector<std::string> option_names() const override { return {"steps", "dt", "drift"}; }
 
@@ -258,6 +260,7 @@ class Md final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
+    require_p2p(b);
     for (std::size_t atoms : params.sizes.empty() ? default_sizes() : params.sizes) {
       Settings s = settings(params, static_cast<int>(atoms));
       const int nslaves = b.nodes() > 1 ? b.nodes() - 1 : 1;
@@ -310,6 +313,7 @@ class Md final : public Benchmark {
       p.counters["projected_cop_speedup"] = cop_total > 0 ? 1.0 / cop_total : 0.0;
       p.labels["verified"] = "serial+drift";
       p.labels["multicast_via"] = b.offers(Op::multicast) ? "multicast" : "broadcast";
+      p.labels["p2p_via"] = p2p_via(b);
       p.summary = std::move(summary);
       reporter.report(std::move(p));
     }

@@ -117,7 +117,11 @@ class RadixSort {
       for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) sorted[pairs[i]] = pairs[i + 1];
     };
     place(out[me]);
-    for (std::size_t s = 1; s < nodes; ++s) exchange(s, out, place);
+    if (p2p_by_multicast(b_)) {
+      multicast_exchange(out, place);
+    } else {
+      for (std::size_t s = 1; s < nodes; ++s) exchange(s, out, place);
+    }
     keys_.swap(sorted);
     stage_[coalesce] += now_seconds() - t;
   }
@@ -156,6 +160,30 @@ class RadixSort {
     });
   }
 
+  // Without send/recv (cop): every rank's message sizes go to all by a reduction and a
+  // broadcast, then step s of the all-to-all is one-member multicasts (apps::exchange).
+  template <class Place>
+  void multicast_exchange(std::vector<std::vector<std::uint32_t>>& out, Place& place) {
+    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto me = static_cast<std::size_t>(b_.rank());
+    std::vector<std::int32_t> mine(nodes * nodes, 0), sizes(nodes * nodes, 0);
+    for (std::size_t t = 0; t < nodes; ++t) mine[me * nodes + t] = static_cast<std::int32_t>(out[t].size());
+    bd_.time(Part::reduction, [&] { b_.reduce(mine.data(), sizes.data(), mine.size(), Elem::i32, ReduceOp::sum, 0); });
+    bd_.time(Part::broadcast, [&] { b_.broadcast(std::as_writable_bytes(std::span(sizes)), 0); });
+    for (std::size_t s = 1; s < nodes; ++s) {
+      const std::size_t to = (me + s) % nodes, from = (me + nodes - s) % nodes;
+      std::vector<std::uint32_t> in(static_cast<std::size_t>(sizes[from * nodes + me]));
+      apps::exchange(
+          b_, bd_, [&](int r) { return static_cast<int>((static_cast<std::size_t>(r) + s) % nodes); },
+          [&](int r) {
+            const auto rr = static_cast<std::size_t>(r);
+            return sizeof(std::uint32_t) * static_cast<std::size_t>(sizes[rr * nodes + (rr + s) % nodes]);
+          },
+          std::as_bytes(std::span(out[to])), static_cast<int>(from), std::as_writable_bytes(std::span(in)));
+      place(in);
+    }
+  }
+
   Backend& b_;
   std::size_t k_;
   int bits_;
@@ -172,8 +200,9 @@ class Radixsort final : public Benchmark {
   std::string_view description() const override {
     return "Libsplit-C radix sort of 32-bit keys (seed 003 6.2); size = keys per node";
   }
-  // The scan is the backend's where offered, else a reduction and a broadcast.
-  std::vector<Op> needs() const override { return {Op::echo, Op::reduce, Op::broadcast}; }
+  // The scan is the backend's where offered, else a reduction and a broadcast; the
+  // coalesce is send/recv where offered, else one-member multicasts (label p2p_via).
+  std::vector<Op> needs() const override { return {Op::reduce, Op::broadcast}; }
   std::vector<std::size_t> default_sizes() const override { return {65536, 524288}; }
   std::vector<std::string> option_names() const override { return {"radix"}; }
 
@@ -186,8 +215,11 @@ class Radixsort final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
+    require_p2p(b);
+    std::vector<std::pair<int, std::size_t>> points;  // (radix bits, keys per node)
     for (int bits : radixes(params))
-    for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) {
+      for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) points.emplace_back(bits, keys);
+    for (auto [bits, keys] : points) {
       if (keys * static_cast<std::size_t>(b.nodes()) >= (std::size_t{1} << 31))
         throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.nodes()));
       Breakdown bd;
@@ -214,6 +246,7 @@ class Radixsort final : public Benchmark {
       for (Part part : {Part::scan, Part::reduction, Part::broadcast, Part::point_to_point, Part::computation})
         p.counters["frac_" + std::string(part_name(part))] = fractions[static_cast<std::size_t>(part)];
       p.labels["scan_via"] = sort.uses_scan() ? "scan" : "reduce";
+      p.labels["p2p_via"] = p2p_via(b);
       p.labels["verified"] = "std::sort";
       p.summary = std::move(summary);
       reporter.report(std::move(p));
@@ -239,25 +272,30 @@ class Radixsort final : public Benchmark {
     return out;
   }
 
+  // Every rank's keys go to rank 0 (point-to-point or multicast), which compares them
+  // with its std::sort of everyone's keys.
   static void verify(Backend& b, std::size_t keys, const std::vector<std::uint32_t>& mine) {
-    if (b.rank() != 0) {
-      b.send(0, std::as_bytes(std::span(mine)));
-      return;
-    }
     std::vector<std::uint32_t> all;
-    all.reserve(keys * static_cast<std::size_t>(b.nodes()));
-    for (int r = 0; r < b.nodes(); ++r) {
-      std::vector<std::uint32_t> k = keys_of(r, keys);
-      all.insert(all.end(), k.begin(), k.end());
+    if (b.rank() == 0) {
+      all.reserve(keys * static_cast<std::size_t>(b.nodes()));
+      for (int r = 0; r < b.nodes(); ++r) {
+        std::vector<std::uint32_t> k = keys_of(r, keys);
+        all.insert(all.end(), k.begin(), k.end());
+      }
+      std::sort(all.begin(), all.end());
     }
-    std::sort(all.begin(), all.end());
     std::size_t bad = 0;
     std::vector<std::uint32_t> got(keys);
+    Breakdown unused;
+    const std::size_t bytes = keys * sizeof(std::uint32_t);
     for (int r = 0; r < b.nodes(); ++r) {
-      if (r == 0)
-        got = mine;
-      else
-        b.recv(r, std::as_writable_bytes(std::span(got)));
+      if (r == 0) {
+        if (b.rank() == 0) got = mine;
+      } else {
+        exchange(b, unused, [r](int x) { return x == r ? 0 : -1; }, [r, bytes](int x) { return x == r ? bytes : 0; },
+                 std::as_bytes(std::span(mine)), b.rank() == 0 ? r : -1, std::as_writable_bytes(std::span(got)));
+      }
+      if (b.rank() != 0) continue;
       for (std::size_t i = 0; i < keys; ++i)
         if (got[i] != all[static_cast<std::size_t>(r) * keys + i]) ++bad;
     }
