@@ -297,7 +297,8 @@ int child(int argc, char** argv) {
     if (mapping != "table") {
       // Before the group is used: changing the mapping enrols the task again.
       if (mapping == "direct-setopt")
-        c.rc(cop_setopt(CopMapping, CopMapDirect), CopMapTable, "cop_setopt direct mapping (holds: one pvmd per host)");
+        c.rc(cop_setopt(CopMapping, CopMapDirect), CopMapTable,
+             "cop_setopt direct mapping (holds: one pvmd per host; task pid " + std::to_string(getpid()) + ")");
       c.rc(cop_getopt(CopMapping), CopMapDirect, "direct mapping selected");
       g_mapping = CopMapDirect;
       int chno = 0, tkno = 0;
