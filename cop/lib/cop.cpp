@@ -443,10 +443,16 @@ int cop_setopt(int what, int val) {
       if (old == val) return old;
       // Refused before anything changes: a re-enrolment would give this task a
       // new TKNO that tasks which already looked it up do not know.
-      if (what == CopMapping && val == CopMapDirect && l.enrolled &&
-          cop::lib::direct_place(l.tid, info().tasks_per_channel).chno != info().chno) {
-        report("cop_setopt", "direct mapping does not hold here: the tid's H field is not this host's channel");
-        return CopErrMapping;
+      if (what == CopMapping && val == CopMapDirect && l.enrolled) {
+        const Place d = cop::lib::direct_place(l.tid, info().tasks_per_channel);
+        if (d.chno != info().chno) {
+          report("cop_setopt", "direct mapping does not hold here: the tid's H field is not this host's channel");
+          return CopErrMapping;
+        }
+        if (d.tkno == info().tkno) {  // the driver gave us the L field already: nothing to re-enrol
+          field = val;
+          return old;
+        }
       }
       field = val;
       if (l.enrolled) {
