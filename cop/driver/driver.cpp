@@ -140,10 +140,18 @@ void Driver::start(const std::atomic<bool>& stop) {
   }
   ::close(probe);
   ::unlink(socket_path_.c_str());
+  // Bound under a temporary name and renamed once listening: whoever sees the
+  // socket file (tasks, scripts/cop-stack) can connect at once.
+  const std::string tmp = socket_path_ + ".new";
+  sockaddr_un tmp_addr{};
+  tmp_addr.sun_family = AF_UNIX;
+  if (tmp.size() >= sizeof tmp_addr.sun_path) throw std::runtime_error(fmt::format("socket path too long: {}", tmp));
+  std::strcpy(tmp_addr.sun_path, tmp.c_str());
+  ::unlink(tmp.c_str());
   listener_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 || ::listen(listener_, 64) < 0)
+  if (::bind(listener_, reinterpret_cast<sockaddr*>(&tmp_addr), sizeof tmp_addr) < 0 || ::listen(listener_, 64) < 0 ||
+      ::chmod(tmp.c_str(), 0666) < 0 || ::rename(tmp.c_str(), socket_path_.c_str()) < 0)
     throw std::runtime_error(fmt::format("{}: {}", socket_path_, std::strerror(errno)));
-  ::chmod(socket_path_.c_str(), 0666);
   log_(fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
                    "COP_DRIVER={}",
                    config_.channel, link::to_string(config_.controller), window_->ppn, window_->tasks_per_channel,
