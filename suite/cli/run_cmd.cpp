@@ -79,7 +79,7 @@ void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
-  run->add_option("--backend", opt->backend, "backend: mpi, armci, pvm")->required();
+  run->add_option("--backend", opt->backend, "backend: pvm, mpi, armci, cop (copbench list shows what each offers)")->required();
   run->add_option("--nodes", opt->nodes, "nodes (ranks / tasks); on one machine, ranks on loopback");
   run->add_option("--sizes", opt->sizes, "sizes in bytes, e.g. 0,8,1K,64K");
   run->add_option("--param", opt->params, "KEY=VALUE parameter of an application (repeatable), e.g. steps=256");
