@@ -236,6 +236,7 @@ TEST_P(Modes, BroadcastBeforeTheReceiverAsksIsBufferedNotLost) {
   auto sender = open(s, 1, GetParam());
   auto receiver = open(s, 2, GetParam());
   auto late = open(s, 3, GetParam());
+  ASSERT_TRUE(sender && receiver && late);
   std::vector<Message> frame = {cmd(Opcode::LOCK, *sender), mask_cmd(Opcode::SETBM, *sender, 100, bit(2) | bit(3), 3)};
   for (uint32_t i = 0; i < 3; ++i) {
     Message b = cmd(Opcode::BCAST64, *sender, Space::GAS, 100 + i);
@@ -260,6 +261,7 @@ TEST_P(Modes, OnlyTheOwnerWritesItsTaskAddressSpace) {
   Stack s(2);
   auto owner = open(s, 1, GetParam());
   auto other = open(s, 2, GetParam());
+  ASSERT_TRUE(owner && other);
   const uint32_t tag = cop::wire::Address::tas_tag(owner->info().tkno, 4);
   Message w = cmd(Opcode::WSRAM64, *owner, Space::TAS, tag);
   w.set_data64(77);
@@ -287,7 +289,10 @@ TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
   Stack s(4);
   const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
   std::vector<std::unique_ptr<Port>> ports;
-  for (int k = 1; k <= 4; ++k) ports.push_back(open(s, k, GetParam()));
+  for (int k = 1; k <= 4; ++k) {
+    ports.push_back(open(s, k, GetParam()));
+    ASSERT_TRUE(ports.back());
+  }
   std::vector<Error> results(3, Error::none);
   std::vector<std::thread> waiting;
   const auto start = std::chrono::steady_clock::now();
@@ -307,7 +312,10 @@ TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {
   Stack s(4);
   const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
   std::vector<std::unique_ptr<Port>> ports;
-  for (int k = 1; k <= 4; ++k) ports.push_back(open(s, k, GetParam()));
+  for (int k = 1; k <= 4; ++k) {
+    ports.push_back(open(s, k, GetParam()));
+    ASSERT_TRUE(ports.back());
+  }
   std::vector<Error> results(3, Error::none);
   std::vector<std::thread> waiting;
   const auto start = std::chrono::steady_clock::now();
