@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -285,46 +286,40 @@ TEST_P(Modes, OnlyTheOwnerWritesItsTaskAddressSpace) {
   EXPECT_EQ(a[0].data.data64(), 77u);
 }
 
-TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
-  Stack s(4);
+// Nodes 1-3 wait in a barrier over all 4 channels; `kill` ends a piece of
+// the stack; every waiting task must get link_down, in bounded time.
+void waiting_tasks_get_link_down(Stack& s, bool direct, uint32_t tag, const std::function<void(Port&)>& kill) {
   const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
   std::vector<std::unique_ptr<Port>> ports;
   for (int k = 1; k <= 4; ++k) {
-    ports.push_back(open(s, k, GetParam()));
+    ports.push_back(open(s, k, direct));
     ASSERT_TRUE(ports.back());
   }
   std::vector<Error> results(3, Error::none);
   std::vector<std::thread> waiting;
   const auto start = std::chrono::steady_clock::now();
-  for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], 7, mask); });
+  for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], tag, mask); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  s.kill_driver(4);
-  // Node 4's own task sees its driver gone.
-  EXPECT_EQ(barrier(*ports[3], 7, mask), Error::link_down);
+  kill(*ports[3]);
   for (auto& t : waiting) t.join();
   for (Error e : results) EXPECT_EQ(e, Error::link_down);
-  // Bounded: copd's lease (1 s) plus the driver's checks, far below a hang.
+  // Bounded: copd's lease (1 s) or the driver's silence limit, far below a hang.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+}
+
+TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
+  Stack s(4);
+  waiting_tasks_get_link_down(s, GetParam(), 7, [&](Port& node4) {
+    s.kill_driver(4);
+    // Node 4's own task sees its driver gone.
+    EXPECT_EQ(barrier(node4, 7, bit(1) | bit(2) | bit(3) | bit(4)), Error::link_down);
+  });
   EXPECT_NE(s.copd_log().find("channel 4 down"), std::string::npos) << s.copd_log();
 }
 
 TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {
   Stack s(4);
-  const uint64_t mask = bit(1) | bit(2) | bit(3) | bit(4);
-  std::vector<std::unique_ptr<Port>> ports;
-  for (int k = 1; k <= 4; ++k) {
-    ports.push_back(open(s, k, GetParam()));
-    ASSERT_TRUE(ports.back());
-  }
-  std::vector<Error> results(3, Error::none);
-  std::vector<std::thread> waiting;
-  const auto start = std::chrono::steady_clock::now();
-  for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], 9, mask); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  s.kill_copd();
-  for (auto& t : waiting) t.join();
-  for (Error e : results) EXPECT_EQ(e, Error::link_down);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  waiting_tasks_get_link_down(s, GetParam(), 9, [&](Port&) { s.kill_copd(); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Access, Modes, ::testing::Values(true, false),
