@@ -134,6 +134,10 @@ double bare_round_trip_us(int iters, int reps) {
   cop::link::encode(f, frame);
   const auto any = cop::link::parse_endpoint("127.0.0.1:0", 0);
   cop::link::UdpSocket a(any), b(any);
+  // Waiting as a task waits for a COP result (COP_POLL_US, as libcop reads it).
+  const char* poll = std::getenv("COP_POLL_US");
+  a.set_poll_us(poll ? std::atoi(poll) : 0);
+  b.set_poll_us(poll ? std::atoi(poll) : 0);
   a.connect(b.local());
   b.connect(a.local());
   const pid_t echo = fork();

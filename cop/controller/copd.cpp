@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")
       ->check(CLI::Range(50, 600000))
       ->capture_default_str();
+  app.add_option("--poll-us", config.poll_us,
+                 "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
+      ->check(CLI::Range(0, 100000));
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
   CLI11_PARSE(app, argc, argv);
 

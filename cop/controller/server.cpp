@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -35,7 +36,13 @@ void Server::run(const std::atomic<bool>& stop) {
     // Take every datagram that is there, then answer them all: answers to one
     // channel from one round go out in one frame.
     pollfd p{socket_.fd(), POLLIN, 0};
-    if (::poll(&p, 1, next_timeout_ms()) > 0) {
+    bool ready = false;
+    if (config_.poll_us > 0) {
+      const auto until = last_rx_ + std::chrono::microseconds(config_.poll_us);
+      while (!(ready = ::poll(&p, 1, 0) > 0) && std::chrono::steady_clock::now() < until) sched_yield();
+    }
+    if (ready || ::poll(&p, 1, next_timeout_ms()) > 0) {
+      last_rx_ = std::chrono::steady_clock::now();
       // Up to kBatch datagrams in one system call.
       if (rx_.size() < size_t(kBatch)) {
         rx_.assign(size_t(kBatch), std::vector<uint8_t>(link::kMaxFrameBytes + 64));

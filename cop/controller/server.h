@@ -32,6 +32,9 @@ struct ServerConfig {
   sockaddr_in listen{};
   Config controller;
   int lease_ms = 1000;
+  // After a datagram, keep polling the socket this long before sleeping in poll(): the
+  // thesis's controller polls its channels' DATA_RDY round robin. 0: sleep at once.
+  int poll_us = 0;
   bool verbose = false;
 };
 
@@ -48,6 +51,7 @@ class Server {
 
  private:
   using Clock = std::chrono::steady_clock;
+  Clock::time_point last_rx_{};  // the last datagram, for config_.poll_us
   // Which task's command a queued controller command is: answers are matched
   // back to it because the core services a channel's commands in order.
   struct Origin {

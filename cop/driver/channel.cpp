@@ -1,4 +1,5 @@
 #include "driver/channel.h"
+#include "link/udp.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -247,9 +248,13 @@ void ChannelClient::take_from_buffer() {
 
 long ChannelClient::receive(int timeout_ms) {
   if (rx_.size() < link::kMaxFrameBytes + 64) rx_.resize(link::kMaxFrameBytes + 64);
-  // Waiting, one blocking recv: the driver set the socket's receive timeout
-  // to the wait slice (kSliceMs), so no poll is needed.
-  const ssize_t n = ::recv(fd_, rx_.data(), rx_.size(), timeout_ms > 0 ? 0 : MSG_DONTWAIT);
+  // Waiting: poll for opt_.poll_us (the Data Ready strobe), then one blocking recv: the
+  // driver set the socket's receive timeout to the wait slice (kSliceMs).
+  ssize_t n = ::recv(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT);
+  if (n < 0 && errno == EAGAIN && timeout_ms > 0) {
+    if (opt_.poll_us > 0) n = link::poll_recv(fd_, rx_, opt_.poll_us);
+    if (n < 0 && errno == EAGAIN) n = ::recv(fd_, rx_.data(), rx_.size(), 0);
+  }
   if (n < 0) return errno == ECONNREFUSED ? -1 : 0;  // ECONNREFUSED: nothing listens where copd was
   handle(std::span<const uint8_t>(rx_.data(), size_t(n)));
   return n;

@@ -34,6 +34,10 @@ struct LinkOptions {
   int retry_limit = 8;       // resends before ERR retry_limit
   int dead_ms = 1500;        // copd silent this long while we wait: link_down
   int wait_timeout_ms = 0;   // a result not there after this long: timeout (0: no limit)
+  // Before sleeping in recv, a waiting task polls the channel socket this long, as the
+  // thesis's compute node polls the interface's Data Ready strobe for a global result
+  // (ch. IV): no wakeup latency when the answer comes within it. 0: sleep at once.
+  int poll_us = 0;
 };
 
 struct Answer {

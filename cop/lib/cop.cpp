@@ -52,6 +52,7 @@ struct Library {
   int map_how = CopMapTable;
   int access = CopAccessDirect;
   int timeout_ms = 10000;
+  int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
   std::map<std::string, Group> frozen;
   int notify_tag = -1;  // CopChannelDown
   bool notified = false;
@@ -89,6 +90,7 @@ int fail(int rc) {
 cop::driver::LinkOptions link_options() {
   cop::driver::LinkOptions o;
   o.wait_timeout_ms = lib().timeout_ms;
+  o.poll_us = lib().poll_us;
   return o;
 }
 
@@ -292,7 +294,7 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
     if (local) {
       const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
-      if (int rc = l.host->publish(key, local, words); rc < 0) return rc;
+      if (int rc = l.host->publish(key, local, words); rc < 0) return fail(rc);
     }
     if (foreign)
       if (int rc = channel_bcast(cop::lib::bcast_opcode(datatype), tag, words, foreign); rc < 0) return rc;
@@ -349,7 +351,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
       for (size_t i = 0; i < n; ++i) out[i] = cop::wire::payload(got[i]);
       return 0;
     };
-    if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return rc;
+    if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail(rc);
     for (size_t i = 0; i < n; ++i) cop::lib::from_word(data, at + i, datatype, words[i]);
   }
   return 0;
@@ -408,6 +410,7 @@ int cop_mytid(void) {
   l.tid = tid;
   if (const char* a = std::getenv("COP_ACCESS"); a && std::strcmp(a, "normal") == 0) l.access = CopAccessNormal;
   if (const char* m = std::getenv("COP_MAPPING"); m && std::strcmp(m, "direct") == 0) l.map_how = CopMapDirect;
+  if (const char* p = std::getenv("COP_POLL_US")) l.poll_us = std::clamp(std::atoi(p), 0, 100000);
   const int rc = open_channel(l.map_how == CopMapDirect ? -2 : -1);
   if (rc < 0) {
     l.host.reset();
@@ -521,9 +524,10 @@ int cop_barrier(char* group, int count, int msgtag) {
   if (!member) return PvmNotInGroup;
   const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
-  return l.host->gather(
+  // fail(): a task that waited in the host area learns of a link failure here.
+  return fail(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
-      [&](std::span<uint64_t>) { return g.tc_mask == bit(info().chno) ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); });
+      [&](std::span<uint64_t>) { return g.tc_mask == bit(info().chno) ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); }));
 }
 
 int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* group, int* roots, int rootcount) {
@@ -567,7 +571,7 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
           if (g.tc_mask == bit(info().chno)) return 0;  // every member is local: the partial result is the result
           return channel_reduce(*op, tag, folded, g.tc_mask, bm, here_root);
         });
-    if (rc < 0) return rc;
+    if (rc < 0) return fail(rc);
     if (me_root)
       for (size_t i = 0; i < n; ++i) cop::lib::from_word(data, at + i, datatype, words[i]);
   }

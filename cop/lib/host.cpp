@@ -20,9 +20,12 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h;
 }
 
+struct Adopt {};  // the lock is held already (HostArea::claim)
+
 class Locked {
  public:
   explicit Locked(driver::Window* w) : w_(w) { driver::lock_robust(&w_->host_lock); }
+  Locked(driver::Window* w, Adopt) : w_(w) {}
   ~Locked() { pthread_mutex_unlock(&w_->host_lock); }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
@@ -62,6 +65,22 @@ int HostArea::allocate(uint64_t key, uint32_t expected) {
   return -1;
 }
 
+int HostArea::claim(uint64_t key, uint32_t expected, bool& first) {
+  constexpr uint64_t kSlotWaitNs = 30'000'000'000ull;  // then PvmOutOfRes: something is stuck
+  const uint64_t start = driver::monotonic_ns();
+  for (;;) {
+    const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
+    driver::lock_robust(&w_->host_lock);
+    int slot = find(key);
+    first = slot < 0;
+    if (first) slot = allocate(key, expected);
+    if (slot >= 0) return slot;
+    pthread_mutex_unlock(&w_->host_lock);
+    if (driver::monotonic_ns() - start > kSlotWaitNs) return -1;
+    wait_change(seen);
+  }
+}
+
 void HostArea::wait_change(uint32_t seen) {
   w_->host_waiters.fetch_add(1);
   driver::futex_wait(&w_->host_event, seen, 20);
@@ -91,11 +110,10 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
   int slot = -1;
   bool last = false;
   {
-    Locked lock(w_);
-    slot = find(key);
-    const bool first = slot < 0;
-    if (first) slot = allocate(key, expected);
+    bool first = false;
+    slot = claim(key, expected, first);
     if (slot < 0) return PvmOutOfRes;
+    Locked lock(w_, Adopt{});
     HostSlot& s = w_->host[slot];
     fold(slot_words(s, words.size()), first);
     s.arrived++;
@@ -123,15 +141,19 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
   if (!wants_result) return 0;
   for (;;) {
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
+    int rc = 1;
     {
       Locked lock(w_);
       HostSlot& s = w_->host[slot];
       if (s.state != 0) {
-        const int rc = s.state < 0 ? s.state : 0;
+        rc = s.state < 0 ? s.state : 0;
         std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
         leave(slot);
-        return rc;
       }
+    }
+    if (rc <= 0) {
+      notify();  // the slot may be free now: a task waiting in claim() takes it
+      return rc;
     }
     wait_change(seen);
   }
@@ -139,10 +161,10 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
 
 int HostArea::publish(uint64_t key, uint32_t expected, std::span<const uint64_t> words) {
   {
-    Locked lock(w_);
-    int slot = find(key);
-    if (slot < 0) slot = allocate(key, expected);
+    bool first = false;
+    const int slot = claim(key, expected, first);
     if (slot < 0) return PvmOutOfRes;
+    Locked lock(w_, Adopt{});
     HostSlot& s = w_->host[slot];
     std::copy(words.begin(), words.end(), slot_words(s, words.size()).begin());
     s.count = int32_t(words.size());
@@ -158,14 +180,10 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
   int slot = -1;
   bool fetcher = false;
   {
-    Locked lock(w_);
-    slot = find(key);
-    if (slot < 0) {
-      slot = allocate(key, expected);
-      if (slot < 0) return PvmOutOfRes;
-      w_->host[slot].readers = expected;
-      fetcher = true;
-    }
+    slot = claim(key, expected, fetcher);
+    if (slot < 0) return PvmOutOfRes;
+    Locked lock(w_, Adopt{});
+    if (fetcher) w_->host[slot].readers = expected;
   }
   HostSlot& s = w_->host[slot];
   if (fetcher) {
@@ -187,14 +205,18 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
   }
   for (;;) {
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
+    int rc = 1;
     {
       Locked lock(w_);
       if (s.state != 0) {
-        const int rc = s.state < 0 ? s.state : 0;
+        rc = s.state < 0 ? s.state : 0;
         std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
         leave(slot);
-        return rc;
       }
+    }
+    if (rc <= 0) {
+      notify();  // the slot may be free now: a task waiting in claim() takes it
+      return rc;
     }
     wait_change(seen);
   }

@@ -47,6 +47,11 @@ class HostArea {
  private:
   int find(uint64_t key) const;  // host_lock held
   int allocate(uint64_t key, uint32_t expected);
+  // The slot of `key`, allocating it when absent (`first` says so) and, when every slot is
+  // in use, waiting for one to be freed: a task that runs ahead of the others of its host
+  // (a non-root reduce, a broadcast's sender) takes a slot per operation and chunk and
+  // must not fail for it. Returns with host_lock held, or -1 (not held) after kSlotWaitMs.
+  int claim(uint64_t key, uint32_t expected, bool& first);
   void wait_change(uint32_t seen);
   void notify();
   void leave(int slot);

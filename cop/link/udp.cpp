@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <stdexcept>
 #include <system_error>
 
@@ -68,6 +70,7 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_;
+    poll_us_ = o.poll_us_;
     o.fd_ = -1;
   }
   return *this;
@@ -100,12 +103,34 @@ bool UdpSocket::send_to(std::span<const uint8_t> bytes, const sockaddr_in& to) c
                   sizeof to) == static_cast<ssize_t>(bytes.size());
 }
 
+long poll_recv(int fd, std::vector<uint8_t>& buf, int poll_us, sockaddr_in* from) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(poll_us);
+  sockaddr_in src{};
+  for (;;) {
+    socklen_t len = sizeof src;
+    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&src), &len);
+    if (n >= 0) {
+      if (from) *from = src;
+      return n;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    if (std::chrono::steady_clock::now() >= until) {
+      errno = EAGAIN;
+      return -1;
+    }
+    sched_yield();  // a runnable peer on this core (the one that answers) goes first
+  }
+}
+
 long UdpSocket::receive(std::vector<uint8_t>& buf, int timeout_ms, sockaddr_in* from) const {
   if (buf.size() < kMaxFrameBytes + 64) buf.resize(kMaxFrameBytes + 64);  // once: never shrunk
   sockaddr_in src{};
   socklen_t len = sizeof src;
   // Try first without waiting: under load the datagram is often there already.
   ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&src), &len);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && timeout_ms != 0 && poll_us_ > 0) {
+    n = poll_recv(fd_, buf, poll_us_, &src);
+  }
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
     if (timeout_ms == 0) return 0;
     pollfd p{fd_, POLLIN, 0};

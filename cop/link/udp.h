@@ -15,13 +15,18 @@ sockaddr_in parse_endpoint(const std::string& text, uint16_t default_port);
 std::string to_string(const sockaddr_in& addr);
 uint64_t endpoint_key(const sockaddr_in& addr);
 
+// Polls fd with non-blocking receives for up to poll_us microseconds (a busy wait, as a
+// node polls its interface's Data Ready strobe); returns the datagram's length, or -1
+// with errno EAGAIN when none came (or the receive's own errno). `from` as recvfrom.
+long poll_recv(int fd, std::vector<uint8_t>& buf, int poll_us, sockaddr_in* from = nullptr);
+
 class UdpSocket {
  public:
   UdpSocket() = default;
   // Binds to `local` (port 0: any free one); throws std::system_error.
   explicit UdpSocket(const sockaddr_in& local);
   ~UdpSocket();
-  UdpSocket(UdpSocket&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  UdpSocket(UdpSocket&& o) noexcept : fd_(o.fd_), poll_us_(o.poll_us_) { o.fd_ = -1; }
   UdpSocket& operator=(UdpSocket&& o) noexcept;
   UdpSocket(const UdpSocket&) = delete;
   UdpSocket& operator=(const UdpSocket&) = delete;
@@ -40,10 +45,13 @@ class UdpSocket {
   // Waits up to timeout_ms (-1: forever) for a datagram into buf (kept at the
   // largest frame's size, never shrunk: use its first n bytes); returns n,
   // 0 on timeout, -1 on error (errno set; ECONNREFUSED: the peer's port is closed).
+  // With set_poll_us(us) it first polls for that long (poll_recv) before sleeping.
   long receive(std::vector<uint8_t>& buf, int timeout_ms, sockaddr_in* from = nullptr) const;
+  void set_poll_us(int us) { poll_us_ = us; }
 
  private:
   int fd_ = -1;
+  int poll_us_ = 0;
 };
 
 }  // namespace cop::link

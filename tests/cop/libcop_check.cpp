@@ -314,11 +314,26 @@ int child(int argc, char** argv) {
       // The harness kills copd while the tasks of nodes 1..N-1 wait in a
       // barrier that the last node never enters: each must get an error, soon.
       if (node != nodes) {
+        // cop_notify(CopChannelDown): the failure must also arrive as a PVM message.
+        constexpr int kDownTag = 77;
+        c.rc(cop_notify(CopChannelDown, kDownTag, 0, nullptr), 0, "cop_notify(CopChannelDown)");
+        c.rc(pvm_nrecv(-1, kDownTag), 0, "no channel-down message before the failure");
         const auto t0 = std::chrono::steady_clock::now();
         const int rc = cop_barrier(kGroup, g_size, 30);
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         c.rc(rc, CopErrLinkDown, "cop_barrier while copd is killed");
         c.expect(s < 8.0, "the error came within 8 s (" + std::to_string(s) + " s)");
+        timeval within{5, 0};
+        const int got = pvm_trecv(-1, kDownTag, &within);
+        int code = 0, src = 0, bytes = 0, tag = 0;
+        if (got > 0) {
+          pvm_bufinfo(got, &bytes, &tag, &src);
+          pvm_upkint(&code, 1, 1);
+        }
+        c.expect(got > 0 && src == tid && code == CopErrLinkDown,
+                 "cop_notify: the task got a CopChannelDown message carrying CopErrLinkDown (buf " +
+                     std::to_string(got) + ", code " + std::to_string(code) + ")");
+        c.rc(pvm_nrecv(-1, kDownTag), 0, "only one channel-down message");
       } else {
         std::this_thread::sleep_for(std::chrono::seconds(4));
       }
