@@ -194,14 +194,17 @@ bool ChannelClient::take_result(const Entry& e) {
 
 void ChannelClient::file(const Entry& e) {
   lock_robust(&w_->buffer_lock);
-  int slot = -1;
-  for (int i = 0; i < kOutOfContextSlots; ++i)
-    if (!w_->ooc[i].used) {
-      slot = i;
-      break;
-    }
+  // Appended after the highest used slot while there is room (arrival order, no scan),
+  // else the first free one.
+  int slot = w_->ooc_high < uint32_t(kOutOfContextSlots) ? int(w_->ooc_high) : -1;
+  for (int i = 0; slot < 0 && i < kOutOfContextSlots; ++i)
+    if (!w_->ooc[i].used) slot = i;
   if (slot < 0) {
+    // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
+    // than letting its receiver wait for it until a timeout.
     w_->overflows.fetch_add(1);
+    w_->csr_err_code.store(static_cast<uint32_t>(wire::Error::overflow));
+    w_->csr_err.store(1, std::memory_order_release);
   } else {
     OutOfContext& o = w_->ooc[slot];
     o.kind = static_cast<uint8_t>(e.kind);

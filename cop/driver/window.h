@@ -31,7 +31,7 @@ namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
 inline constexpr uint32_t kWindowVersion = 1;
-inline constexpr int kOutOfContextSlots = 16384;
+inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
 inline constexpr int kHostBytes = 1024;  // one chunk: arrays are split at 1024 bytes

@@ -50,7 +50,7 @@ class HostArea {
   // The slot of `key`, allocating it when absent (`first` says so) and, when every slot is
   // in use, waiting for one to be freed: a task that runs ahead of the others of its host
   // (a non-root reduce, a broadcast's sender) takes a slot per operation and chunk and
-  // must not fail for it. Returns with host_lock held, or -1 (not held) after kSlotWaitMs.
+  // must not fail for it. Returns with host_lock held, or -1 (not held) after 30 s.
   int claim(uint64_t key, uint32_t expected, bool& first);
   void wait_change(uint32_t seen);
   void notify();

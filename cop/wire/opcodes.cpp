@@ -111,6 +111,7 @@ std::string_view error_name(Error e) {
     case Error::checksum: return "link checksum error";
     case Error::retry_limit: return "link retry limit reached";
     case Error::link_down: return "link down";
+    case Error::overflow: return "out-of-context buffer overflow (a message was lost)";
   }
   return "unknown error";
 }

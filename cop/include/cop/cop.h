@@ -77,6 +77,7 @@ extern "C" {
 #define CopErrChecksum -115
 #define CopErrRetryLimit -116   /* link: resend limit reached */
 #define CopErrLinkDown -117     /* copd or copdrv is gone, or a channel of the operation failed */
+#define CopErrOverflow -118     /* the channel's out-of-context buffer was full: a message was lost */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */

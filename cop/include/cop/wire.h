@@ -123,6 +123,7 @@ enum class Error : uint8_t {
   checksum = 15,        // link: checksum or framing error
   retry_limit = 16,     // link: resend limit reached
   link_down = 17,       // link: the peer is gone
+  overflow = 18,        // node: the out-of-context buffer was full, a message was lost
 };
 
 std::string_view opcode_name(Opcode op);
