@@ -67,7 +67,7 @@ std::string_view part_name(Part p) {
 std::array<double, kParts> Breakdown::mean_fractions(Backend& b, double total) const {
   // Each rank writes its fractions into its own slot; the maximum over ranks then
   // holds every rank's (the harness offers max_over_ranks, not a sum).
-  const auto nodes = static_cast<std::size_t>(b.nodes());
+  const auto nodes = static_cast<std::size_t>(b.ranks());
   std::vector<double> all(nodes * kParts, 0.0);
   const std::size_t slot = static_cast<std::size_t>(b.rank()) * kParts;
   double comm = 0;
@@ -110,7 +110,7 @@ void exchange(Backend& b, Breakdown& bd, const std::function<int(int)>& target,
   // step on all ranks (cop's broadcast pool cursors).
   std::vector<std::byte> scratch;
   bd.time(Part::point_to_point, [&] {
-    for (int r = 0; r < b.nodes(); ++r) {
+    for (int r = 0; r < b.ranks(); ++r) {
       const int t = target(r);
       if (t < 0) continue;
       const std::vector<int> members{t};

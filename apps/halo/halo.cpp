@@ -81,7 +81,7 @@ constexpr Dir kDirs[8] = {{-1, 0}, {1, 0}, {0, 1}, {0, -1}, {-1, 1}, {-1, -1}, {
 class Halo {
  public:
   Halo(Backend& b, int n, int frames, bool overlap, Breakdown& bd) : b_(b), n_(n), frames_(frames), overlap_(overlap), bd_(bd) {
-    std::tie(pr_, pc_) = square_grid(b.nodes());
+    std::tie(pr_, pc_) = square_grid(b.ranks());
     ri_ = b.rank() / pc_;
     cj_ = b.rank() % pc_;
     rows_ = block_of(n, pr_, ri_);
@@ -254,7 +254,7 @@ class HaloApp final : public Benchmark {
     const bool overlap = option_int(params, "halo", "overlap", 1, 0, 1) == 1;
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
       const int n = static_cast<int>(size);
-      auto [pr, pc] = square_grid(b.nodes());
+      auto [pr, pc] = square_grid(b.ranks());
       if (n < pr)
         throw std::invalid_argument(fmt::format("halo: a {}x{} image cannot be cut into a {}x{} grid", n, n, pr, pc));
       Breakdown bd;
@@ -304,7 +304,7 @@ class HaloApp final : public Benchmark {
  private:
   // Every node's checksum and last frame go to rank 0 (point-to-point or multicast).
   static void verify(Backend& b, const Halo& halo, int n, const std::vector<int>& reference, std::int64_t reference_sum) {
-    auto [pr, pc] = square_grid(b.nodes());
+    auto [pr, pc] = square_grid(b.ranks());
     auto block_bytes = [&, pr = pr, pc = pc](int r) {
       Range rows = block_of(n, pr, r / pc), cols = block_of(n, pc, r % pc);
       return sizeof(std::int64_t) + sizeof(int) * static_cast<std::size_t>(rows.second - rows.first) * (cols.second - cols.first);
@@ -312,7 +312,7 @@ class HaloApp final : public Benchmark {
     Breakdown unused;
     std::int64_t total = 0;
     long bad = 0;
-    for (int r = 0; r < b.nodes(); ++r) {
+    for (int r = 0; r < b.ranks(); ++r) {
       // The message: the checksum, then the last frame's block.
       std::vector<std::byte> msg;
       if (b.rank() == r) {

@@ -44,8 +44,8 @@ std::pair<int, int> square_grid(int nodes) {
 class Summa {
  public:
   Summa(Backend& b, int n, int panel, Breakdown& bd) : b_(b), n_(n), panel_(panel), bd_(bd) {
-    std::tie(pr_, pc_) = square_grid(b.nodes());
-    if (pr_ > 1 && pc_ > 1 && !b.offers(Op::multicast)) std::tie(pr_, pc_) = std::pair{b.nodes(), 1};
+    std::tie(pr_, pc_) = square_grid(b.ranks());
+    if (pr_ > 1 && pc_ > 1 && !b.offers(Op::multicast)) std::tie(pr_, pc_) = std::pair{b.ranks(), 1};
     ri_ = b.rank() / pc_;
     cj_ = b.rank() % pc_;
     rows_ = block_of(n, pr_, ri_);
@@ -193,8 +193,8 @@ class Matmul final : public Benchmark {
     const int ref_runs = static_cast<int>(option_int(params, "matmul", "reference_runs", 3, 1, 100));
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
       const int n = static_cast<int>(size);
-      if (n < b.nodes())
-        throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} nodes", n, b.nodes()));
+      if (n < b.ranks())
+        throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} nodes", n, b.ranks()));
       Breakdown bd;
       Summa summa(b, n, panel, bd);
       double last = 0;
@@ -221,7 +221,7 @@ class Matmul final : public Benchmark {
       b.max_over_ranks(uni);
       const double uni_mflops = uni[0] > 0 ? flops / uni[0] / 1e6 : 0.0;
       p.counters["uniprocessor_mflops"] = uni_mflops;
-      p.counters["efficiency"] = uni_mflops > 0 ? p.counters["mflops"] / (b.nodes() * uni_mflops) : 0.0;
+      p.counters["efficiency"] = uni_mflops > 0 ? p.counters["mflops"] / (b.ranks() * uni_mflops) : 0.0;
       p.counters["frac_computation"] = fractions[static_cast<std::size_t>(Part::computation)];
       p.counters["frac_broadcast"] = fractions[static_cast<std::size_t>(Part::broadcast)];
       p.counters["frac_multicast"] = fractions[static_cast<std::size_t>(Part::multicast)];
@@ -245,7 +245,7 @@ class Matmul final : public Benchmark {
     if (!p2p) {
       std::vector<double> mine(padded, 0.0);
       std::copy(summa.c().begin(), summa.c().end(), mine.begin());
-      if (b.rank() == 0) gathered.resize(padded * static_cast<std::size_t>(b.nodes()));
+      if (b.rank() == 0) gathered.resize(padded * static_cast<std::size_t>(b.ranks()));
       b.gather(std::as_bytes(std::span(mine)), std::as_writable_bytes(std::span(gathered)), 0);
     }
     if (b.rank() != 0) {
@@ -263,7 +263,7 @@ class Matmul final : public Benchmark {
             ++bad;
     };
     check(summa.rows(), summa.cols(), summa.c());
-    for (int r = 1; r < b.nodes(); ++r) {
+    for (int r = 1; r < b.ranks(); ++r) {
       Range rows = block_of(n, pr, r / pc), cols = block_of(n, pc, r % pc);
       std::vector<double> block(static_cast<std::size_t>(rows.second - rows.first) * (cols.second - cols.first));
       if (!p2p)

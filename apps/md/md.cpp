@@ -49,7 +49,7 @@ constexpr Part kTableV[] = {Part::multicast, Part::reduction, Part::barrier, Par
 class MdRun {
  public:
   MdRun(Backend& b, const Settings& s, Breakdown& bd)
-      : b_(b), s_(s), bd_(bd), me_(b.rank()), nodes_(b.nodes()), alone_(nodes_ == 1),
+      : b_(b), s_(s), bd_(bd), me_(b.rank()), nodes_(b.ranks()), alone_(nodes_ == 1),
         nslaves_(alone_ ? 1 : nodes_ - 1), use_multicast_(b.offers(Op::multicast)) {
     for (int r = alone_ ? 0 : 1; r < nodes_; ++r) slaves_.push_back(r);
     is_slave_ = alone_ || me_ > 0;
@@ -263,7 +263,7 @@ class Md final : public Benchmark {
     require_p2p(b);
     for (std::size_t atoms : params.sizes.empty() ? default_sizes() : params.sizes) {
       Settings s = settings(params, static_cast<int>(atoms));
-      const int nslaves = b.nodes() > 1 ? b.nodes() - 1 : 1;
+      const int nslaves = b.ranks() > 1 ? b.ranks() - 1 : 1;
       if (s.atoms < nslaves)
         throw std::invalid_argument(fmt::format("md: {} atoms cannot be shared by {} slave tasks", s.atoms, nslaves));
       Breakdown bd;
@@ -331,7 +331,7 @@ class Md final : public Benchmark {
 
   // Element-wise sum over ranks from the harness's max: each rank's values in its slot.
   static void sum_over_ranks(Backend& b, std::vector<double>& v) {
-    const auto n = static_cast<std::size_t>(b.nodes());
+    const auto n = static_cast<std::size_t>(b.ranks());
     std::vector<double> all(n * v.size(), 0.0);
     std::copy(v.begin(), v.end(), all.begin() + static_cast<long>(static_cast<std::size_t>(b.rank()) * v.size()));
     b.max_over_ranks(all);

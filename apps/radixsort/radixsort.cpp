@@ -62,7 +62,7 @@ class RadixSort {
 
  private:
   void pass(int shift) {
-    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto nodes = static_cast<std::size_t>(b_.ranks());
     const auto me = static_cast<std::size_t>(b_.rank());
     const std::uint32_t mask = static_cast<std::uint32_t>(buckets_ - 1);
 
@@ -131,7 +131,7 @@ class RadixSort {
   // sends never wait on each other in a circle.
   template <class Place>
   void exchange(std::size_t s, std::vector<std::vector<std::uint32_t>>& out, Place& place) {
-    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto nodes = static_cast<std::size_t>(b_.ranks());
     const auto me = static_cast<std::size_t>(b_.rank());
     const int to = static_cast<int>((me + s) % nodes), from = static_cast<int>((me + nodes - s) % nodes);
     const std::size_t g = std::gcd(nodes, s);
@@ -164,7 +164,7 @@ class RadixSort {
   // broadcast, then step s of the all-to-all is one-member multicasts (apps::exchange).
   template <class Place>
   void multicast_exchange(std::vector<std::vector<std::uint32_t>>& out, Place& place) {
-    const auto nodes = static_cast<std::size_t>(b_.nodes());
+    const auto nodes = static_cast<std::size_t>(b_.ranks());
     const auto me = static_cast<std::size_t>(b_.rank());
     std::vector<std::int32_t> mine(nodes * nodes, 0), sizes(nodes * nodes, 0);
     for (std::size_t t = 0; t < nodes; ++t) mine[me * nodes + t] = static_cast<std::int32_t>(out[t].size());
@@ -220,8 +220,8 @@ class Radixsort final : public Benchmark {
     for (int bits : radixes(params))
       for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) points.emplace_back(bits, keys);
     for (auto [bits, keys] : points) {
-      if (keys * static_cast<std::size_t>(b.nodes()) >= (std::size_t{1} << 31))
-        throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.nodes()));
+      if (keys * static_cast<std::size_t>(b.ranks()) >= (std::size_t{1} << 31))
+        throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.ranks()));
       Breakdown bd;
       RadixSort sort(b, keys, bits, bd);
       double last = 0;
@@ -277,8 +277,8 @@ class Radixsort final : public Benchmark {
   static void verify(Backend& b, std::size_t keys, const std::vector<std::uint32_t>& mine) {
     std::vector<std::uint32_t> all;
     if (b.rank() == 0) {
-      all.reserve(keys * static_cast<std::size_t>(b.nodes()));
-      for (int r = 0; r < b.nodes(); ++r) {
+      all.reserve(keys * static_cast<std::size_t>(b.ranks()));
+      for (int r = 0; r < b.ranks(); ++r) {
         std::vector<std::uint32_t> k = keys_of(r, keys);
         all.insert(all.end(), k.begin(), k.end());
       }
@@ -288,7 +288,7 @@ class Radixsort final : public Benchmark {
     std::vector<std::uint32_t> got(keys);
     Breakdown unused;
     const std::size_t bytes = keys * sizeof(std::uint32_t);
-    for (int r = 0; r < b.nodes(); ++r) {
+    for (int r = 0; r < b.ranks(); ++r) {
       if (r == 0) {
         if (b.rank() == 0) got = mine;
       } else {

@@ -1,6 +1,9 @@
 // Bringing ARMCI up and down, the harness services, and what is offered.
 #include "armci/armci_backend.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "armci/armci_c.h"
 
 #include "copbench/bench.h"
@@ -37,6 +40,13 @@ ArmciBackend::~ArmciBackend() {
 bool ArmciBackend::offers(Op op) const {
   static const BackendSpec spec = armci_spec();
   return spec.offers(op);
+}
+
+void ArmciBackend::set_tasks_per_node(int t) {
+  if (t < 1 || size_ % t != 0)
+    throw std::invalid_argument(std::to_string(size_) + " ranks do not make whole nodes of " + std::to_string(t) +
+                                " tasks");
+  tasks_per_node_ = t;
 }
 
 void ArmciBackend::sync() { armci_msg_barrier(); }

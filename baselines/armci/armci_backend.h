@@ -19,7 +19,11 @@ class ArmciBackend final : public Backend {
   std::string name() const override { return "armci"; }
   std::string route() const override { return "ARMCI-MPI over MPI RMA (osc pt2pt)"; }
   int rank() const override { return rank_; }
-  int nodes() const override { return size_; }
+  int ranks() const override { return size_; }
+  int tasks_per_node() const override { return tasks_per_node_; }
+  // mpirun started nodes x t ranks, t per node in blocks (launch.cpp); throws unless
+  // the rank count is a multiple of t.
+  void set_tasks_per_node(int t);
   bool offers(Op op) const override;
 
   void sync() override;
@@ -49,6 +53,7 @@ class ArmciBackend final : public Backend {
 
   int rank_ = 0;
   int size_ = 1;
+  int tasks_per_node_ = 1;
   std::vector<void*> bases_;  // ARMCI_Malloc'd shared words of every rank
 };
 

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   copbench::WorkerArgs args;
   try {
     args = copbench::parse_worker_args(argc, argv);
+    backend.set_tasks_per_node(args.tasks_per_node);
     return copbench::run_worker(backend, args);
   } catch (const std::exception& e) {
     copbench::report_worker_error(args, e.what());

@@ -6,6 +6,6 @@
 
 namespace copbench::cop {
 
-void CopBackend::barrier() { check(cop_barrier(group_.data(), nodes(), kBarrierTag), "cop_barrier"); }
+void CopBackend::barrier() { check(cop_barrier(group_.data(), ranks(), kBarrierTag), "cop_barrier"); }
 
 }  // namespace copbench::cop

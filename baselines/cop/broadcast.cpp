@@ -41,7 +41,7 @@ void CopBackend::cast(std::span<std::byte> buffer, int root, const std::vector<i
 }
 
 void CopBackend::broadcast(std::span<std::byte> buffer, int root) {
-  if (nodes() > 1) cast(buffer, root, nullptr);
+  if (ranks() > 1) cast(buffer, root, nullptr);
 }
 
 void CopBackend::multicast(std::span<std::byte> buffer, int root, std::span<const int> members) {

@@ -25,7 +25,7 @@ namespace {
 // Hall's P_CLK (seed 000 ch. VI): the controller's clock counts cycles of 10 ns.
 constexpr double kCycleSeconds = 10e-9;
 
-// Where rank r's channel driver is: COP_DRIVER_<node> (as `cop-stack start` exports
+// Where node <node>'s channel driver is (1-based): COP_DRIVER_<node> (as `cop-stack start` exports
 // them), else COP_STACK_DIR/node<node> (copbench-cop-run's private stack), else "" (the
 // task's own COP_DRIVER or libcop's default, as on a cluster where each host has one).
 std::string driver_for_node(int node) {
@@ -43,6 +43,7 @@ int check(int rc, const char* call) {
 
 CopBackend::CopBackend(const CopOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
+  tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
   try {
     CopOptions mine = options;
@@ -82,28 +83,33 @@ void CopBackend::enroll(const CopOptions& options) {
 }
 
 void CopBackend::spawn_and_number(const CopOptions& options) {
-  const int n = options.nodes;
+  const int t = options.tasks_per_node;
+  const int n = options.nodes * t;
   int nhost = 0, narch = 0;
   pvmhostinfo* hosts = nullptr;
   if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
-  // A virtual machine of several hosts is a cluster: one task per host, in the order the
-  // hosts were added (the COP channel order); each uses its own host's copdrv.
-  if (nhost > 1 && n > nhost)
-    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", n, nhost));
-  if (n > 64) throw std::invalid_argument(fmt::format("--nodes {}: a COP controller has 64 channels", n));
+  // A virtual machine of several hosts is a cluster: T tasks per host, in the order the
+  // hosts were added (the COP channel order); each uses its own host's copdrv. On one
+  // host, rank r uses node r / T's copdrv: the T tasks of a node share its channel.
+  if (nhost > 1 && options.nodes > nhost)
+    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", options.nodes, nhost));
+  if (options.nodes > 64)
+    throw std::invalid_argument(fmt::format("--nodes {}: a COP controller has 64 channels", options.nodes));
+  if (t > 64)
+    throw std::invalid_argument(fmt::format("--tasks-per-node {}: a COP channel has 64 task spaces", t));
 
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   tids_.assign(static_cast<std::size_t>(n), 0);
   tids_[0] = mytid_;
   for (int r = 1; r < n; ++r) {
     std::vector<std::string> args = options.spawn_args;
-    const std::string driver = nhost > 1 ? std::string() : driver_for_node(r + 1);
+    const std::string driver = nhost > 1 ? std::string() : driver_for_node(r / t + 1);
     if (!driver.empty()) args.push_back("--cop-driver=" + driver);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     int tid = 0;
-    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r].hi_name, 1, &tid)
+    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r / t].hi_name, 1, &tid)
                         : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
     if (got != 1) {
       for (int k = 1; k < r; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
@@ -123,7 +129,7 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
 // Instance numbers follow join order; joining one after another makes instance == rank,
 // which is what cop_reduce's roots and cop_gather's root name.
 void CopBackend::join_group_in_rank_order() {
-  const int n = nodes();
+  const int n = ranks();
   if (rank_ > 0) pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag);
   int inst = pvm_joingroup(group_.data());
   if (inst < 0)
@@ -154,11 +160,11 @@ void CopBackend::bind_channel(const CopOptions& options) {
   enrolled_ = true;
   // The group is frozen: libcop may keep its tids and channels instead of asking pvmgs.
   check(cop_setopt(CopStaticGroups, 1), "cop_setopt(CopStaticGroups)");
-  check(cop_barrier(group_.data(), nodes(), kSyncBarrierTag), "cop_barrier (setup)");
+  check(cop_barrier(group_.data(), ranks(), kSyncBarrierTag), "cop_barrier (setup)");
 }
 
 CopBackend::~CopBackend() {
-  if (joined_) pvm_barrier(group_.data(), nodes());
+  if (joined_) pvm_barrier(group_.data(), ranks());
   if (enrolled_) cop_exit();
   if (joined_) pvm_lvgroup(group_.data());
   pvm_exit();
@@ -187,7 +193,7 @@ std::uint64_t CopBackend::cycles() const {
 // operation, the controller's cycles from the release to this task's last message.
 void CopBackend::sync() {
   const std::uint64_t before = cycles();
-  check(cop_barrier(group_.data(), nodes(), kSyncBarrierTag), "cop_barrier (sync)");
+  check(cop_barrier(group_.data(), ranks(), kSyncBarrierTag), "cop_barrier (sync)");
   excluded_cycles_ += cycles() - before;
   reduce_cursor_ = kReduceFirst;
   cast_cursor_ = kCastFirst;
@@ -200,7 +206,7 @@ std::optional<double> CopBackend::modelled_clock() {
 int CopBackend::take_gas(std::uint32_t& cursor, std::uint32_t first, std::uint32_t end, std::size_t words) {
   if (words > end - first) throw std::logic_error("GAS range larger than its pool");
   if (cursor + words > end) {
-    check(cop_barrier(group_.data(), nodes(), kSyncBarrierTag), "cop_barrier (GAS pool wrap)");
+    check(cop_barrier(group_.data(), ranks(), kSyncBarrierTag), "cop_barrier (GAS pool wrap)");
     reduce_cursor_ = kReduceFirst;
     cast_cursor_ = kCastFirst;
   }
@@ -212,7 +218,7 @@ int CopBackend::take_gas(std::uint32_t& cursor, std::uint32_t first, std::uint32
 // Gathered at rank 0 by PVM messages, maximised there, and multicast back: a harness
 // service, kept off the channel so it never touches the modelled clock.
 void CopBackend::max_over_ranks(std::span<double> values) {
-  const int n = nodes();
+  const int n = ranks();
   const int count = static_cast<int>(values.size());
   if (n == 1) return;
   if (rank_ == 0) {

@@ -41,7 +41,8 @@ inline constexpr int kStageFirst = 80, kStageEnd = 256;
 
 struct CopOptions {
   std::string route = "direct";  // libcop access mode
-  int nodes = 1;
+  int nodes = 1;           // copdrv channels used (one per node)
+  int tasks_per_node = 1;  // tasks sharing each node's channel: ranks k*T .. k*T+T-1 on node k
   int timeout_s = 0;
   std::string driver;                 // this task's COP_DRIVER ("" = keep the environment's)
   std::vector<std::string> drivers;   // rank 0: every rank's COP_DRIVER ("" entries: keep)
@@ -58,7 +59,8 @@ class CopBackend final : public Backend {
   std::string name() const override { return "cop"; }
   std::string route() const override { return route_; }
   int rank() const override { return rank_; }
-  int nodes() const override { return static_cast<int>(tids_.size()); }
+  int ranks() const override { return static_cast<int>(tids_.size()); }
+  int tasks_per_node() const override { return tasks_per_node_; }
   bool offers(Op op) const override;
 
   void sync() override;
@@ -96,6 +98,7 @@ class CopBackend final : public Backend {
   std::string route_;
   int mytid_ = 0;
   int rank_ = 0;
+  int tasks_per_node_ = 1;
   std::vector<int> tids_;
   std::string group_;
   bool joined_ = false;

@@ -29,7 +29,7 @@ void unpack(const std::uint64_t* in, std::size_t from_word, std::size_t words, s
 }  // namespace
 
 void CopBackend::gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) {
-  const std::size_t n = static_cast<std::size_t>(nodes());
+  const std::size_t n = static_cast<std::size_t>(ranks());
   const std::size_t block = mine.size(), words = (block + 7) / 8;
   std::vector<std::uint64_t> piece(kStageWords), result(rank_ == root ? n * kStageWords : 0);
   for (std::size_t at = 0; at < words; at += kStageWords) {
@@ -43,7 +43,7 @@ void CopBackend::gather(std::span<const std::byte> mine, std::span<std::byte> al
 }
 
 void CopBackend::scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) {
-  const std::size_t n = static_cast<std::size_t>(nodes());
+  const std::size_t n = static_cast<std::size_t>(ranks());
   const std::size_t block = mine.size(), words = (block + 7) / 8;
   const std::size_t per_rank = kStageWords / n;  // the root's staging area holds every rank's piece
   if (per_rank == 0) throw std::runtime_error("cop scatter: more ranks than staging words");

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     copbench::cop::CopOptions options;
     options.route = args.route.empty() ? "direct" : args.route;
     options.nodes = args.nodes;
+    options.tasks_per_node = args.tasks_per_node;
     options.timeout_s = args.timeout_s;
     options.driver = driver;
     options.spawn_args = args.raw;

@@ -1,6 +1,9 @@
 // Bringing MPI up and down, the harness services, and what is offered.
 #include "mpi/mpi_backend.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "copbench/bench.h"
 
 namespace copbench {
@@ -30,6 +33,13 @@ MpiBackend::~MpiBackend() {
 bool MpiBackend::offers(Op op) const {
   static const BackendSpec spec = mpi_spec();
   return spec.offers(op);
+}
+
+void MpiBackend::set_tasks_per_node(int t) {
+  if (t < 1 || size_ % t != 0)
+    throw std::invalid_argument(std::to_string(size_) + " ranks do not make whole nodes of " + std::to_string(t) +
+                                " tasks");
+  tasks_per_node_ = t;
 }
 
 void MpiBackend::sync() { MPI_Barrier(comm_); }

@@ -20,7 +20,11 @@ class MpiBackend final : public Backend {
   std::string name() const override { return "mpi"; }
   std::string route() const override { return "default"; }
   int rank() const override { return rank_; }
-  int nodes() const override { return size_; }
+  int ranks() const override { return size_; }
+  int tasks_per_node() const override { return tasks_per_node_; }
+  // mpirun started nodes x t ranks, t per node in blocks (launch.cpp); throws unless
+  // the rank count is a multiple of t.
+  void set_tasks_per_node(int t);
   bool offers(Op op) const override;
 
   void sync() override;
@@ -58,6 +62,7 @@ class MpiBackend final : public Backend {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int tasks_per_node_ = 1;
   // Shared words: one window, kept in a lock_all epoch; every access is an atomic
   // accumulate-family call so concurrent readers and fetch-and-adds are well defined.
   MPI_Win words_win_ = MPI_WIN_NULL;

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   copbench::WorkerArgs args;
   try {
     args = copbench::parse_worker_args(argc, argv);
+    backend.set_tasks_per_node(args.tasks_per_node);
     return copbench::run_worker(backend, args);  // every rank agrees on a failed verification
   } catch (const std::exception& e) {
     // Only the failing rank knows; abort the job so the others do not wait forever.

@@ -7,11 +7,11 @@
 
 namespace copbench::pvm {
 
-void PvmBackend::barrier() { pvm_barrier(group_.data(), nodes()); }
+void PvmBackend::barrier() { pvm_barrier(group_.data(), ranks()); }
 
 double PvmBackend::bare_barrier_loop(int iterations) {
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
-  const int n = nodes();
+  const int n = ranks();
   for (double& x : seconds) {
     pvm_barrier(group_.data(), n);
     double t0 = now_seconds();

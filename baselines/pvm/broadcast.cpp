@@ -14,7 +14,7 @@ void PvmBackend::broadcast(std::span<std::byte> buffer, int root) {
   if (rank_ == root) {
     pvm_initsend(encoding_);
     pvm_pkbyte(data, n, 1);
-    if (nodes() > 1) pvm_bcast(group_.data(), kBroadcastTag);
+    if (ranks() > 1) pvm_bcast(group_.data(), kBroadcastTag);
   } else {
     pvm_recv(tids_[static_cast<std::size_t>(root)], kBroadcastTag);
     pvm_upkbyte(data, n, 1);

@@ -26,6 +26,7 @@ int encoding_code(const std::string& name) {
 
 PvmBackend::PvmBackend(const PvmOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
+  tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
   try {
     if (pvm_parent() == PvmNoParent)
@@ -67,14 +68,15 @@ void PvmBackend::enroll(const PvmOptions& options) {
 }
 
 void PvmBackend::spawn_and_number(const PvmOptions& options) {
-  const int n = options.nodes;
+  const int t = options.tasks_per_node;
+  const int n = options.nodes * t;
   int nhost = 0, narch = 0;
   pvmhostinfo* hosts = nullptr;
   if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
-  // A virtual machine of several hosts is a cluster: one task per host, in the order the
-  // hosts were added. On one host, nodes are tasks on loopback.
-  if (nhost > 1 && n > nhost)
-    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", n, nhost));
+  // A virtual machine of several hosts is a cluster: T tasks per host, in the order the
+  // hosts were added (rank r on host r / T). On one host, nodes are tasks on loopback.
+  if (nhost > 1 && options.nodes > nhost)
+    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", options.nodes, nhost));
 
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::vector<std::string> args_storage = options.spawn_args;
@@ -86,7 +88,7 @@ void PvmBackend::spawn_and_number(const PvmOptions& options) {
   tids_[0] = mytid_;
   for (int r = 1; r < n; ++r) {
     int tid = 0;
-    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r].hi_name, 1, &tid)
+    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r / t].hi_name, 1, &tid)
                         : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
     if (got != 1) {
       for (int k = 1; k < r; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
@@ -112,7 +114,7 @@ void PvmBackend::spawn_and_number(const PvmOptions& options) {
 // pvm_gather / pvm_scatter / pvm_reduce address members by instance number, and
 // instances are given in join order: joining one after another makes instance == rank.
 void PvmBackend::join_group_in_rank_order() {
-  const int n = nodes();
+  const int n = ranks();
   if (rank_ > 0) pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag);
   int inst = pvm_joingroup(group_.data());
   if (inst < 0)
@@ -131,7 +133,7 @@ void PvmBackend::join_group_in_rank_order() {
 
 PvmBackend::~PvmBackend() {
   if (joined_) {
-    pvm_barrier(group_.data(), nodes());
+    pvm_barrier(group_.data(), ranks());
     if (rank_ == 0) server_call(-1, 0, 0, 0, false);  // stop the server
     pvm_lvgroup(group_.data());
   }
@@ -150,11 +152,11 @@ bool PvmBackend::offers(Op op) const {
   return spec.offers(op);
 }
 
-void PvmBackend::sync() { pvm_barrier(group_.data(), nodes()); }
+void PvmBackend::sync() { pvm_barrier(group_.data(), ranks()); }
 
 // Gathered at rank 0 by messages, maximised there, and multicast back.
 void PvmBackend::max_over_ranks(std::span<double> values) {
-  const int n = nodes();
+  const int n = ranks();
   const int count = static_cast<int>(values.size());
   if (n == 1) return;
   if (rank_ == 0) {

@@ -32,6 +32,7 @@ struct PvmOptions {
   std::string route = "normal";
   std::string encoding = "default";
   int nodes = 1;
+  int tasks_per_node = 1;             // ranks k*T .. k*T+T-1 on node (host) k
   int timeout_s = 0;                  // watchdog: every task ends itself after this
   std::vector<std::string> spawn_args;  // argv for the spawned copies
 };
@@ -48,7 +49,8 @@ class PvmBackend final : public Backend {
   std::string name() const override { return "pvm"; }
   std::string route() const override { return route_; }
   int rank() const override { return rank_; }
-  int nodes() const override { return static_cast<int>(tids_.size()); }
+  int ranks() const override { return static_cast<int>(tids_.size()); }
+  int tasks_per_node() const override { return tasks_per_node_; }
   bool offers(Op op) const override;
 
   void sync() override;
@@ -90,6 +92,7 @@ class PvmBackend final : public Backend {
   int encoding_ = 0;
   int mytid_ = 0;
   int rank_ = 0;
+  int tasks_per_node_ = 1;
   std::vector<int> tids_;  // rank -> tid
   int server_tid_ = 0;
   std::string group_;

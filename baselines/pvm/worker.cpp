@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     options.encoding = args.encoding.empty() ? "default" : args.encoding;
     if (args.encoding.empty()) args.encoding = "default";
     options.nodes = args.nodes;
+    options.tasks_per_node = args.tasks_per_node;
     options.timeout_s = args.timeout_s;
     options.spawn_args = args.raw;
     backend.emplace(options);

@@ -16,10 +16,10 @@ class Bandwidth final : public Benchmark {
   }
   std::vector<Op> needs() const override { return {Op::echo}; }
   std::vector<std::size_t> default_sizes() const override { return powers_of_two(4, 32 * 1024, false); }
-  int min_nodes() const override { return 2; }
+  int min_ranks() const override { return 2; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    const int peer = b.nodes() - 1;
+    const int peer = b.ranks() - 1;
     std::vector<std::size_t> sizes = sizes_for(*this, params);
     std::sort(sizes.begin(), sizes.end());
     std::vector<PointResult> points;

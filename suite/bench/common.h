@@ -25,6 +25,8 @@ inline PointResult make_point(std::string name, const Backend& b, Summary s) {
   PointResult p;
   p.name = std::move(name);
   p.counters["nodes"] = b.nodes();
+  // With several tasks per node a collective spans more ranks than nodes; say how many.
+  if (b.tasks_per_node() > 1) p.counters["ranks"] = b.ranks();
   p.summary = std::move(s);
   return p;
 }

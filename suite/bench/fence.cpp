@@ -21,7 +21,7 @@ class Fence final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     const int me = b.rank();
-    const int n = b.nodes();
+    const int n = b.ranks();
     const int next = (me + 1) % n;
     const double overhead = timer_overhead_seconds();
     auto put_all = [&] {

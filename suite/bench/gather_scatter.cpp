@@ -14,7 +14,7 @@ class Gather final : public Benchmark {
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> mine = payload(size, b.rank());
-      std::vector<std::byte> all(size * static_cast<std::size_t>(b.nodes()));
+      std::vector<std::byte> all(size * static_cast<std::size_t>(b.ranks()));
       Summary s = measure(b, params.timing,
                           timed_collective(b, [&] { b.gather(mine, all, 0); }, timer_overhead_seconds()));
       PointResult p = make_point("gather/size:" + std::to_string(size), b, std::move(s));
@@ -33,7 +33,7 @@ class Scatter final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     for (std::size_t size : sizes_for(*this, params)) {
-      std::vector<std::byte> all = payload(size * static_cast<std::size_t>(b.nodes()));
+      std::vector<std::byte> all = payload(size * static_cast<std::size_t>(b.ranks()));
       std::vector<std::byte> mine(size);
       Summary s = measure(b, params.timing,
                           timed_collective(b, [&] { b.scatter(all, mine, 0); }, timer_overhead_seconds()));

@@ -13,7 +13,7 @@ class Multicast final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     std::vector<int> members;
-    for (int r = 1; r < b.nodes(); r += 2) members.push_back(r);
+    for (int r = 1; r < b.ranks(); r += 2) members.push_back(r);
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
       Summary s = measure(b, params.timing, timed_collective(b, [&] {

@@ -18,10 +18,10 @@ class Overhead final : public Benchmark {
   }
   std::vector<Op> needs() const override { return {Op::echo, Op::barrier, Op::bare_loops}; }
   std::vector<std::size_t> default_sizes() const override { return {8}; }
-  int min_nodes() const override { return 2; }
+  int min_ranks() const override { return 2; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    const int peer = b.nodes() - 1;
+    const int peer = b.ranks() - 1;
     const double overhead = timer_overhead_seconds();
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);

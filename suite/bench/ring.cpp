@@ -14,10 +14,10 @@ class Ring final : public Benchmark {
   }
   std::vector<Op> needs() const override { return {Op::echo}; }
   std::vector<std::size_t> default_sizes() const override { return {8, 64, 256, 1024, 4096, 16384}; }
-  int min_nodes() const override { return 2; }
+  int min_ranks() const override { return 2; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    const int n = b.nodes();
+    const int n = b.ranks();
     const int me = b.rank();
     const int next = (me + 1) % n;
     const int prev = (me + n - 1) % n;

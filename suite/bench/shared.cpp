@@ -16,7 +16,7 @@ class Shared final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::shared_read, Op::shared_rmw}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    const int owner = (b.rank() + 1) % b.nodes();
+    const int owner = (b.rank() + 1) % b.ranks();
     const int word = 8 + b.rank() % (Backend::kSharedWords - 8);
     const double overhead = timer_overhead_seconds();
     struct Variant {

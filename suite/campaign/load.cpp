@@ -284,8 +284,8 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     for (int n : node_counts) {
       if (n > cluster.size)
         r.fail(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
-      if (n < bench->min_nodes())
-        r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_nodes(), n));
+      if (n < bench->min_ranks())
+        r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_ranks(), n));
     }
 
     std::string sizes;

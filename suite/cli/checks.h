@@ -9,7 +9,11 @@
 namespace copbench::cli {
 
 const BackendSpec& checked_backend(const std::string& name);
-void check_nodes(const BackendSpec& spec, int nodes, int min_nodes, const std::string& hostfile);
+// --tasks-per-node's value: a whole number, at least 1.
+int parse_tasks_per_node(const std::string& text);
+// nodes x tasks_per_node ranks: at least min_ranks, and no more than this machine (ranks on
+// loopback) or the hostfile's cluster offers.
+void check_nodes(const BackendSpec& spec, int nodes, int tasks_per_node, int min_ranks, const std::string& hostfile);
 void check_route(const BackendSpec& spec, const std::string& route, const std::string& encoding);
 
 }  // namespace copbench::cli

@@ -1,5 +1,6 @@
 // `copbench run BENCH --backend NAME --nodes N ...`: one benchmark on one backend.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -17,6 +18,7 @@ struct RunOptions {
   std::string bench;
   std::string backend;
   int nodes = 2;
+  std::string tasks_per_node = "1";
   std::string sizes;
   std::vector<std::string> params;
   int reps = 10;
@@ -52,14 +54,36 @@ const BackendSpec& checked_backend(const std::string& name) {
   return *spec;
 }
 
-void check_nodes(const BackendSpec& spec, int nodes, int min_nodes, const std::string& hostfile) {
-  if (nodes < min_nodes) throw std::invalid_argument(fmt::format("--nodes {}: needs at least {}", nodes, min_nodes));
+int parse_tasks_per_node(const std::string& text) {
+  int t = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), t);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || t < 1)
+    throw std::invalid_argument(fmt::format("--tasks-per-node '{}': expected a whole number of tasks, at least 1", text));
+  return t;
+}
+
+void check_nodes(const BackendSpec& spec, int nodes, int tasks_per_node, int min_ranks, const std::string& hostfile) {
+  const long long ranks = static_cast<long long>(nodes) * tasks_per_node;
+  // With one task per node a rank is a node, and the messages say so.
+  const std::string what = tasks_per_node == 1
+                               ? fmt::format("--nodes {}", nodes)
+                               : fmt::format("--nodes {} x --tasks-per-node {} = {} ranks", nodes, tasks_per_node, ranks);
+  if (nodes < 1) throw std::invalid_argument(fmt::format("--nodes {}: needs at least 1", nodes));
+  if (ranks < min_ranks) throw std::invalid_argument(fmt::format("{}: needs at least {}", what, min_ranks));
+  if (!hostfile.empty() && tasks_per_node > 1) {
+    // mpirun maps tasks_per_node ranks to each host (--map-by ppr:T:node): nodes are hosts.
+    int hosts = cluster_hosts(hostfile);
+    if (nodes > hosts)
+      throw std::invalid_argument(
+          fmt::format("--nodes {}: the cluster in {} names {} host{}", nodes, hostfile, hosts, hosts == 1 ? "" : "s"));
+    return;
+  }
   int available = available_nodes(spec, hostfile);
-  if (nodes > available)
+  if (ranks > available)
     throw std::invalid_argument(
         hostfile.empty()
-            ? fmt::format("--nodes {}: this machine offers at most {} nodes (ranks on loopback); give --hostfile for a cluster",
-                          nodes, available)
+            ? fmt::format("{}: this machine offers at most {} {}; give --hostfile for a cluster", what, available,
+                          tasks_per_node == 1 ? "nodes (ranks on loopback)" : "ranks on loopback")
             : fmt::format("--nodes {}: the cluster in {} has {} slots", nodes, hostfile, available));
 }
 
@@ -80,7 +104,9 @@ void add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
   run->add_option("--backend", opt->backend, "backend: pvm, mpi, armci, cop (copbench list shows what each offers)")->required();
-  run->add_option("--nodes", opt->nodes, "nodes (ranks / tasks); on one machine, ranks on loopback");
+  run->add_option("--nodes", opt->nodes, "nodes; on one machine, emulated by ranks on loopback");
+  run->add_option("--tasks-per-node", opt->tasks_per_node,
+                  "ranks per node (default 1); ranks k*T .. k*T+T-1 on node k");
   run->add_option("--sizes", opt->sizes, "sizes in bytes, e.g. 0,8,1K,64K");
   run->add_option("--param", opt->params, "KEY=VALUE parameter of an application (repeatable), e.g. steps=256");
   run->add_option("--reps", opt->reps, "repetitions to keep at least")->check(CLI::PositiveNumber);
@@ -121,12 +147,14 @@ void add_run_command(CLI::App& app) {
     if (auto missing = missing_ops(*bench, spec); !missing.empty())
       throw std::invalid_argument(fmt::format("{} is not offered by {} (no {})", bench->name(), spec.name, join_ops(missing)));
     check_route(spec, opt->route, opt->encoding);
-    check_nodes(spec, opt->nodes, bench->min_nodes(), opt->hostfile);
+    const int tasks_per_node = parse_tasks_per_node(opt->tasks_per_node);
+    check_nodes(spec, opt->nodes, tasks_per_node, bench->min_ranks(), opt->hostfile);
     if (auto problem = runtime_problem(spec)) throw std::runtime_error(spec.name + ": " + *problem);
 
     LaunchRequest req;
     req.spec = &spec;
     req.nodes = opt->nodes;
+    req.tasks_per_node = tasks_per_node;
     req.hostfile = opt->hostfile;
     req.timeout_s = opt->timeout;
     std::string link = !opt->link_profile.empty() ? opt->link_profile : opt->hostfile.empty() ? "loopback" : "cluster";

@@ -15,6 +15,7 @@ void add_verify_command(CLI::App& app) {
   struct Options {
     std::string backend;
     int nodes = 2;
+    std::string tasks_per_node = "1";
     std::string route, encoding, hostfile;
     int timeout = 300;
   };
@@ -22,6 +23,7 @@ void add_verify_command(CLI::App& app) {
   CLI::App* verify = app.add_subcommand("verify", "check a backend's operations give correct results");
   verify->add_option("--backend", opt->backend, "backend")->required();
   verify->add_option("--nodes", opt->nodes, "nodes");
+  verify->add_option("--tasks-per-node", opt->tasks_per_node, "ranks per node (default 1), in blocks");
   verify->add_option("--route", opt->route, "route or mode");
   verify->add_option("--encoding", opt->encoding, "PVM data encoding");
   verify->add_option("--hostfile", opt->hostfile, "a cluster's hosts");
@@ -29,11 +31,13 @@ void add_verify_command(CLI::App& app) {
   verify->callback([opt] {
     const BackendSpec& spec = checked_backend(opt->backend);
     check_route(spec, opt->route, opt->encoding);
-    check_nodes(spec, opt->nodes, 1, opt->hostfile);
+    const int tasks_per_node = parse_tasks_per_node(opt->tasks_per_node);
+    check_nodes(spec, opt->nodes, tasks_per_node, 1, opt->hostfile);
     if (auto problem = runtime_problem(spec)) throw std::runtime_error(spec.name + ": " + *problem);
     LaunchRequest req;
     req.spec = &spec;
     req.nodes = opt->nodes;
+    req.tasks_per_node = tasks_per_node;
     req.hostfile = opt->hostfile;
     req.timeout_s = opt->timeout;
     req.worker_args = {"--verify"};
@@ -42,8 +46,8 @@ void add_verify_command(CLI::App& app) {
     LaunchOutcome outcome = launch(req);
     if (!outcome.result.empty()) {
       nlohmann::json j = nlohmann::json::parse(outcome.result);
-      std::printf("%s (route %s) on %d nodes:\n", j.value("backend", "").c_str(), j.value("route", "").c_str(),
-                  j.value("nodes", 0));
+      std::printf("%s (route %s) on %d nodes x %d tasks:\n", j.value("backend", "").c_str(),
+                  j.value("route", "").c_str(), j.value("nodes", 0), j.value("tasks_per_node", 1));
       for (const auto& line : j["checks"]) std::printf("  %s\n", line.get<std::string>().c_str());
     }
     if (outcome.exit_code != 0) throw std::runtime_error(outcome.error);

@@ -53,10 +53,16 @@ bool on_path(const std::string& program) {
   return false;
 }
 
-int hostfile_slots(const std::string& hostfile) {
+// Slots and hosts of an mpirun hostfile ("host [slots=N]" lines, # comments).
+struct HostfileCount {
+  int slots = 0;
+  int hosts = 0;
+};
+
+HostfileCount count_hostfile(const std::string& hostfile) {
   std::ifstream f(hostfile);
   if (!f) throw std::invalid_argument("cannot read hostfile " + hostfile);
-  int slots = 0;
+  int slots = 0, hosts = 0;
   std::string line;
   while (std::getline(f, line)) {
     auto hash = line.find('#');
@@ -68,8 +74,9 @@ int hostfile_slots(const std::string& hostfile) {
     while (ls >> word)
       if (word.rfind("slots=", 0) == 0) n = std::max(1, std::atoi(word.c_str() + 6));
     slots += n;
+    ++hosts;
   }
-  return slots;
+  return {slots, hosts};
 }
 
 volatile sig_atomic_t g_cancelled = 0;
@@ -123,9 +130,11 @@ int max_local_nodes() {
 }
 
 int available_nodes(const BackendSpec&, const std::string& hostfile) {
-  if (!hostfile.empty()) return hostfile_slots(hostfile);
+  if (!hostfile.empty()) return count_hostfile(hostfile).slots;
   return max_local_nodes();
 }
+
+int cluster_hosts(const std::string& hostfile) { return count_hostfile(hostfile).hosts; }
 
 std::string pvm_tmp_dir() {
   const char* tmp = std::getenv("PVM_TMP");
@@ -175,20 +184,25 @@ LaunchOutcome launch(const LaunchRequest& req) {
 
   std::vector<std::string> argv;
   if (spec.launcher == Launcher::mpirun) {
-    argv = {"mpirun", "-np", std::to_string(req.nodes)};
+    const int ranks = req.nodes * req.tasks_per_node;
+    argv = {"mpirun", "-np", std::to_string(ranks)};
     if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
     // Every local rank stands for a node: never pin two of them to one core, and when
     // there are more ranks than cores let waiting ranks yield (CLUSTER-NOTES.md).
     argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
     unsigned cores = std::thread::hardware_concurrency();
-    if (req.hostfile.empty() && req.nodes > static_cast<int>(cores))
+    if (req.hostfile.empty() && ranks > static_cast<int>(cores))
       argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
     if (!req.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", req.hostfile});
+    // Ranks in blocks, T per host in hostfile order (on one machine all are local anyway).
+    if (!req.hostfile.empty() && req.tasks_per_node > 1)
+      argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", req.tasks_per_node)});
     argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   }
   argv.push_back(worker.string());
   argv.insert(argv.end(), req.worker_args.begin(), req.worker_args.end());
-  argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--timeout", std::to_string(req.timeout_s + 30),
+  argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--tasks-per-node", std::to_string(req.tasks_per_node),
+                           "--timeout", std::to_string(req.timeout_s + 30),
                            "--result", result.string(),
                            "--error-file", error.string()});
 

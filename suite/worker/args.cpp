@@ -22,6 +22,7 @@ WorkerArgs parse_worker_args(int argc, char** argv) {
   app.add_option("--route", a.route);
   app.add_option("--encoding", a.encoding);
   app.add_option("--nodes", a.nodes)->check(CLI::PositiveNumber);
+  app.add_option("--tasks-per-node", a.tasks_per_node)->check(CLI::PositiveNumber);
   app.add_option("--timeout", a.timeout_s)->check(CLI::NonNegativeNumber);
   app.add_option("--result", a.result_path);
   app.add_option("--error-file", a.error_path);

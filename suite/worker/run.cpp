@@ -26,14 +26,17 @@ void report_worker_error(const WorkerArgs& args, const std::string& message) {
 }
 
 int run_worker(Backend& b, const WorkerArgs& args) {
+  if (b.ranks() != args.nodes * args.tasks_per_node || b.tasks_per_node() != args.tasks_per_node)
+    throw std::runtime_error(fmt::format("{} started {} ranks of {} per node; wanted {} nodes x {} tasks", b.name(),
+                                         b.ranks(), b.tasks_per_node(), args.nodes, args.tasks_per_node));
   if (args.verify) {
     bool ok = true;
     std::vector<std::string> lines = verify_backend(b, ok);
     if (b.rank() == 0) {
       nlohmann::json j{{"backend", b.name()}, {"route", b.route()}, {"nodes", b.nodes()},
-                       {"ok", ok}, {"checks", lines}};
+                       {"tasks_per_node", b.tasks_per_node()}, {"ok", ok}, {"checks", lines}};
       if (!args.result_path.empty()) write_file_atomically(args.result_path, j.dump(2) + "\n");
-      if (!ok) report_worker_error(args, fmt::format("{} failed verification on {} nodes", b.name(), b.nodes()));
+      if (!ok) report_worker_error(args, fmt::format("{} failed verification on {} nodes x {} tasks", b.name(), b.nodes(), b.tasks_per_node()));
     }
     return ok ? 0 : 3;
   }
@@ -42,8 +45,8 @@ int run_worker(Backend& b, const WorkerArgs& args) {
   if (!bench) throw std::invalid_argument("unknown benchmark '" + args.benchmark + "'");
   for (Op op : bench->needs())
     if (!b.offers(op)) throw NotOffered(b.name(), op);
-  if (b.nodes() < bench->min_nodes())
-    throw std::invalid_argument(fmt::format("{} needs at least {} nodes", bench->name(), bench->min_nodes()));
+  if (b.ranks() < bench->min_ranks())
+    throw std::invalid_argument(fmt::format("{} needs at least {} ranks", bench->name(), bench->min_ranks()));
 
   Collector collector;
   bench->run(b, args.params, collector);

@@ -22,7 +22,7 @@ std::vector<std::byte> pattern(std::size_t n, int seed) {
 
 class Verifier {
  public:
-  explicit Verifier(Backend& b) : b_(b), n_(b.nodes()), me_(b.rank()) {}
+  explicit Verifier(Backend& b) : b_(b), n_(b.ranks()), me_(b.rank()) {}
 
   std::vector<std::string> run(bool& all_ok) {
     check(Op::echo, [&] { return echo(); });

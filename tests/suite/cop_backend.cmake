@@ -17,6 +17,9 @@ foreach(nodes 1 2 3 4)
 endforeach()
 cop_cli_test(suite_verify_cop_normal_1 verify --backend cop --nodes 1 --route normal --timeout 150)
 cop_cli_test(suite_verify_cop_normal_3 verify --backend cop --nodes 3 --route normal --timeout 150)
+# Two tasks per node share their node's channel (one copdrv per node, libcop's host area).
+cop_cli_test(suite_verify_cop_2x2 verify --backend cop --nodes 2 --tasks-per-node 2 --timeout 150)
+cop_cli_test(suite_verify_cop_normal_2x2 verify --backend cop --nodes 2 --tasks-per-node 2 --route normal --timeout 150)
 
 # One tiny point of every benchmark cop offers; the others say "not offered".
 set(not_offered_cop echo bandwidth ring overhead scan mcs-lock fence)

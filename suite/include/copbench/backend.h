@@ -6,7 +6,8 @@
 // nothing is ever emulated on top of another primitive behind the user's back.
 //
 // Programs are SPMD: every rank calls every collective with the same arguments. Ranks
-// are 0..nodes()-1; rank 0 is the one that reports.
+// are 0..ranks()-1; rank 0 is the one that reports. A run has nodes() nodes of
+// tasks_per_node() ranks each, placed in blocks: node k holds ranks k*T .. k*T+T-1.
 #pragma once
 
 #include <cstddef>
@@ -65,8 +66,11 @@ class Backend {
   // Route or mode, as the system calls it ("direct", "normal", "pt2pt RMA", ...).
   virtual std::string route() const = 0;
   virtual int rank() const = 0;
-  virtual int nodes() const = 0;
+  // Every task of the run (nodes x tasks per node); what collectives span.
+  virtual int ranks() const = 0;
   virtual int tasks_per_node() const { return 1; }
+  int nodes() const { return ranks() / tasks_per_node(); }
+  int node_of(int rank) const { return rank / tasks_per_node(); }
   virtual bool offers(Op op) const = 0;
 
   // --- Harness services: used between timed regions, never timed themselves. ---
@@ -92,7 +96,7 @@ class Backend {
   // Every rank calls it; root sends to `members` (sorted, without root), members receive,
   // everyone else returns at once.
   virtual void multicast(std::span<std::byte> buffer, int root, std::span<const int> members);
-  // `all` holds nodes() blocks of mine.size() bytes, block r from rank r (root only).
+  // `all` holds ranks() blocks of mine.size() bytes, block r from rank r (root only).
   virtual void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root);
   virtual void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root);
   virtual void scan(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op);

@@ -44,7 +44,8 @@ class Benchmark {
   virtual std::vector<Op> needs() const = 0;
   // Default sizes in bytes; empty when the benchmark takes no size.
   virtual std::vector<std::size_t> default_sizes() const { return {}; }
-  virtual int min_nodes() const { return 1; }
+  // Ranks the benchmark needs (echo: a peer), on however many nodes they are placed.
+  virtual int min_ranks() const { return 1; }
   // The --param names this benchmark takes (applications: apps/), and a check of their
   // values that throws std::invalid_argument naming the bad one (run before any rank starts).
   virtual std::vector<std::string> option_names() const { return {}; }

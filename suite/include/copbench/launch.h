@@ -15,6 +15,7 @@ namespace copbench {
 struct LaunchRequest {
   const BackendSpec* spec = nullptr;
   int nodes = 1;
+  int tasks_per_node = 1;             // ranks per node, in blocks (backend.h)
   std::string hostfile;                 // a cluster's hosts (mpirun --hostfile syntax); "" = this machine
   std::vector<std::string> worker_args; // what the worker parses (worker.h)
   int timeout_s = 600;
@@ -26,11 +27,13 @@ struct LaunchOutcome {
   std::string result;  // the result file's contents when exit_code == 0
 };
 
-// How many nodes this machine (or the hostfile's cluster) offers to `spec`; PVM counts
-// are checked again by the master against the virtual machine.
+// How many ranks this machine (or the hostfile's cluster: its slots) offers to `spec`; PVM
+// counts are checked again by the master against the virtual machine.
 int available_nodes(const BackendSpec& spec, const std::string& hostfile);
-// Local nodes are ranks on loopback: at most this many per machine.
+// Local nodes are ranks on loopback: at most this many ranks per machine.
 int max_local_nodes();
+// The hosts a hostfile names (each line one host, whatever its slots).
+int cluster_hosts(const std::string& hostfile);
 
 // Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt.
 std::optional<std::string> runtime_problem(const BackendSpec& spec);

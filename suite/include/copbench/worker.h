@@ -18,7 +18,8 @@ struct WorkerArgs {
   RunParams params;
   std::string route;
   std::string encoding;
-  int nodes = 1;              // wanted (the PVM master spawns nodes-1 more)
+  int nodes = 1;              // wanted (the PVM master spawns nodes x tasks_per_node - 1 more)
+  int tasks_per_node = 1;     // ranks per node, in blocks (backend.h)
   int timeout_s = 0;          // the run's deadline; tasks the CLI cannot kill end themselves
   std::string result_path;    // rank 0 writes the result JSON here
   std::string error_path;     // rank 0 writes a one-line error here

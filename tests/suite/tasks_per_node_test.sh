@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tasks_per_node_test.sh COPBENCH BACKEND DIR: `--tasks-per-node 2` on 2 nodes gives echo
+# points for both placements (rank 0 <-> 1 on-host, rank 0 <-> 2 inter-host), and the
+# result's context says 2 nodes x 2 tasks. With mpi it also checks that one task per node
+# keeps the old point names, that a collective spans all 4 ranks, and that a hostfile run
+# maps the tasks per host (--map-by ppr:T:node). Asserts behaviour, never timings.
+set -euo pipefail
+copbench=$1
+backend=$2
+dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+tiny=(--reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 150)
+
+"$copbench" run echo --backend "$backend" --nodes 2 --tasks-per-node 2 --sizes 0,1K "${tiny[@]}" \
+  --out "$dir/echo.json" >"$dir/echo.txt"
+grep -q '2 nodes x 2 tasks' "$dir/echo.txt" || { echo "table header lacks '2 nodes x 2 tasks':"; cat "$dir/echo.txt"; exit 1; }
+python3 - "$dir/echo.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ctx = j["context"]
+assert ctx["nodes"] == "2" and ctx["tasks_per_node"] == "2", ctx
+points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+for placement in ["on-host", "inter-host"]:
+    for size in [0, 1024]:
+        name = f"echo/{placement}/size:{size}"
+        assert name in points, (name, sorted(points))
+        assert points[name]["label"] == f"placement={placement}", points[name]
+        assert points[name]["nodes"] == 2 and points[name]["ranks"] == 4, points[name]
+assert len(points) == 4, sorted(points)
+PY
+
+if [ "$backend" = mpi ]; then
+  # One task per node: the names the suite always had, labelled inter-host.
+  "$copbench" run echo --backend mpi --nodes 2 --sizes 8 "${tiny[@]}" --out "$dir/echo1.json" >/dev/null
+  python3 - "$dir/echo1.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["context"]["tasks_per_node"] == "1", j["context"]
+points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+assert set(points) == {"echo/size:8"}, sorted(points)
+assert points["echo/size:8"]["label"] == "placement=inter-host" and "ranks" not in points["echo/size:8"]
+PY
+  # A collective spans every rank: the point is named by nodes and counts the ranks.
+  "$copbench" run barrier --backend mpi --nodes 2 --tasks-per-node 2 "${tiny[@]}" --out "$dir/barrier.json" >/dev/null
+  python3 - "$dir/barrier.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+assert set(points) == {"barrier/nodes:2"}, sorted(points)
+assert points["barrier/nodes:2"]["ranks"] == 4, points
+PY
+  # A hostfile of one host: both tasks on it, so echo has the on-host pair only.
+  echo "localhost slots=2" >"$dir/hostfile"
+  "$copbench" run echo --backend mpi --hostfile "$dir/hostfile" --nodes 1 --tasks-per-node 2 --sizes 8 "${tiny[@]}" \
+    --out "$dir/hostfile.json" >/dev/null
+  python3 - "$dir/hostfile.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["context"]["nodes"] == "1" and j["context"]["tasks_per_node"] == "2", j["context"]
+points = {b["run_name"] for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+assert points == {"echo/on-host/size:8"}, sorted(points)
+PY
+fi
+echo "ok: $backend, 2 nodes x 2 tasks"
