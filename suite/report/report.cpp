@@ -851,8 +851,15 @@ class Report {
       s += fmt::format("| cluster | {} ({} nodes) |\n", get(m["cluster"], "name"), m["cluster"].value("size", 0));
     s += "| profiles | " + profile_text() + " |\n";
     s += fmt::format("| points | {} measured, {} not run |\n", count_done(), status_.size());
-    s += "\nManifest (machine, commit, cluster, profile, package versions): [manifest.json](manifest.json); "
-         "campaign file: [campaign.yml](campaign.yml); log: [campaign.log](campaign.log); raw Google Benchmark JSON: raw/.\n\n";
+    // The campaign's own files stay in its directory: links are relative to where index.md is.
+    auto in_campaign = [&](const std::string& file) {
+      return fs::weakly_canonical(o_.dir / file).lexically_relative(fs::weakly_canonical(out_)).generic_string();
+    };
+    s += fmt::format(
+        "\nManifest (machine, commit, cluster, profile, package versions): [manifest.json]({}); "
+        "campaign file: [campaign.yml]({}); log: [campaign.log]({}); raw Google Benchmark JSON: {}/.\n\n",
+        in_campaign(campaign::kManifest), in_campaign(campaign::kCampaignCopy), in_campaign(campaign::kLog),
+        in_campaign(campaign::kRawDir));
     s += "## Tables\n\n";
     for (const auto& [stem, t] : tables)
       s += fmt::format("- [{}](tables/{}.md) ([CSV](tables/{}.csv)){}\n", t.title, stem, stem, stem == main ? " — main table" : "");

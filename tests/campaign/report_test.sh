@@ -22,4 +22,9 @@ if command -v gnuplot >/dev/null; then
 fi
 grep -q "(tables/thesis-table4.md)" "$work/a/index.md" || fail "index does not link the tables"
 grep -q "not offered | backend cop is not built yet" "$work/a/index.md" || fail "index does not list what did not run"
+# Written elsewhere (--out), index.md still reaches the campaign's own files.
+(cd "$work/a" && for f in $(grep -o '\[[a-z.]*\]([^)]*)' index.md | grep -E 'manifest|campaign' | sed 's/.*(\(.*\))/\1/'); do
+  [ -e "$f" ] || fail "index.md links $f, which does not exist from $work/a"
+done) || exit 1
+grep -q "manifest.json](" "$work/a/index.md" || fail "index does not link the manifest"
 echo "ok: tables as expected, report reproducible"
