@@ -285,6 +285,7 @@ class HaloApp final : public Benchmark {
       PointResult p;
       p.name = point_name("halo", {{"image", std::to_string(n)}, {"frames", std::to_string(frames)}});
       p.counters["nodes"] = b.nodes();
+      if (b.tasks_per_node() > 1) p.counters["ranks"] = b.ranks();
       p.counters["image"] = n;
       p.counters["frames"] = frames;
       p.counters["frac_computation"] = fractions[static_cast<std::size_t>(Part::computation)];

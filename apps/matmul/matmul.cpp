@@ -194,7 +194,7 @@ class Matmul final : public Benchmark {
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
       const int n = static_cast<int>(size);
       if (n < b.ranks())
-        throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} nodes", n, b.ranks()));
+        throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} ranks", n, b.ranks()));
       Breakdown bd;
       Summa summa(b, n, panel, bd);
       double last = 0;
@@ -215,6 +215,7 @@ class Matmul final : public Benchmark {
       PointResult p;
       p.name = point_name("matmul", {{"n", std::to_string(n)}});
       p.counters["nodes"] = b.nodes();
+      if (b.tasks_per_node() > 1) p.counters["ranks"] = b.ranks();
       p.counters["n"] = n;
       p.counters["mflops"] = summary.median > 0 ? flops / summary.median / 1e6 : 0.0;
       std::vector<double> uni{uni_seconds};

@@ -291,6 +291,7 @@ class Md final : public Benchmark {
       PointResult p;
       p.name = point_name("md", {{"atoms", std::to_string(s.atoms)}, {"steps", std::to_string(s.steps)}});
       p.counters["nodes"] = b.nodes();
+      if (b.tasks_per_node() > 1) p.counters["ranks"] = b.ranks();
       p.counters["slaves"] = nslaves;
       p.counters["atoms"] = s.atoms;
       p.counters["steps"] = s.steps;

@@ -221,7 +221,7 @@ class Radixsort final : public Benchmark {
       for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) points.emplace_back(bits, keys);
     for (auto [bits, keys] : points) {
       if (keys * static_cast<std::size_t>(b.ranks()) >= (std::size_t{1} << 31))
-        throw std::invalid_argument(fmt::format("radixsort: {} keys on {} nodes exceed 2^31 keys", keys, b.ranks()));
+        throw std::invalid_argument(fmt::format("radixsort: {} keys on {} ranks exceed 2^31 keys", keys, b.ranks()));
       Breakdown bd;
       RadixSort sort(b, keys, bits, bd);
       double last = 0;
@@ -238,6 +238,7 @@ class Radixsort final : public Benchmark {
       PointResult p;
       p.name = point_name("radixsort", {{"keys", std::to_string(keys)}, {"radix", std::to_string(bits)}});
       p.counters["nodes"] = b.nodes();
+      if (b.tasks_per_node() > 1) p.counters["ranks"] = b.ranks();
       p.counters["keys_per_node"] = static_cast<double>(keys);
       p.counters["radix_bits"] = bits;
       p.counters["passes"] = 32 / bits;
