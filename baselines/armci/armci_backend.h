@@ -42,6 +42,8 @@ class ArmciBackend final : public Backend {
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
   void fence(int target) override;
   void all_fence() override;
+  void fence_barrier() override;
+  void message_barrier() override;
 
   double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
   double bare_barrier_loop(int iterations) override;

@@ -1,6 +1,8 @@
 // What the cop backend offers: libcop's collectives and task address spaces (seed 000
 // ch. V, Table II) in direct or normal access mode. COP has no point-to-point
 // operation: echo (and what needs it) is not offered rather than measured on PVM.
+// No fence of any kind (writes are acknowledged commands) and no server_lock: the
+// controller has RMW but no lock server, and a server queue lock needs one.
 #include "copbench/bench.h"
 
 namespace copbench {

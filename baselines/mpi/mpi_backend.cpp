@@ -1,6 +1,10 @@
 // Bringing MPI up and down, the harness services, and what is offered.
 #include "mpi/mpi_backend.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -14,15 +18,27 @@ namespace copbench::mpi {
 
 MpiBackend::MpiBackend(int* argc, char*** argv) {
   MPI_Init(argc, argv);
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) {
+    // This process is the lock server a run spawned (lock_server.cpp), not a rank.
+    if (*argc > 2 && std::strcmp((*argv)[1], "--lock-server-timeout") == 0 && std::atoi((*argv)[2]) > 0)
+      ::alarm(static_cast<unsigned>(std::atoi((*argv)[2])));  // never outlive the run
+    int code = run_lock_server(parent);
+    MPI_Finalize();
+    std::exit(code);
+  }
   MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   // Errors abort the job rather than leave ranks waiting for each other.
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_ARE_FATAL);
   setup_rma();
+  start_lock_server(*argc, *argv);
 }
 
 MpiBackend::~MpiBackend() {
+  stop_lock_server();
   free_rma();
   for (auto& [members, comm] : multicast_comms_)
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);

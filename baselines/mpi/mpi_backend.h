@@ -48,6 +48,9 @@ class MpiBackend final : public Backend {
   std::int64_t shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) override;
   void fence(int target) override;
   void all_fence() override;
+  void all_fence_window(int k) override;
+  void server_lock(int lock_id) override;
+  void server_unlock(int lock_id) override;
 
   double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
   double bare_barrier_loop(int iterations) override;
@@ -58,6 +61,8 @@ class MpiBackend final : public Backend {
  private:
   void setup_rma();
   void free_rma();
+  void start_lock_server(int argc, char** argv);
+  void stop_lock_server();
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -70,8 +75,16 @@ class MpiBackend final : public Backend {
   // Locks: exclusive passive-target epochs on a second window (lock i lives on rank i % n).
   MPI_Win lock_win_ = MPI_WIN_NULL;
   std::int64_t* lock_words_ = nullptr;
+  // Words written at each target since its last fence, one bit per word (windowed fence).
+  std::vector<std::uint64_t> written_;
+  // The lock server (lock_server.cpp): a process spawned for runs that use it, reached
+  // over this intercommunicator; MPI_COMM_NULL otherwise.
+  MPI_Comm lock_server_ = MPI_COMM_NULL;
   std::map<std::vector<int>, MPI_Comm> multicast_comms_;
 };
+
+// The spawned lock server's main loop (lock_server.cpp); returns its exit code.
+int run_lock_server(MPI_Comm parent);
 
 MPI_Datatype mpi_type(Elem elem);
 MPI_Op mpi_op(ReduceOp op);

@@ -67,6 +67,9 @@ class PvmBackend final : public Backend {
 
   void lock(int lock_id) override;
   void unlock(int lock_id) override;
+  // The native lock already is a server queue lock (lock_server.cpp): the same requests.
+  void server_lock(int lock_id) override { lock(lock_id); }
+  void server_unlock(int lock_id) override { unlock(lock_id); }
   std::int64_t shared_read(int owner, int index) override;
   void shared_write(int owner, int index, std::int64_t value) override;
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;

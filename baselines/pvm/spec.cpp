@@ -1,6 +1,8 @@
 // What the pvm backend offers: PVM 3.4 messages (normal = daemon-routed, direct =
 // task-to-task TCP), group barrier / reduce / broadcast / gather / scatter, pvm_mcast,
-// and a lock-and-shared-variable server task. PVM has no scan and no fence.
+// and a lock-and-shared-variable server task. PVM has no scan and no fence. The lock is
+// seed 004's server queue lock (a FIFO queue per lock in the server task), so server_lock
+// is the same lock.
 #include "copbench/bench.h"
 
 namespace copbench {
@@ -15,7 +17,7 @@ BackendSpec pvm_spec() {
   s.encodings = {"default", "raw", "inplace"};
   s.offered = {Op::echo,      Op::barrier,     Op::reduce,       Op::broadcast,  Op::multicast,
                Op::gather,    Op::scatter,     Op::lock,         Op::shared_read, Op::shared_write,
-               Op::shared_rmw, Op::shared_cas, Op::bare_loops};
+               Op::shared_rmw, Op::shared_cas, Op::server_lock, Op::bare_loops};
   return s;
 }
 

@@ -20,6 +20,7 @@ const Benchmark& scan_benchmark();
 const Benchmark& lock_benchmark();
 const Benchmark& ticket_lock_benchmark();
 const Benchmark& mcs_lock_benchmark();
+const Benchmark& queue_lock_benchmark();
 const Benchmark& shared_benchmark();
 const Benchmark& fence_benchmark();
 const Benchmark& overhead_benchmark();
@@ -36,7 +37,7 @@ const std::vector<const Benchmark*>& all_benchmarks() {
       &bench::barrier_benchmark(),   &bench::reduce_benchmark(),    &bench::allreduce_benchmark(),   &bench::broadcast_benchmark(),
       &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
       &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
-      &bench::mcs_lock_benchmark(),  &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
+      &bench::mcs_lock_benchmark(),  &bench::queue_lock_benchmark(), &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
     };
     for (const Benchmark* app : apps::app_benchmarks()) l.push_back(app);
     return l;

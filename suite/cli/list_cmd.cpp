@@ -21,6 +21,10 @@ void add_list_command(CLI::App& app) {
       for (const auto& b : backends) {
         std::vector<Op> missing = missing_ops(*bench, b);
         std::string cell = "offered";
+        std::vector<std::string_view> without;
+        for (Op op : bench->optional_ops())
+          if (!b.offers(op)) without.push_back(op_name(op));
+        if (!without.empty()) cell = fmt::format("offered, no {}", fmt::join(without, ", "));
         if (!missing.empty()) {
           std::vector<std::string_view> names;
           for (Op op : missing) names.push_back(op_name(op));

@@ -21,6 +21,9 @@ std::string_view op_name(Op op) {
     case Op::shared_rmw: return "shared-rmw";
     case Op::shared_cas: return "shared-cas";
     case Op::fence: return "fence";
+    case Op::fence_window: return "fence-window";
+    case Op::fence_barrier: return "fence-barrier";
+    case Op::server_lock: return "server-lock";
     case Op::bare_loops: return "bare-loops";
   }
   return "?";
@@ -63,6 +66,10 @@ std::int64_t Backend::shared_compare_swap(int, int, std::int64_t, std::int64_t) 
 }
 void Backend::fence(int) { throw NotOffered(name(), Op::fence); }
 void Backend::all_fence() { throw NotOffered(name(), Op::fence); }
+void Backend::all_fence_window(int) { throw NotOffered(name(), Op::fence_window); }
+void Backend::fence_barrier() { throw NotOffered(name(), Op::fence_barrier); }
+void Backend::server_lock(int) { throw NotOffered(name(), Op::server_lock); }
+void Backend::server_unlock(int) { throw NotOffered(name(), Op::server_lock); }
 double Backend::bare_echo_loop(int, std::size_t, int) { throw NotOffered(name(), Op::bare_loops); }
 double Backend::bare_barrier_loop(int) { throw NotOffered(name(), Op::bare_loops); }
 

@@ -38,6 +38,9 @@ class Verifier {
     check(Op::shared_cas, [&] { return shared_cas(); });
     check(Op::lock, [&] { return lock(); });
     check(Op::fence, [&] { return fence(); });
+    check(Op::fence_window, [&] { return fence_window(); });
+    check(Op::fence_barrier, [&] { return fence_barrier(); });
+    check(Op::server_lock, [&] { return server_lock(); });
     all_ok = all_ok_;
     return lines_;
   }
@@ -313,6 +316,70 @@ class Verifier {
       int prev = (me_ + n_ - 1) % n_;
       std::int64_t v = b_.shared_read(me_, word);
       if (v != 78 + prev) return fmt::format("after the fence rank {} holds {}, not {}", me_, v, 78 + prev);
+    }
+    return {};
+  }
+
+  // Windowed AllFence, for every window size: rank r (r < 40) writes a fresh value into
+  // word 10 + r of every rank, fences with window k, and after a barrier each rank finds
+  // every such value in its own words.
+  std::string fence_window() {
+    constexpr int kFirst = 10, kWriters = 40;
+    for (int k = 1; k <= std::max(1, n_ - 1); ++k) {
+      if (me_ < kWriters)
+        for (int t = 0; t < n_; ++t) b_.shared_write(t, kFirst + me_, 1000 * k + me_);
+      b_.all_fence_window(k);
+      b_.sync();
+      for (int r = 0; r < std::min(n_, kWriters); ++r) {
+        std::int64_t v = b_.shared_read(me_, kFirst + r);
+        if (v != 1000 * k + r)
+          return fmt::format("window {}: rank {} holds {} from rank {}, not {}", k, me_, v, r, 1000 * k + r);
+      }
+      b_.sync();
+    }
+    return {};
+  }
+
+  // The combined fence + barrier: a value written just before it is at its target after it.
+  std::string fence_barrier() {
+    const int word = Backend::kSharedWords - 6;
+    const int next = (me_ + 1) % n_;
+    for (int round = 0; round < 3; ++round) {
+      b_.shared_write(next, word, 500 + 10 * round + me_);
+      b_.fence_barrier();
+      if (b_.offers(Op::shared_read)) {
+        const int prev = (me_ + n_ - 1) % n_;
+        std::int64_t v = b_.shared_read(me_, word);
+        if (v != 500 + 10 * round + prev)
+          return fmt::format("round {}: after the fence-barrier rank {} holds {}, not {}", round, me_, v,
+                             500 + 10 * round + prev);
+      }
+      b_.sync();
+    }
+    return {};
+  }
+
+  // The server queue lock protecting a read-modify-write counter: no update is lost, so
+  // the count is ranks x rounds. Without shared words, an occupancy check is all there is.
+  std::string server_lock() {
+    constexpr int kRounds = 20;
+    const int word = Backend::kSharedWords - 7;
+    const bool counted = b_.offers(Op::shared_read) && b_.offers(Op::shared_write);
+    for (int i = 0; i < kRounds; ++i) {
+      b_.server_lock(2);
+      if (counted) {
+        std::int64_t v = b_.shared_read(0, word);
+        std::this_thread::yield();  // widen the window a lost update would need
+        b_.shared_write(0, word, v + 1);
+        if (b_.offers(Op::fence)) b_.fence(0);
+      }
+      b_.server_unlock(2);
+    }
+    b_.sync();
+    if (counted) {
+      std::int64_t total = b_.shared_read(0, word);
+      if (total != static_cast<std::int64_t>(kRounds) * n_)
+        return fmt::format("{} increments under the server lock, {} seen", kRounds * n_, total);
     }
     return {};
   }

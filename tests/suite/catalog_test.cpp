@@ -24,6 +24,24 @@ TEST(Catalog, NotOfferedWhereTheSystemLacksTheOperation) {
   for (const Benchmark* b : all_benchmarks()) EXPECT_TRUE(missing_ops(*b, mpi).empty()) << b->name();
 }
 
+// Seed 004's fence and lock items: what each backend offers, and the fence benchmark's
+// points that run only where their operation is offered.
+TEST(Catalog, Seed004FencesAndServerLock) {
+  const BackendSpec& armci = *find_backend_spec("armci");
+  const BackendSpec& pvm = *find_backend_spec("pvm");
+  const BackendSpec& mpi = *find_backend_spec("mpi");
+  const Benchmark& queue = *find_benchmark("queue-lock");
+  EXPECT_TRUE(missing_ops(queue, pvm).empty());
+  EXPECT_TRUE(missing_ops(queue, mpi).empty());
+  EXPECT_EQ(missing_ops(queue, armci), std::vector<Op>{Op::server_lock});
+  const Benchmark& fence = *find_benchmark("fence");
+  EXPECT_EQ(fence.optional_ops(), (std::vector<Op>{Op::fence_window, Op::fence_barrier}));
+  EXPECT_TRUE(mpi.offers(Op::fence_window));
+  EXPECT_FALSE(mpi.offers(Op::fence_barrier));
+  EXPECT_FALSE(armci.offers(Op::fence_window));
+  EXPECT_TRUE(armci.offers(Op::fence_barrier));
+}
+
 TEST(Catalog, RoutesAndEncodingsOfPvm) {
   const BackendSpec& pvm = *find_backend_spec("pvm");
   EXPECT_EQ(pvm.routes, (std::vector<std::string>{"normal", "direct"}));

@@ -22,7 +22,7 @@ cop_cli_test(suite_verify_cop_2x2 verify --backend cop --nodes 2 --tasks-per-nod
 cop_cli_test(suite_verify_cop_normal_2x2 verify --backend cop --nodes 2 --tasks-per-node 2 --route normal --timeout 150)
 
 # One tiny point of every benchmark cop offers; the others say "not offered".
-set(not_offered_cop echo bandwidth ring overhead scan mcs-lock fence)
+set(not_offered_cop echo bandwidth ring overhead scan mcs-lock queue-lock fence)
 foreach(bench ${sized_benches} ${plain_benches})
   if(bench IN_LIST not_offered_cop)
     add_test(NAME suite_run_${bench}_cop_not_offered

@@ -37,12 +37,16 @@ enum class Op {
   shared_rmw,    // atomic fetch-and-add on a shared word
   shared_cas,    // atomic compare-and-swap on a shared word
   fence,         // remote completion of this rank's writes (one target / all targets)
+  fence_window,  // seed 004 3.1.2: AllFence with fence requests to K targets in flight at a time
+  fence_barrier, // seed 004 ch. 4: completion of this rank's writes and a barrier in one call
+  server_lock,   // seed 004 5.1.1: a lock server keeping a FIFO queue of requesters per lock
   bare_loops,
 };
 inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::broadcast,
                                  Op::multicast,   Op::gather,       Op::scatter,    Op::scan,
                                  Op::lock,        Op::shared_read,  Op::shared_write,
                                  Op::shared_rmw,  Op::shared_cas,   Op::fence,
+                                 Op::fence_window, Op::fence_barrier, Op::server_lock,
                                  Op::bare_loops};
 
 std::string_view op_name(Op op);
@@ -114,6 +118,20 @@ class Backend {
   virtual std::int64_t shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired);
   virtual void fence(int target);
   virtual void all_fence();
+  // all_fence with at most k fence requests in flight: requests go to k targets written
+  // since the last fence, then their k acknowledgements are awaited, then the next k;
+  // targets are visited from a rank-dependent offset so ranks do not all start at one.
+  virtual void all_fence_window(int k);
+  // Completes this rank's shared writes at their targets and waits for every rank, as one
+  // operation of the system (not all_fence followed by barrier).
+  virtual void fence_barrier();
+  // The message layer's barrier with no RMA completion in it: the same as barrier() except
+  // where the native barrier also fences (ARMCI_Barrier), for seed 004's AllFence + MPI_Barrier.
+  virtual void message_barrier() { barrier(); }
+  // A lock granted by a lock server (a task or process that owns the lock's FIFO queue of
+  // requesters): lock = request message, wait for the grant; unlock = release message.
+  virtual void server_lock(int lock_id);
+  virtual void server_unlock(int lock_id);
 
   // Bare loops: the same native calls the harness makes for echo and barrier, written
   // inline with no harness in between and timed with the same clock (timing.h), so

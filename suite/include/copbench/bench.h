@@ -42,6 +42,9 @@ class Benchmark {
   virtual std::string_view description() const = 0;
   // Operations that must all be offered for this benchmark to run on a backend.
   virtual std::vector<Op> needs() const = 0;
+  // Operations that only add points: where one is not offered the benchmark runs without
+  // those points, and `copbench list` names it.
+  virtual std::vector<Op> optional_ops() const { return {}; }
   // Default sizes in bytes; empty when the benchmark takes no size.
   virtual std::vector<std::size_t> default_sizes() const { return {}; }
   // Ranks the benchmark needs (echo: a peer), on however many nodes they are placed.

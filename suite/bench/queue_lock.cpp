@@ -1,0 +1,37 @@
+// queue-lock: seed 004's server-based queue lock (5.1.1) under contention: a lock server
+// keeps a FIFO queue of requesters per lock; lock = request message, wait for the grant;
+// unlock = release message, and the server grants the next in the queue. Every rank
+// acquires and releases lock 0 as fast as it can, as in `lock`, `ticket-lock` and
+// `mcs-lock`, so the four compare point for point.
+#include "bench/common.h"
+
+namespace copbench::bench {
+namespace {
+
+class QueueLock final : public Benchmark {
+ public:
+  std::string_view name() const override { return "queue-lock"; }
+  std::string_view description() const override {
+    return "seed 004 server queue lock (a lock server's FIFO queue), contended by every rank";
+  }
+  std::vector<Op> needs() const override { return {Op::server_lock}; }
+
+  void run(Backend& b, const RunParams& params, Reporter& out) const override {
+    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+      b.server_lock(0);
+      b.server_unlock(0);
+    }, true, 1.0, timer_overhead_seconds()));
+    PointResult p = make_point("lock/server-queue/nodes:" + std::to_string(b.nodes()), b, std::move(s));
+    p.labels["lock"] = "server-queue";
+    out.report(std::move(p));
+  }
+};
+
+}  // namespace
+
+const Benchmark& queue_lock_benchmark() {
+  static const QueueLock instance;
+  return instance;
+}
+
+}  // namespace copbench::bench
