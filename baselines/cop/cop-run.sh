@@ -5,7 +5,8 @@
 # What it needs, it uses if it is there and starts privately if not, and stops what it
 # started, by PID, when the worker ends (also on SIGTERM from copbench's deadline):
 #   PVM       the running virtual machine of $PVM_TMP when PVM_TMP is set and its pvmd is
-#             alive (a cluster's VM: one task per host, in COP channel order); otherwise a
+#             alive, or on a cluster (COP_USE_RUNNING=1) that of $PVM_TMP or /tmp, which
+#             must be running (one task per host, in COP channel order); otherwise a
 #             private pvmd (copbench-pvmd-local) in a temporary directory.
 #   COP stack COP_DRIVER_1..N (as `eval "$(copbench-cop-stack start --nodes N)"` exports
 #             them) or COP_STACK_DIR (a stack's --dir: node k at DIR/node<k>) or, with
@@ -32,14 +33,23 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
+# The pvmd of $PVM_TMP (PVM's default /tmp when unset), as libpvm finds it.
 pvm_alive() {
-  local f="${PVM_TMP:-}/pvmd.$(id -u)" sock
-  [ -n "${PVM_TMP:-}" ] && [ -f "$f" ] || return 1
+  local f="${PVM_TMP:-/tmp}/pvmd.$(id -u)" sock
+  [ -f "$f" ] || return 1
   sock=$(head -n 1 "$f")
   [ "${sock:0:1}" != / ] || [ -e "$sock" ]
 }
 
-if ! pvm_alive; then
+# On a cluster (COP_USE_RUNNING=1, set by `copbench run --hostfile`) the tasks must be
+# spread over the cluster's virtual machine: a private one would put them all here.
+if [ "${COP_USE_RUNNING:-0}" = 1 ] && ! pvm_alive; then
+  echo "copbench-cop-run: no pvmd at ${PVM_TMP:-/tmp}/pvmd.$(id -u): a cop run on a cluster uses its running virtual machine (set PVM_TMP to its directory)" >&2
+  exit 1
+fi
+
+# On one machine a private pvmd unless PVM_TMP names a live one.
+if [ "${COP_USE_RUNNING:-0}" != 1 ] && { [ -z "${PVM_TMP:-}" ] || ! pvm_alive; }; then
   if ! exports=$("$here/copbench-pvmd-local" start "$work/pvm" 2>&1); then
     echo "copbench-cop-run: could not start a private pvmd: $exports" >&2
     exit 1

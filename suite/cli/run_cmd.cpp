@@ -149,7 +149,7 @@ void add_run_command(CLI::App& app) {
     check_route(spec, opt->route, opt->encoding);
     const int tasks_per_node = parse_tasks_per_node(opt->tasks_per_node);
     check_nodes(spec, opt->nodes, tasks_per_node, bench->min_ranks(), opt->hostfile);
-    if (auto problem = runtime_problem(spec)) throw std::runtime_error(spec.name + ": " + *problem);
+    if (auto problem = runtime_problem(spec, opt->hostfile)) throw std::runtime_error(spec.name + ": " + *problem);
 
     LaunchRequest req;
     req.spec = &spec;

@@ -141,17 +141,23 @@ std::string pvm_tmp_dir() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
-std::optional<std::string> runtime_problem(const BackendSpec& spec) {
+std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile) {
   if (spec.launcher == Launcher::mpirun) {
     if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
     return std::nullopt;
   }
-  if (spec.launcher == Launcher::cop_master) return std::nullopt;  // its wrapper starts what is missing
+  // On one machine the cop wrapper starts what is missing; on a cluster it must not.
+  if (spec.launcher == Launcher::cop_master && hostfile.empty()) return std::nullopt;
+  const std::string cluster_note =
+      spec.launcher == Launcher::cop_master
+          ? fmt::format(" (a cop run on the cluster of {} uses the cluster's virtual machine, started by "
+                        "ansible/site.yml, with PVM_TMP naming its directory)", hostfile)
+          : std::string();
   fs::path daemon_file = fs::path(pvm_tmp_dir()) / fmt::format("pvmd.{}", ::getuid());
   if (!fs::exists(daemon_file))
     return fmt::format("no pvmd is running for this user ({} missing): start the virtual machine with "
-                       "`pvm` (then `quit`), or a private local one with `eval $(copbench-pvmd-local start)`",
-                       daemon_file.string());
+                       "`pvm` (then `quit`), or a private local one with `eval $(copbench-pvmd-local start)`{}",
+                       daemon_file.string(), cluster_note);
   // pvmd.<uid> names the daemon's socket; a daemon that died leaves the file behind.
   std::string socket = first_line(read_all(daemon_file));
   if (!socket.empty() && socket[0] == '/' && !fs::exists(socket))
@@ -199,6 +205,11 @@ LaunchOutcome launch(const LaunchRequest& req) {
       argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", req.tasks_per_node)});
     argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   }
+  // A cop run on a cluster: every task binds to the copdrv of its own host (COP_DRIVER
+  // there, or the default directory), never to a private loopback stack.
+  if (spec.launcher == Launcher::cop_master && !req.hostfile.empty() && !std::getenv("COP_STACK_DIR") &&
+      !std::getenv("COP_DRIVER_1"))
+    ::setenv("COP_USE_RUNNING", "1", 1);
   argv.push_back(worker.string());
   argv.insert(argv.end(), req.worker_args.begin(), req.worker_args.end());
   argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--tasks-per-node", std::to_string(req.tasks_per_node),

@@ -189,6 +189,17 @@ case $step in
     cop_run --tasks 1 --scenario collectives --rounds $rounds --static-groups 0
     echo "  without static groups, $ops operations: primary +$((pri - base_pri)) B ($(((pri - base_pri) / ops)) B/op) beyond the baseline: group server queries"
     [ $((cop - base_cop)) -ge $((ops * 100)) ] || fail "COP operations did not cross the COP network"
+    # The suite's cop backend on the cluster: --hostfile makes it use the cluster's
+    # virtual machine and each host's copdrv (no private loopback stack); the barrier
+    # must cross the COP network and the result must say so.
+    c0=$(net_bytes cop0)
+    out=$(on_node1 "$bindir/copbench" run barrier --backend cop --nodes "$nodes" --hostfile .copbench/mpi-hostfile \
+      --reps 3 --iters 100 --json 2>&1) || { echo "$out" >&2; fail "copbench run barrier --backend cop --hostfile failed"; }
+    cop_bytes=$(($(net_bytes cop0) - c0))
+    grep -q '"link_profile": "cluster"' <<<"$out" || { echo "$out" >&2; fail "copbench run on the cluster: context does not say cluster"; }
+    grep -q '"name": "barrier/nodes:'"$nodes"'"' <<<"$out" || { echo "$out" >&2; fail "copbench run on the cluster: no barrier point for $nodes nodes"; }
+    [ $cop_bytes -ge $((100 * 100)) ] || fail "copbench's cop barrier did not cross the COP network (+$cop_bytes B)"
+    echo "  copbench run barrier --backend cop --hostfile: ok, COP network +$cop_bytes B"
     echo "cop: ok"
     ;;
   idempotent)

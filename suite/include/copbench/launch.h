@@ -35,8 +35,10 @@ int max_local_nodes();
 // The hosts a hostfile names (each line one host, whatever its slots).
 int cluster_hosts(const std::string& hostfile);
 
-// Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt.
-std::optional<std::string> runtime_problem(const BackendSpec& spec);
+// Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt. With a hostfile
+// the cop backend runs on the cluster's own PVM virtual machine and copdrv daemons (it
+// starts a private loopback stack only on one machine), so a running pvmd is required.
+std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile = "");
 
 // Directory holding copbench and the workers (that of the running executable).
 std::string executable_dir();
