@@ -69,6 +69,8 @@ class CopBackend final : public Backend {
 
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void reduce_roots(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
+                    std::span<const int> roots) override;
   void broadcast(std::span<std::byte> buffer, int root) override;
   void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;

@@ -11,12 +11,12 @@ BackendSpec cop_spec() {
   BackendSpec s;
   s.name = "cop";
   s.summary =
-      "libcop on copd/copdrv: cop_barrier, cop_reduce, cop_bcast, cop_mcast, cop_gather/scatter, cop_read/cop_rmw; "
+      "libcop on copd/copdrv: cop_barrier, cop_reduce (one root or several), cop_bcast, cop_mcast, cop_gather/scatter, cop_read/cop_rmw; "
       "lock = ticket lock (cop_rmw + cop_read); no point-to-point";
   s.worker = "copbench-cop-run";
   s.launcher = Launcher::cop_master;
   s.routes = {"direct", "normal"};
-  s.offered = {Op::barrier, Op::reduce,      Op::broadcast,  Op::multicast, Op::gather,
+  s.offered = {Op::barrier, Op::reduce, Op::reduce_roots, Op::broadcast,  Op::multicast, Op::gather,
                Op::scatter, Op::lock,   Op::shared_read, Op::shared_rmw};
   return s;
 }

@@ -1,4 +1,6 @@
 // reduce: sum of an int or double array to rank 0, against array size (thesis Fig. 17).
+// A backend whose reduction takes several roots in one operation (cop_reduce) also gets
+// points with roots 0 and 1, and with every rank a root.
 #include <algorithm>
 
 #include "bench/common.h"
@@ -9,8 +11,11 @@ namespace {
 class Reduce final : public Benchmark {
  public:
   std::string_view name() const override { return "reduce"; }
-  std::string_view description() const override { return "sum of an int / double array to rank 0"; }
+  std::string_view description() const override {
+    return "sum of an int / double array to rank 0 (and to several roots where offered)";
+  }
   std::vector<Op> needs() const override { return {Op::reduce}; }
+  std::vector<Op> optional_ops() const override { return {Op::reduce_roots}; }
   std::vector<std::size_t> default_sizes() const override { return {8, 64, 512, 4096, 32768}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
@@ -23,13 +28,36 @@ class Reduce final : public Benchmark {
         Summary s = measure(b, params.timing, timed_collective(b, [&] {
           b.reduce(in.data(), result.data(), count, elem, ReduceOp::sum, 0);
         }, timer_overhead_seconds()));
-        PointResult p = make_point("reduce/" + std::string(elem_name(elem)) + "/size:" +
-                                       std::to_string(in.size()), b, std::move(s));
-        p.counters["bytes"] = static_cast<double>(in.size());
-        p.counters["elements"] = static_cast<double>(count);
-        out.report(std::move(p));
+        report(out, b, elem, in.size(), count, 1, std::move(s));
+        if (!b.offers(Op::reduce_roots) || b.ranks() < 2) continue;
+        for (int nroots : root_counts(b.ranks())) {
+          std::vector<int> roots(static_cast<std::size_t>(nroots));
+          for (int r = 0; r < nroots; ++r) roots[static_cast<std::size_t>(r)] = r;
+          Summary m = measure(b, params.timing, timed_collective(b, [&] {
+            b.reduce_roots(in.data(), result.data(), count, elem, ReduceOp::sum, roots);
+          }, timer_overhead_seconds()));
+          report(out, b, elem, in.size(), count, nroots, std::move(m));
+        }
       }
     }
+  }
+
+ private:
+  // Two roots, and every rank (once when there are only two).
+  static std::vector<int> root_counts(int ranks) {
+    if (ranks == 2) return {2};
+    return {2, ranks};
+  }
+
+  static void report(Reporter& out, Backend& b, Elem elem, std::size_t bytes, std::size_t count, int nroots,
+                     Summary s) {
+    std::string name = "reduce/" + std::string(elem_name(elem));
+    if (nroots > 1) name += "/roots:" + std::to_string(nroots);
+    PointResult p = make_point(name + "/size:" + std::to_string(bytes), b, std::move(s));
+    p.counters["bytes"] = static_cast<double>(bytes);
+    p.counters["elements"] = static_cast<double>(count);
+    p.counters["roots"] = nroots;
+    out.report(std::move(p));
   }
 };
 

@@ -10,6 +10,7 @@ std::string_view op_name(Op op) {
     case Op::echo: return "echo";
     case Op::barrier: return "barrier";
     case Op::reduce: return "reduce";
+    case Op::reduce_roots: return "reduce-roots";
     case Op::broadcast: return "broadcast";
     case Op::multicast: return "multicast";
     case Op::gather: return "gather";
@@ -40,6 +41,9 @@ void Backend::recv(int, std::span<std::byte>) { throw NotOffered(name(), Op::ech
 void Backend::barrier() { throw NotOffered(name(), Op::barrier); }
 void Backend::reduce(const void*, void*, std::size_t, Elem, ReduceOp, int) {
   throw NotOffered(name(), Op::reduce);
+}
+void Backend::reduce_roots(const void*, void*, std::size_t, Elem, ReduceOp, std::span<const int>) {
+  throw NotOffered(name(), Op::reduce_roots);
 }
 void Backend::broadcast(std::span<std::byte>, int) { throw NotOffered(name(), Op::broadcast); }
 void Backend::multicast(std::span<std::byte>, int, std::span<const int>) {

@@ -28,6 +28,7 @@ class Verifier {
     check(Op::echo, [&] { return echo(); });
     check(Op::barrier, [&] { return barrier(); });
     check(Op::reduce, [&] { return reduce(); });
+    check(Op::reduce_roots, [&] { return reduce_roots(); });
     check(Op::broadcast, [&] { return broadcast(); });
     check(Op::multicast, [&] { return multicast(); });
     check(Op::gather, [&] { return gather(); });
@@ -100,43 +101,72 @@ class Verifier {
     return {};
   }
 
-  std::string reduce() {
+  // Every reduce function on int and double, against the same reduction done locally;
+  // `reduce_to(roots, elem, op, in, out)` is the backend's call, the result checked on
+  // every rank in `roots`.
+  template <typename Call>
+  std::string check_reduce(std::span<const int> roots, const std::string& what, Call reduce_to) {
     const std::size_t count = 1000;
-    for (int root : {0, n_ - 1}) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
-        std::vector<std::int32_t> ii(count), io(count, -1), iexp(count);
-        std::vector<double> di(count), dout(count, -1.0), dexp(count);
-        for (std::size_t k = 0; k < count; ++k) {
-          ii[k] = static_cast<std::int32_t>(me_ * 1000 + static_cast<int>(k) * ((me_ % 2) ? 1 : -1));
-          di[k] = static_cast<double>(ii[k]) + 0.25;
-          for (int r = 0; r < n_; ++r) {
-            std::int32_t v = static_cast<std::int32_t>(r * 1000 + static_cast<int>(k) * ((r % 2) ? 1 : -1));
-            double dv = static_cast<double>(v) + 0.25;
-            if (r == 0) {
-              iexp[k] = v;
-              dexp[k] = dv;
-            } else if (op == ReduceOp::sum) {
-              iexp[k] += v;
-              dexp[k] += dv;
-            } else if (op == ReduceOp::max) {
-              iexp[k] = std::max(iexp[k], v);
-              dexp[k] = std::max(dexp[k], dv);
-            } else {
-              iexp[k] = std::min(iexp[k], v);
-              dexp[k] = std::min(dexp[k], dv);
-            }
-          }
-        }
-        b_.reduce(ii.data(), io.data(), count, Elem::i32, op, root);
-        b_.reduce(di.data(), dout.data(), count, Elem::f64, op, root);
-        if (me_ == root) {
-          for (std::size_t k = 0; k < count; ++k) {
-            if (io[k] != iexp[k]) return fmt::format("int reduce (root {}) element {}: {} != {}", root, k, io[k], iexp[k]);
-            if (std::abs(dout[k] - dexp[k]) > 1e-9 * std::max(1.0, std::abs(dexp[k])))
-              return fmt::format("double reduce (root {}) element {}: {} != {}", root, k, dout[k], dexp[k]);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
+      std::vector<std::int32_t> ii(count), io(count, -1), iexp(count);
+      std::vector<double> di(count), dout(count, -1.0), dexp(count);
+      for (std::size_t k = 0; k < count; ++k) {
+        ii[k] = static_cast<std::int32_t>(me_ * 1000 + static_cast<int>(k) * ((me_ % 2) ? 1 : -1));
+        di[k] = static_cast<double>(ii[k]) + 0.25;
+        for (int r = 0; r < n_; ++r) {
+          std::int32_t v = static_cast<std::int32_t>(r * 1000 + static_cast<int>(k) * ((r % 2) ? 1 : -1));
+          double dv = static_cast<double>(v) + 0.25;
+          if (r == 0) {
+            iexp[k] = v;
+            dexp[k] = dv;
+          } else if (op == ReduceOp::sum) {
+            iexp[k] += v;
+            dexp[k] += dv;
+          } else if (op == ReduceOp::max) {
+            iexp[k] = std::max(iexp[k], v);
+            dexp[k] = std::max(dexp[k], dv);
+          } else {
+            iexp[k] = std::min(iexp[k], v);
+            dexp[k] = std::min(dexp[k], dv);
           }
         }
       }
+      reduce_to(Elem::i32, op, ii.data(), io.data(), count);
+      reduce_to(Elem::f64, op, di.data(), dout.data(), count);
+      if (std::find(roots.begin(), roots.end(), me_) == roots.end()) continue;
+      for (std::size_t k = 0; k < count; ++k) {
+        if (io[k] != iexp[k]) return fmt::format("int {} element {}: {} != {}", what, k, io[k], iexp[k]);
+        if (std::abs(dout[k] - dexp[k]) > 1e-9 * std::max(1.0, std::abs(dexp[k])))
+          return fmt::format("double {} element {}: {} != {}", what, k, dout[k], dexp[k]);
+      }
+    }
+    return {};
+  }
+
+  std::string reduce() {
+    for (int root : {0, n_ - 1}) {
+      const int roots[1] = {root};
+      std::string e = check_reduce(roots, fmt::format("reduce (root {})", root),
+                                   [&](Elem elem, ReduceOp op, void* in, void* out, std::size_t count) {
+                                     b_.reduce(in, out, count, elem, op, root);
+                                   });
+      if (!e.empty()) return e;
+    }
+    return {};
+  }
+
+  // Several roots in one operation: the first and last rank, then every rank.
+  std::string reduce_roots() {
+    std::vector<int> ends = {0};
+    if (n_ > 1) ends.push_back(n_ - 1);
+    std::vector<int> all(static_cast<std::size_t>(n_));
+    for (int r = 0; r < n_; ++r) all[static_cast<std::size_t>(r)] = r;
+    for (const std::vector<int>& roots : {ends, all}) {
+      std::string e = check_reduce(roots, fmt::format("reduce to {} roots", roots.size()),
+                                   [&](Elem elem, ReduceOp op, void* in, void* out, std::size_t count) {
+                                     b_.reduce_roots(in, out, count, elem, op, roots);
+                                   });
+      if (!e.empty()) return e;
     }
     return {};
   }

@@ -26,6 +26,7 @@ enum class Op {
   echo,          // point-to-point send / receive (ping-pong)
   barrier,
   reduce,        // element-wise reduction of an int or double array to a root
+  reduce_roots,  // the same reduction delivered to several roots in one operation (cop_reduce)
   broadcast,     // root to every rank
   multicast,     // root to a chosen subset of ranks
   gather,
@@ -42,7 +43,7 @@ enum class Op {
   server_lock,   // seed 004 5.1.1: a lock server keeping a FIFO queue of requesters per lock
   bare_loops,
 };
-inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::broadcast,
+inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::reduce_roots, Op::broadcast,
                                  Op::multicast,   Op::gather,       Op::scatter,    Op::scan,
                                  Op::lock,        Op::shared_read,  Op::shared_write,
                                  Op::shared_rmw,  Op::shared_cas,   Op::fence,
@@ -96,6 +97,10 @@ class Backend {
   // count elements of type elem; the result is defined on root only.
   virtual void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
                       int root);
+  // The same reduction, every rank in `roots` (sorted, distinct) ending with the result in
+  // one operation: seed 000's cop_reduce takes a list of roots. Not a series of reduces.
+  virtual void reduce_roots(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
+                            std::span<const int> roots);
   virtual void broadcast(std::span<std::byte> buffer, int root);
   // Every rank calls it; root sends to `members` (sorted, without root), members receive,
   // everyone else returns at once.
