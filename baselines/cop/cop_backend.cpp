@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "copbench/bench.h"
+#include "pvm/tasks.h"
 
 namespace copbench {
 BackendSpec cop_spec();
@@ -84,40 +85,21 @@ void CopBackend::enroll(const CopOptions& options) {
 
 void CopBackend::spawn_and_number(const CopOptions& options) {
   const int t = options.tasks_per_node;
-  const int n = options.nodes * t;
-  int nhost = 0, narch = 0;
-  pvmhostinfo* hosts = nullptr;
-  if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
   // A virtual machine of several hosts is a cluster: T tasks per host, in the order the
   // hosts were added (the COP channel order); each uses its own host's copdrv. On one
   // host, rank r uses node r / T's copdrv: the T tasks of a node share its channel.
-  if (nhost > 1 && options.nodes > nhost)
-    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", options.nodes, nhost));
   if (options.nodes > 64)
     throw std::invalid_argument(fmt::format("--nodes {}: a COP controller has 64 channels", options.nodes));
   if (t > 64)
     throw std::invalid_argument(fmt::format("--tasks-per-node {}: a COP channel has 64 task spaces", t));
-
-  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  tids_.assign(static_cast<std::size_t>(n), 0);
-  tids_[0] = mytid_;
-  for (int r = 1; r < n; ++r) {
+  const bool cluster = pvm::virtual_machine_hosts() > 1;
+  tids_ = pvm::spawn_ranks(mytid_, options.nodes, t, [&](int r) {
     std::vector<std::string> args = options.spawn_args;
-    const std::string driver = nhost > 1 ? std::string() : driver_for_node(r / t + 1);
+    const std::string driver = cluster ? std::string() : driver_for_node(r / t + 1);
     if (!driver.empty()) args.push_back("--cop-driver=" + driver);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int tid = 0;
-    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r / t].hi_name, 1, &tid)
-                        : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
-    if (got != 1) {
-      for (int k = 1; k < r; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
-      tids_.resize(1);
-      throw std::runtime_error(fmt::format("pvm_spawn of task {} failed (code {})", r, tid));
-    }
-    tids_[static_cast<std::size_t>(r)] = tid;
-  }
+    return args;
+  });
+  const int n = static_cast<int>(tids_.size());
   for (int r = 1; r < n; ++r) {
     pvm_initsend(PvmDataDefault);
     pvm_pkint(const_cast<int*>(&n), 1, 1);
@@ -126,24 +108,9 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
   }
 }
 
-// Instance numbers follow join order; joining one after another makes instance == rank,
-// which is what cop_reduce's roots and cop_gather's root name.
+// Instance == rank, which is what cop_reduce's roots and cop_gather's root name.
 void CopBackend::join_group_in_rank_order() {
-  const int n = ranks();
-  if (rank_ > 0) pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag);
-  int inst = pvm_joingroup(group_.data());
-  if (inst < 0)
-    throw std::runtime_error(fmt::format(
-        "pvm_joingroup failed (code {}): is the group server pvmgs on the pvmd's path (ep=)?", inst));
-  joined_ = true;
-  if (inst != rank_) throw std::runtime_error(fmt::format("group instance {} for rank {}", inst, rank_));
-  if (rank_ + 1 < n) {
-    pvm_initsend(PvmDataDefault);
-    pvm_send(tids_[static_cast<std::size_t>(rank_ + 1)], kSetupTag);
-  }
-  if (pvm_barrier(group_.data(), n) < 0) throw std::runtime_error("pvm_barrier failed while forming the group");
-  pvm_freezegroup(group_.data(), n);
-  pvm_barrier(group_.data(), n);
+  pvm::join_group_in_rank_order(group_, tids_, rank_, kSetupTag, joined_);
 }
 
 void CopBackend::bind_channel(const CopOptions& options) {
@@ -218,26 +185,7 @@ int CopBackend::take_gas(std::uint32_t& cursor, std::uint32_t first, std::uint32
 // Gathered at rank 0 by PVM messages, maximised there, and multicast back: a harness
 // service, kept off the channel so it never touches the modelled clock.
 void CopBackend::max_over_ranks(std::span<double> values) {
-  const int n = ranks();
-  const int count = static_cast<int>(values.size());
-  if (n == 1) return;
-  if (rank_ == 0) {
-    std::vector<double> other(values.size());
-    for (int r = 1; r < n; ++r) {
-      pvm_recv(-1, kMaxUpTag);
-      pvm_upkdouble(other.data(), count, 1);
-      for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::max(values[i], other[i]);
-    }
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_mcast(tids_.data() + 1, n - 1, kMaxDownTag);
-  } else {
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_send(tids_[0], kMaxUpTag);
-    pvm_recv(tids_[0], kMaxDownTag);
-    pvm_upkdouble(values.data(), count, 1);
-  }
+  pvm::max_over_ranks_by_messages(tids_, rank_, values, kMaxUpTag, kMaxDownTag);
 }
 
 }  // namespace copbench::cop

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "copbench/bench.h"
+#include "pvm/tasks.h"
 
 namespace copbench {
 BackendSpec pvm_spec();
@@ -68,34 +69,9 @@ void PvmBackend::enroll(const PvmOptions& options) {
 }
 
 void PvmBackend::spawn_and_number(const PvmOptions& options) {
-  const int t = options.tasks_per_node;
-  const int n = options.nodes * t;
-  int nhost = 0, narch = 0;
-  pvmhostinfo* hosts = nullptr;
-  if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
-  // A virtual machine of several hosts is a cluster: T tasks per host, in the order the
-  // hosts were added (rank r on host r / T). On one host, nodes are tasks on loopback.
-  if (nhost > 1 && options.nodes > nhost)
-    throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", options.nodes, nhost));
-
+  tids_ = spawn_ranks(mytid_, options.nodes, options.tasks_per_node, [&](int) { return options.spawn_args; });
+  const int n = static_cast<int>(tids_.size());
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> args_storage = options.spawn_args;
-  std::vector<char*> argv;
-  for (auto& a : args_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  tids_.assign(static_cast<std::size_t>(n), 0);
-  tids_[0] = mytid_;
-  for (int r = 1; r < n; ++r) {
-    int tid = 0;
-    int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r / t].hi_name, 1, &tid)
-                        : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
-    if (got != 1) {
-      for (int k = 1; k < r; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
-      throw std::runtime_error(fmt::format("pvm_spawn of task {} failed (code {})", r, tid));
-    }
-    tids_[static_cast<std::size_t>(r)] = tid;
-  }
   std::string server_arg = fmt::format("--pvm-server={},{}", n, options.timeout_s);
   char* server_argv[] = {server_arg.data(), nullptr};
   if (pvm_spawn(self.data(), server_argv, PvmTaskDefault, const_cast<char*>(""), 1, &server_tid_) != 1) {
@@ -111,24 +87,9 @@ void PvmBackend::spawn_and_number(const PvmOptions& options) {
   }
 }
 
-// pvm_gather / pvm_scatter / pvm_reduce address members by instance number, and
-// instances are given in join order: joining one after another makes instance == rank.
+// pvm_gather / pvm_scatter / pvm_reduce address members by instance number: instance == rank.
 void PvmBackend::join_group_in_rank_order() {
-  const int n = ranks();
-  if (rank_ > 0) pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag);
-  int inst = pvm_joingroup(group_.data());
-  if (inst < 0)
-    throw std::runtime_error(fmt::format(
-        "pvm_joingroup failed (code {}): is the group server pvmgs on the pvmd's path (ep=)?", inst));
-  joined_ = true;
-  if (inst != rank_) throw std::runtime_error(fmt::format("group instance {} for rank {}", inst, rank_));
-  if (rank_ + 1 < n) {
-    pvm_initsend(PvmDataDefault);
-    pvm_send(tids_[static_cast<std::size_t>(rank_ + 1)], kSetupTag);
-  }
-  if (pvm_barrier(group_.data(), n) < 0) throw std::runtime_error("pvm_barrier failed while forming the group");
-  pvm_freezegroup(group_.data(), n);
-  pvm_barrier(group_.data(), n);
+  pvm::join_group_in_rank_order(group_, tids_, rank_, kSetupTag, joined_);
 }
 
 PvmBackend::~PvmBackend() {
@@ -156,26 +117,7 @@ void PvmBackend::sync() { pvm_barrier(group_.data(), ranks()); }
 
 // Gathered at rank 0 by messages, maximised there, and multicast back.
 void PvmBackend::max_over_ranks(std::span<double> values) {
-  const int n = ranks();
-  const int count = static_cast<int>(values.size());
-  if (n == 1) return;
-  if (rank_ == 0) {
-    std::vector<double> other(values.size());
-    for (int r = 1; r < n; ++r) {
-      pvm_recv(-1, kMaxUpTag);
-      pvm_upkdouble(other.data(), count, 1);
-      for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::max(values[i], other[i]);
-    }
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_mcast(tids_.data() + 1, n - 1, kMaxDownTag);
-  } else {
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_send(tids_[0], kMaxUpTag);
-    pvm_recv(tids_[0], kMaxDownTag);
-    pvm_upkdouble(values.data(), count, 1);
-  }
+  max_over_ranks_by_messages(tids_, rank_, values, kMaxUpTag, kMaxDownTag);
 }
 
 }  // namespace copbench::pvm
