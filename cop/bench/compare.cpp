@@ -53,6 +53,7 @@ enum Metric { kCopBarrier, kCopBarrierModel, kPvmBarrier, kCopReduce, kCopReduce
 struct Options {
   std::string stack, access = "direct", json;
   int nodes = 4, tasks = 1, iters = 2000, reps = 5;
+  int poll_us = 0;  // COP_POLL_US of the parent, handed to every task (pvm_spawn does not pass it)
 };
 
 double modelled_us() {
@@ -66,6 +67,7 @@ int child(char** argv) {
   const Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
   setenv("COP_DRIVER", (o.stack + "/node" + std::to_string(node)).c_str(), 1);
   setenv("COP_ACCESS", o.access.c_str(), 1);
+  setenv("COP_POLL_US", argv[8], 1);
   std::vector<double> out(kMetrics, -1.0);
   int status = cop_mytid();
   const int size = o.nodes * o.tasks;
@@ -124,7 +126,7 @@ int child(char** argv) {
 }
 
 // Round trips of one COP-sized frame between this process and a forked echo.
-double bare_round_trip_us(int iters, int reps) {
+double bare_round_trip_us(int iters, int reps, int poll_us) {
   cop::link::Frame f;
   f.type = cop::link::FrameType::command;
   f.seq = 1;
@@ -135,9 +137,8 @@ double bare_round_trip_us(int iters, int reps) {
   const auto any = cop::link::parse_endpoint("127.0.0.1:0", 0);
   cop::link::UdpSocket a(any), b(any);
   // Waiting as a task waits for a COP result (COP_POLL_US, as libcop reads it).
-  const char* poll = std::getenv("COP_POLL_US");
-  a.set_poll_us(poll ? std::atoi(poll) : 0);
-  b.set_poll_us(poll ? std::atoi(poll) : 0);
+  a.set_poll_us(poll_us);
+  b.set_poll_us(poll_us);
   a.connect(b.local());
   b.connect(a.local());
   const pid_t echo = fork();
@@ -172,8 +173,9 @@ double bare_round_trip_us(int iters, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc >= 8) return child(argv);
+  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
   Options o;
+  if (const char* p = std::getenv("COP_POLL_US")) o.poll_us = std::max(0, std::atoi(p));
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--stack") o.stack = v;
@@ -195,14 +197,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (pvm_mytid() < 0) return 1;
-  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps);
+  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
   const int size = o.nodes * o.tasks;
   for (int i = 0; i < size; ++i) {
     const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks),
-                      it = std::to_string(o.iters), re = std::to_string(o.reps);
+                      it = std::to_string(o.iters), re = std::to_string(o.reps), po = std::to_string(o.poll_us);
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.stack.c_str()),
                     const_cast<char*>(o.access.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()),
-                    const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), nullptr};
+                    const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), const_cast<char*>(po.c_str()), nullptr};
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
@@ -235,8 +237,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
     return 1;
   }
-  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, median of %d reps\n", o.nodes,
-              o.tasks, o.access.c_str(), o.reps);
+  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, median of %d reps\n",
+              o.nodes, o.tasks, o.access.c_str(),
+              o.poll_us > 0 ? ("waits poll " + std::to_string(o.poll_us) + " us, then sleep").c_str() : "waits sleep",
+              o.reps);
   std::printf("%-34s %12s %14s %10s\n", "operation", "measured us", "modelled COP us", "ratio");
   std::printf("%-34s %12.2f %14s %10s\n", "bare round trip (UDP, COP frame)", rtt, "-", "-");
   std::printf("%-34s %12.2f %14.3f %9.2fx  (cop_barrier / bare round trip)\n", "cop_barrier", worst[kCopBarrier],
@@ -249,7 +253,7 @@ int main(int argc, char** argv) {
   if (!o.json.empty()) {
     const std::string tmp = o.json + ".tmp";
     std::ofstream j(tmp);
-    j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"access\": \"" << o.access
+    j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us << ", \"access\": \"" << o.access
       << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
       << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
       << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]

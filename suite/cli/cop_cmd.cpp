@@ -38,7 +38,7 @@ void add_cop_command(CLI::App& app) {
       "compare", "libcop vs libpvm: barrier and reduce on the same tasks, with the bare transport round trip and "
                  "the modelled COP time; starts and stops a private pvmd and a loopback COP stack");
   struct Opts {
-    int nodes = 4, tasks = 1, iters = 2000, reps = 5;
+    int nodes = 4, tasks = 1, iters = 2000, reps = 5, poll_us = 0;
     std::string access = "direct", json;
   };
   auto o = std::make_shared<Opts>();
@@ -53,6 +53,11 @@ void add_cop_command(CLI::App& app) {
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
   cmp->add_option("--reps", o->reps, "repetitions (the median is reported)")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmp->add_option("--poll-us", o->poll_us,
+                  "tasks and copd poll their socket this long before sleeping (COP_POLL_US; the bare round trip "
+                  "waits the same way); 0: sleep at once")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
   cmp->callback([o] {
     const std::string bin = bin_dir();
@@ -63,11 +68,12 @@ cleanup() {{ {bin}/copbench-cop-stack stop --dir "$work/stack" >/dev/null 2>&1 |
   {bin}/copbench-pvmd-local stop "$work/pvm" >/dev/null 2>&1 || true; rm -rf "$work"; }}
 trap cleanup EXIT
 eval "$({bin}/copbench-pvmd-local start "$work/pvm")"
+export COP_POLL_US={poll}
 {bin}/copbench-cop-stack start --nodes {nodes} --dir "$work/stack" >/dev/null 2>"$work/start.log" || {{ cat "$work/start.log" >&2; exit 1; }}
 {bin}/copbench-cop-compare --stack "$work/stack" --nodes {nodes} --tasks {tasks} --access {access} --iters {iters} --reps {reps} {json}
 )SH",
         fmt::arg("bin", quote(bin)), fmt::arg("nodes", o->nodes), fmt::arg("tasks", o->tasks),
-        fmt::arg("access", o->access), fmt::arg("iters", o->iters), fmt::arg("reps", o->reps),
+        fmt::arg("access", o->access), fmt::arg("iters", o->iters), fmt::arg("reps", o->reps), fmt::arg("poll", o->poll_us),
         fmt::arg("json", o->json.empty() ? std::string() : "--json " + quote(std::filesystem::absolute(o->json).string())));
     const int rc = std::system(fmt::format("bash -c {}", quote(script)).c_str());
     if (rc != 0) throw CLI::RuntimeError(1);

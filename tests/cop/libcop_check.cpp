@@ -288,6 +288,8 @@ int child(int argc, char** argv) {
   const std::string mapping = argc > 7 ? argv[7] : "table";
   if (mapping == "direct") setenv("COP_MAPPING", "direct", 1);
   const int rounds = argc > 8 ? std::atoi(argv[8]) : 0, static_groups = argc > 9 ? std::atoi(argv[9]) : 0;
+  // Polling before sleeping (libcop reads COP_POLL_US at enrolment): the same checks must hold.
+  if (argc > 10 && std::atoi(argv[10]) > 0) setenv("COP_POLL_US", argv[10], 1);
   Checker c;
   const int tid = cop_mytid();
   c.expect(tid > 0 && tid == pvm_mytid(), "cop_mytid enrolls and returns the pvm tid: " + std::to_string(tid));
@@ -364,7 +366,8 @@ int child(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
   int nodes = 4, tasks = 2;
-  std::string access = "direct", stack, scenario = "checks", mapping = "table", rounds = "0", static_groups = "0";
+  std::string access = "direct", stack, scenario = "checks", mapping = "table", rounds = "0", static_groups = "0",
+              poll_us = "0";
   std::vector<std::string> hosts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
@@ -373,6 +376,7 @@ int main(int argc, char** argv) {
     else if (k == "--access") access = argv[i + 1];
     else if (k == "--stack") stack = argv[i + 1];
     else if (k == "--scenario") scenario = argv[i + 1];
+    else if (k == "--poll-us") poll_us = argv[i + 1];
     else if (k == "--mapping") mapping = argv[i + 1];
     else if (k == "--rounds") rounds = argv[i + 1];
     else if (k == "--static-groups") static_groups = argv[i + 1];
@@ -396,7 +400,8 @@ int main(int argc, char** argv) {
       (scenario != "checks" && scenario != "kill" && scenario != "collectives")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives] [--rounds R] [--static-groups 0|1]\n");
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--poll-us US]\n");
     return 2;
   }
   if (pvm_mytid() < 0) return 1;
@@ -406,7 +411,7 @@ int main(int argc, char** argv) {
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
                     const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), const_cast<char*>(scenario.c_str()),
                     const_cast<char*>(mapping.c_str()), const_cast<char*>(rounds.c_str()),
-                    const_cast<char*>(static_groups.c_str()), nullptr};
+                    const_cast<char*>(static_groups.c_str()), const_cast<char*>(poll_us.c_str()), nullptr};
     int tid = 0;
     // On a cluster node k is the k-th host; on one pvmd every task is local.
     std::string where = hosts.empty() ? "" : hosts[size_t(i / tasks)];
@@ -435,8 +440,9 @@ int main(int argc, char** argv) {
     failed |= bad;
     std::fputs(report, stdout);
   }
-  std::printf("%s: %d checks over %d tasks on %d %s, access %s, mapping %s\n", failed ? "FAILED" : "passed", total,
-              nodes * tasks, nodes, hosts.empty() ? "nodes" : "hosts", access.c_str(), mapping.c_str());
+  std::printf("%s: %d checks over %d tasks on %d %s, access %s, mapping %s%s\n", failed ? "FAILED" : "passed", total,
+              nodes * tasks, nodes, hosts.empty() ? "nodes" : "hosts", access.c_str(), mapping.c_str(),
+              poll_us == "0" ? "" : (", polling " + poll_us + " us").c_str());
   pvm_exit();
   return failed;
 }
