@@ -91,6 +91,16 @@ collective() {
   fi
 }
 
+# The suite's own check of every collective of a backend across the hosts, two tasks per
+# host (ranks 2k, 2k+1 on host k+1): copbench verify --hostfile must pass.
+suite_verify() {
+  local out
+  out=$(on_node1 "$bindir/copbench" verify --backend "$1" --nodes "$nodes" --tasks-per-node 2 \
+    --hostfile .copbench/mpi-hostfile 2>&1) || { echo "$out" >&2; fail "copbench verify --backend $1 across the hosts failed"; }
+  grep -q "on $nodes nodes x 2 tasks" <<<"$out" || { echo "$out" >&2; fail "copbench verify --backend $1: not $nodes nodes x 2 tasks"; }
+  echo "  copbench verify --backend $1 --nodes $nodes --tasks-per-node 2 --hostfile: $(grep -c '^  ok ' <<<"$out") operations ok"
+}
+
 # One libcop run across the compute hosts (cop_libcop_check --hosts ...); it must
 # pass. Sets pri, cop (bytes on the compute hosts' pri0 / cop0, rx+tx summed over
 # the hosts), ctl_cop and ctl_pri (the controller host's cop0 / pri0).
@@ -148,10 +158,12 @@ case $step in
   mpi)
     check_owner
     collective "mpi allreduce" mpirun --hostfile .copbench/mpi-hostfile -np $nodes "$bindir/cluster_mpi_allreduce"
+    suite_verify mpi
     ;;
   pvm)
     check_owner
     collective "pvm reduce" "$bindir/cluster_pvm_reduce" $hosts
+    suite_verify pvm
     ;;
   armci)
     check_owner
@@ -200,6 +212,7 @@ case $step in
     grep -q '"name": "barrier/nodes:'"$nodes"'"' <<<"$out" || { echo "$out" >&2; fail "copbench run on the cluster: no barrier point for $nodes nodes"; }
     [ $cop_bytes -ge $((100 * 100)) ] || fail "copbench's cop barrier did not cross the COP network (+$cop_bytes B)"
     echo "  copbench run barrier --backend cop --hostfile: ok, COP network +$cop_bytes B"
+    suite_verify cop
     echo "cop: ok"
     ;;
   idempotent)
