@@ -1,6 +1,7 @@
 // Reading a campaign file: every refusal names the file, the line and the reason, and
 // happens before anything runs.
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -24,8 +25,8 @@ const std::vector<std::string> kPlannedBackends = {"cop"};
 const std::vector<std::string> kPlannedRoutes = {"normal", "direct"};
 
 const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare", "main_table", "runs"};
-const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes",  "encoding", "nodes",  "sizes",
-                                           "reps",      "max_reps", "iters",   "warmup",   "timeout", "params"};
+const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
+                                           "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params"};
 const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
@@ -63,6 +64,7 @@ struct Reader {
     long v = std::strtol(s.c_str(), &end, 10);
     if (s.empty() || *end != '\0') fail(n, fmt::format("'{}' must be a whole number, got '{}'", key, s));
     if (v < min) fail(n, fmt::format("'{}' must be at least {}, got {}", key, min, v));
+    if (v > INT_MAX) fail(n, fmt::format("'{}' is too large, got {}", key, s));
     return static_cast<int>(v);
   }
 
@@ -128,7 +130,9 @@ std::string point_id(const Point& p) {
   std::string mode = p.backend;
   if (!p.route.empty()) mode += "-" + p.route;
   if (!p.encoding.empty()) mode += "-" + p.encoding;
-  return fmt::format("{}.{}.n{}.{}", p.benchmark, mode, p.nodes, p.profile);
+  // One task per node keeps the ids campaigns always had, so old directories resume.
+  std::string tasks = p.tasks_per_node > 1 ? fmt::format(".t{}", p.tasks_per_node) : "";
+  return fmt::format("{}.{}.n{}.{}{}", p.benchmark, mode, p.nodes, p.profile, tasks);
 }
 
 }  // namespace
@@ -281,12 +285,37 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
 
     if (!run["nodes"]) r.fail(run, fmt::format("run of {} needs 'nodes'", bench_name));
     std::vector<int> node_counts = r.nodes(run["nodes"]);
-    for (int n : node_counts) {
+    for (int n : node_counts)
       if (n > cluster.size)
         r.fail(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
-      if (n < bench->min_ranks())
-        r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_ranks(), n));
+
+    // Ranks per node (`copbench run --tasks-per-node`): each count is a point of its own.
+    std::vector<std::pair<int, YAML::Node>> tasks = {{1, run["nodes"]}};
+    if (run["tasks_per_node"]) {
+      tasks.clear();
+      for (const auto& [s, at] : r.list(run["tasks_per_node"], "tasks_per_node"))
+        tasks.emplace_back(r.integer(at, "tasks_per_node", 1), at);
     }
+    for (int n : node_counts)
+      for (const auto& [t, at] : tasks) {  // t: tasks per node
+        const long long ranks = static_cast<long long>(n) * t;
+        if (t == 1) {
+          if (n < bench->min_ranks())
+            r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_ranks(), n));
+          continue;
+        }
+        if (ranks < bench->min_ranks())
+          r.fail(at, fmt::format("{} needs at least {} ranks, got {} nodes x {} tasks per node", bench_name, bench->min_ranks(), n, t));
+        // On one machine every rank is a process on loopback (max_local_nodes()); on a cluster
+        // a node is a host, which is one machine for its T ranks.
+        if (cluster.name == "local" && ranks > cluster.size)
+          r.fail(at, fmt::format("{} nodes x {} tasks per node = {} ranks is more than the cluster offers ({} has at most {} ranks "
+                                 "on this machine)",
+                                 n, t, ranks, cluster.name, cluster.size));
+        if (cluster.name != "local" && t > max_local_nodes())
+          r.fail(at, fmt::format("{} tasks per node is more than a host offers (at most {} ranks on one machine)", t,
+                                 max_local_nodes()));
+      }
 
     std::string sizes;
     if (run["sizes"]) {
@@ -343,23 +372,25 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
           for (auto& rt : point_routes)
             if (rt.empty()) rt = spec->routes.front();
         for (const auto& rt : point_routes)
-          for (int n : node_counts) {
-            Point p;
-            p.benchmark = bench_name;
-            p.backend = backend;
-            p.route = rt;
-            p.encoding = point_encoding;
-            p.nodes = n;
-            p.sizes = sizes;
-            p.profile = profile;
-            p.timing = t;
-            p.params = params;
-            p.line = run.Mark().line + 1;
-            p.id = point_id(p);
-            if (!ids.insert(p.id).second)
-              r.fail(run, fmt::format("point {} appears twice in the campaign", p.id));
-            c.points.push_back(std::move(p));
-          }
+          for (int n : node_counts)
+            for (const auto& task_count : tasks) {
+              Point p;
+              p.benchmark = bench_name;
+              p.backend = backend;
+              p.route = rt;
+              p.encoding = point_encoding;
+              p.nodes = n;
+              p.tasks_per_node = task_count.first;
+              p.sizes = sizes;
+              p.profile = profile;
+              p.timing = t;
+              p.params = params;
+              p.line = run.Mark().line + 1;
+              p.id = point_id(p);
+              if (!ids.insert(p.id).second)
+                r.fail(run, fmt::format("point {} appears twice in the campaign", p.id));
+              c.points.push_back(std::move(p));
+            }
       }
   }
   return c;

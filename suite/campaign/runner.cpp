@@ -309,7 +309,8 @@ RunSummary run_campaign(const RunOptions& o) {
   for (const Point* pp : todo) {
     if (g_interrupted) break;
     const Point& p = *pp;
-    std::string label = fmt::format("{} {}{} n={}", p.benchmark, p.backend, p.route.empty() ? "" : "/" + p.route, p.nodes);
+    std::string label = fmt::format("{} {}{} n={}{}", p.benchmark, p.backend, p.route.empty() ? "" : "/" + p.route, p.nodes,
+                                    p.tasks_per_node > 1 ? fmt::format("x{}", p.tasks_per_node) : "");
     progress.show(finished, timed_points, timed_seconds, label, true);
     fs::path raw = sum.dir / kRawDir / (p.id + ".json");
     fs::path status = sum.dir / kStatusDir / (p.id + ".json");
@@ -328,6 +329,7 @@ RunSummary run_campaign(const RunOptions& o) {
       LaunchRequest req;
       req.spec = spec;
       req.nodes = p.nodes;
+      req.tasks_per_node = p.tasks_per_node;
       req.hostfile = cluster.hostfile;
       req.timeout_s = p.timing.timeout;
       req.worker_args = worker_args(p, c);
@@ -357,7 +359,8 @@ RunSummary run_campaign(const RunOptions& o) {
       log_line(fmt::format("done {} ({:.1f} s)", p.id, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
     } else {
       json st = {{"point", p.id}, {"benchmark", p.benchmark}, {"backend", p.backend}, {"route", p.route},
-                 {"encoding", p.encoding}, {"nodes", p.nodes}, {"profile", p.profile}, {"sizes", p.sizes},
+                 {"encoding", p.encoding}, {"nodes", p.nodes}, {"tasks_per_node", p.tasks_per_node},
+                 {"profile", p.profile}, {"sizes", p.sizes},
                  {"status", outcome->status}, {"reason", outcome->reason}};
       write_file_atomically(status, st.dump(2) + "\n");
       if (outcome->status == "not offered") ++sum.not_offered;

@@ -58,8 +58,13 @@ struct Variant {
 // The median aggregate of one point of one result file.
 struct Measure {
   std::string benchmark, run_name, family;
+  // The family without its placement ("echo/on-host" -> "echo"): on-host and inter-host
+  // echo are curves of one plot, like the thesis's Figure 15.
+  std::string plot_family;
+  std::string placement;  // the point's label placement=on-host|inter-host (echo), else ""
   Variant variant;
   int nodes = 0;
+  int tasks = 1;  // tasks per node: a point with several is never mixed with one without
   std::optional<double> bytes;
   double median_us = 0;
   std::optional<double> modelled_us;
@@ -71,6 +76,7 @@ struct Status {
   std::string point, benchmark, status, reason;
   Variant variant;
   int nodes = 0;
+  int tasks = 1;
 };
 
 // The family a run name belongs to: its name without the trailing size or node count.
@@ -80,6 +86,31 @@ std::string family_of(const std::string& run_name) {
   std::string last = run_name.substr(slash + 1);
   if (last.rfind("size:", 0) == 0 || last.rfind("nodes:", 0) == 0) return run_name.substr(0, slash);
   return run_name;
+}
+
+// A result's tasks per node: the context writes it as a string; results from before
+// --tasks-per-node have none (one task per node).
+int tasks_of(const json& ctx) {
+  if (!ctx.contains("tasks_per_node")) return 1;
+  const json& t = ctx["tasks_per_node"];
+  int v = t.is_number() ? t.get<int>() : t.is_string() ? std::atoi(t.get<std::string>().c_str()) : 1;
+  return v > 1 ? v : 1;
+}
+
+// One key of a Google Benchmark label ("placement=on-host other=x").
+std::string label_value(const std::string& label, const std::string& key) {
+  std::stringstream ss(label);
+  std::string item;
+  while (ss >> item)
+    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+  return "";
+}
+
+// Sorts on-host before inter-host before unplaced points of one variant.
+int placement_rank(const std::string& placement) {
+  if (placement == "on-host") return 0;
+  if (placement == "inter-host") return 1;
+  return 2;
 }
 
 const std::set<std::string> kStandardKeys = {"real_time", "cpu_time", "iterations", "threads", "repetitions",
@@ -106,14 +137,22 @@ std::vector<Measure> load_measures(const fs::path& raw_dir) {
     if (v.backend != "pvm" && v.backend != "cop") v.route.clear();
     std::string bench = ctx.value("copbench_benchmark", "");
     int nodes = std::atoi(ctx.value("nodes", "0").c_str());
+    int tasks = tasks_of(ctx);
     for (const auto& b : j.at("benchmarks")) {
       if (b.value("run_type", "") != "aggregate" || b.value("aggregate_name", "") != "median") continue;
       Measure m;
       m.benchmark = bench;
       m.run_name = b.value("run_name", "");
       m.family = family_of(m.run_name);
+      m.placement = label_value(b.value("label", ""), "placement");
+      m.plot_family = m.family;
+      const std::string placed = "/" + m.placement;
+      if (!m.placement.empty() && m.family.size() > placed.size() &&
+          m.family.compare(m.family.size() - placed.size(), placed.size(), placed) == 0)
+        m.plot_family = m.family.substr(0, m.family.size() - placed.size());
       m.variant = v;
       m.nodes = nodes;
+      m.tasks = tasks;
       m.median_us = b.value("real_time", 0.0);
       // A zero modelled time means the operation did not touch the modelled hardware (cop's
       // echo goes through PVM): there is no modelled value to show.
@@ -144,6 +183,7 @@ std::vector<Status> load_status(const fs::path& dir) {
     s.reason = j.value("reason", "");
     s.variant = Variant{j.value("backend", ""), j.value("route", ""), j.value("encoding", ""), j.value("profile", "")};
     s.nodes = j.value("nodes", 0);
+    s.tasks = std::max(1, j.value("tasks_per_node", 1));
     out.push_back(std::move(s));
   }
   return out;
@@ -284,7 +324,11 @@ struct Table {
     };
     std::string s;
     auto line = [&](const std::vector<std::string>& cells) {
-      for (std::size_t i = 0; i < cells.size(); ++i) s += (i ? "," : "") + field(cells[i]);
+      // Appended in two steps: GCC 12 mis-warns (-Wrestrict) on `"," + field(...)` inlined here.
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (i) s += ',';
+        s += field(cells[i]);
+      }
       s += "\n";
     };
     line(header);
@@ -318,6 +362,8 @@ class Report {
     for (const auto& v : variants_) encodings[v.backend].insert(v.encoding);
     for (const auto& [b, e] : encodings)
       if (e.size() > 1) multi_encoding_.insert(b);
+    for (const auto& m : measures_) multi_tasks_ = multi_tasks_ || m.tasks > 1;
+    for (const auto& st : status_) multi_tasks_ = multi_tasks_ || st.tasks > 1;
   }
 
   ReportOutput run() {
@@ -354,16 +400,16 @@ class Report {
     return v.label(with_profile);
   }
 
-  const Measure* find(const Variant& v, const std::string& run_name, int nodes) const {
+  const Measure* find(const Variant& v, const std::string& run_name, int nodes, int tasks) const {
     for (const auto& m : measures_)
-      if (m.variant == v && m.run_name == run_name && m.nodes == nodes) return &m;
+      if (m.variant == v && m.run_name == run_name && m.nodes == nodes && m.tasks == tasks) return &m;
     return nullptr;
   }
 
   // "not offered" / "skipped" / "failed" when the point of this cell did not run.
-  std::string missing_cell(const Variant& v, const std::string& benchmark, int nodes) const {
+  std::string missing_cell(const Variant& v, const std::string& benchmark, int nodes, int tasks) const {
     for (const auto& s : status_)
-      if (s.variant == v && s.benchmark == benchmark && s.nodes == nodes) return s.status;
+      if (s.variant == v && s.benchmark == benchmark && s.nodes == nodes && s.tasks == tasks) return s.status;
     return "—";
   }
 
@@ -396,6 +442,8 @@ class Report {
                                 "`!` marks a point whose 95 % confidence interval missed 10 % of the mean.",
                                 name_);
     t.header = {"benchmark", "point", "nodes"};
+    // Only a campaign with several tasks per node somewhere has the column, so older tables stay as they were.
+    if (multi_tasks_) t.header.push_back("tasks per node");
     if (multi_profile_) t.header.push_back("profile");
     std::vector<Variant> cols;
     for (const auto& v : variants_) cols.push_back(v);
@@ -412,16 +460,17 @@ class Report {
     for (const auto& v : header_variants) t.header.push_back(label(v, false) + " µs");
     for (const auto& h : ratio_header()) t.header.push_back(h);
 
+    // On-host and inter-host echo of one size sit together (their plot family is the same).
     struct RowKey {
       std::string profile;
       int bench_rank;
       std::string family;
       double bytes;
-      int nodes;
+      int nodes, tasks, placement;
       std::string run_name, benchmark;
       bool operator<(const RowKey& o) const {
-        return std::tie(profile, bench_rank, family, bytes, nodes, run_name) <
-               std::tie(o.profile, o.bench_rank, o.family, o.bytes, o.nodes, o.run_name);
+        return std::tie(profile, bench_rank, family, bytes, nodes, tasks, placement, run_name) <
+               std::tie(o.profile, o.bench_rank, o.family, o.bytes, o.nodes, o.tasks, o.placement, o.run_name);
       }
     };
     std::set<RowKey> keys;
@@ -430,21 +479,23 @@ class Report {
       const auto& all = all_benchmarks();
       for (std::size_t i = 0; i < all.size(); ++i)
         if (all[i]->name() == m.benchmark) rank = static_cast<int>(i);
-      keys.insert(RowKey{m.variant.profile, rank, m.family, m.bytes.value_or(-1), m.nodes, m.run_name, m.benchmark});
+      keys.insert(RowKey{m.variant.profile, rank, m.plot_family, m.bytes.value_or(-1), m.nodes, m.tasks,
+                         placement_rank(m.placement), m.run_name, m.benchmark});
     }
     for (const auto& k : keys) {
       std::vector<std::string> row = {k.benchmark, k.run_name, std::to_string(k.nodes)};
+      if (multi_tasks_) row.push_back(std::to_string(k.tasks));
       if (multi_profile_) row.push_back(k.profile);
       std::map<Variant, double> values, modelled;
       for (Variant v : header_variants) {
         v.profile = k.profile;
-        const Measure* m = find(v, k.run_name, k.nodes);
+        const Measure* m = find(v, k.run_name, k.nodes, k.tasks);
         if (m) {
           values[v] = m->median_us;
           if (m->modelled_us) modelled[v] = *m->modelled_us;
           row.push_back(num(m->median_us) + (m->ci_met ? "" : " !"));
         } else {
-          row.push_back(missing_cell(v, k.benchmark, k.nodes));
+          row.push_back(missing_cell(v, k.benchmark, k.nodes, k.tasks));
         }
       }
       for (const auto& c : ratio_cells(values, modelled, k.profile)) row.push_back(c);
@@ -453,6 +504,9 @@ class Report {
     t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
                "measured libpvm with modelled libcop); — where either is missing.",
                "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
+    if (multi_tasks_)
+      t.notes.push_back("tasks per node T: nodes x T ranks, T on each node; echo with T > 1 measures rank 0 with rank 1 on its own "
+                        "node (on-host) and with the first rank of the last node (inter-host); echo/size:N (T = 1) is inter-host.");
     return t;
   }
 
@@ -467,8 +521,8 @@ class Report {
       if (m.benchmark == "md") md.push_back(&m);
     if (md.empty()) return std::nullopt;
     std::sort(md.begin(), md.end(), [](auto* a, auto* b) {
-      return std::tie(a->variant.profile, a->run_name, a->nodes, a->variant) <
-             std::tie(b->variant.profile, b->run_name, b->nodes, b->variant);
+      return std::tie(a->variant.profile, a->run_name, a->nodes, a->tasks, a->variant) <
+             std::tie(b->variant.profile, b->run_name, b->nodes, b->tasks, b->variant);
     });
     Table t;
     t.title = "thesis Table V: molecular dynamics time breakdown (md)";
@@ -478,6 +532,7 @@ class Report {
                     "Hall's timings). Projected = 1 ÷ (computation + Σ fraction ÷ speedup), Table V's way; measured = this "
                     "backend's median run ÷ cop's median run at the same point.";
     t.header = {"point", "nodes"};
+    if (multi_tasks_) t.header.push_back("tasks per node");
     if (multi_profile_) t.header.push_back("profile");
     const std::vector<std::pair<std::string, std::string>> parts = {
         {"multicast", "multicast"}, {"reduction", "reduction"}, {"barrier", "barrier"}, {"point_to_point", "point-to-point"}};
@@ -488,6 +543,7 @@ class Report {
     t.header.insert(t.header.end(), {"COP normalized total", "projected COP speedup", "measured COP speedup", "median run µs"});
 
     std::vector<std::string> published = {"EGO alanin 66 atoms x 256 steps", "5"};
+    if (multi_tasks_) published.push_back("—");
     if (multi_profile_) published.push_back("(thesis)");
     published.insert(published.end(), {"published libpvm", "0.16", "0.14", "0.04", "0.06", "0.40", "0.60", "24x", "4.00x",
                                        "1000x", "30.0x", "0.644", "1.55x", "—", "—"});
@@ -500,6 +556,7 @@ class Report {
     auto cell = [](std::optional<double> v, bool as_ratio = false) { return v ? (as_ratio ? ratio(*v) : num(*v)) : "—"; };
     for (const Measure* m : md) {
       std::vector<std::string> row = {m->run_name, std::to_string(m->nodes)};
+      if (multi_tasks_) row.push_back(std::to_string(m->tasks));
       if (multi_profile_) row.push_back(m->variant.profile);
       row.push_back(variant_label(m->variant));
       for (const auto& [key, name] : parts) row.push_back(cell(counter(m, "frac_" + key)));
@@ -511,7 +568,7 @@ class Report {
       std::optional<double> cop_time;
       for (const auto& o : measures_)
         if (o.benchmark == "md" && o.variant.backend == "cop" && o.run_name == m->run_name && o.nodes == m->nodes &&
-            o.variant.profile == m->variant.profile && (!cop_time || o.median_us < *cop_time))
+            o.tasks == m->tasks && o.variant.profile == m->variant.profile && (!cop_time || o.median_us < *cop_time))
           cop_time = o.median_us;
       row.push_back(cop_time && *cop_time > 0 ? ratio(m->median_us / *cop_time) : "—");
       row.push_back(num(m->median_us) + (m->ci_met ? "" : " !"));
@@ -522,17 +579,18 @@ class Report {
     return t;
   }
 
-  // Our value of a seed cell's metric for one variant at `nodes`.
+  // Our value of a seed cell's metric for one variant at `nodes`. The seeds ran one task per
+  // host: only points with one task per node stand beside them.
   std::optional<double> metric_value(const RefCell& c, const Variant& v, int nodes) const {
     std::string point = c.point;
     if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
-    const Measure* m = find(v, point, nodes);
+    const Measure* m = find(v, point, nodes, 1);
     if (!m) return std::nullopt;
     if (c.metric == "median") return m->median_us;
     if (c.metric.rfind("ratio:", 0) == 0) {
       std::string other = c.metric.substr(6);
       if (auto p = other.find("{nodes}"); p != std::string::npos) other.replace(p, 7, std::to_string(nodes));
-      const Measure* d = find(v, other, nodes);
+      const Measure* d = find(v, other, nodes, 1);
       if (!d || d->median_us <= 0) return std::nullopt;
       return m->median_us / d->median_us;
     }
@@ -545,7 +603,7 @@ class Report {
     if (c.metric != "median") return std::nullopt;
     std::string point = c.point;
     if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
-    const Measure* m = find(v, point, nodes);
+    const Measure* m = find(v, point, nodes, 1);
     if (!m || !m->modelled_us) return std::nullopt;
     return *m->modelled_us;
   }
@@ -556,7 +614,7 @@ class Report {
     for (const auto& m : measures_) {
       std::string point = c.point;
       if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(m.nodes));
-      if (m.benchmark == c.benchmark && m.run_name == point) have.insert(m.nodes);
+      if (m.benchmark == c.benchmark && m.run_name == point && m.tasks == 1) have.insert(m.nodes);
     }
     if (have.empty()) return std::nullopt;
     if (!c.nodes) return *have.rbegin();
@@ -640,7 +698,7 @@ class Report {
             if (auto md = modelled_value(*key, v, at)) modelled[v] = *md;
             r.push_back(num(*x));
           } else {
-            r.push_back(key && nodes ? missing_cell(v, key->benchmark, at) : "—");
+            r.push_back(key && nodes ? missing_cell(v, key->benchmark, at, 1) : "—");
           }
         }
         if (key && key->metric == "median") {
@@ -697,14 +755,28 @@ class Report {
     p.curves[label].emplace_back(x, y);
   }
 
+  // A curve's name. In a plot where some point ran with several tasks per node every
+  // curve says its placement and T ("mpi on-host T=2", "mpi inter-host T=1"), so points
+  // with T > 1 are never drawn on a curve of T = 1 points; other plots are as they were.
+  std::string curve_label(const Measure& m, bool tagged) const {
+    std::string s = variant_label(m.variant);
+    if (!tagged) return s;
+    if (!m.placement.empty()) s += " " + m.placement;
+    return s + " T=" + std::to_string(m.tasks);
+  }
+  static bool any_tasks(const std::vector<const Measure*>& ms) {
+    return std::any_of(ms.begin(), ms.end(), [](const Measure* m) { return m->tasks > 1; });
+  }
+  static auto curve_key(const Measure* m) { return std::make_tuple(m->variant, m->tasks, placement_rank(m->placement)); }
+
   std::vector<Plot> plan_plots() const {
     std::vector<Plot> plots;
     std::set<std::string> families;
-    for (const auto& m : measures_) families.insert(m.family);
+    for (const auto& m : measures_) families.insert(m.plot_family);
     for (const auto& fam : families) {
       std::vector<const Measure*> ms;
       for (const auto& m : measures_)
-        if (m.family == fam) ms.push_back(&m);
+        if (m.plot_family == fam) ms.push_back(&m);
       std::set<double> sizes;
       std::set<int> nodes;
       for (auto* m : ms) {
@@ -725,18 +797,19 @@ class Report {
           for (auto* m : ms)
             if (m->nodes == n && m->bytes) sorted.push_back(m);
           std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
-            return std::tie(a->variant, *a->bytes) < std::tie(b->variant, *b->bytes);
+            return std::make_tuple(curve_key(a), *a->bytes) < std::make_tuple(curve_key(b), *b->bytes);
           });
+          const bool tagged = any_tasks(sorted);
           bool dropped_zero = false;
           for (auto* m : sorted) {
             if (*m->bytes <= 0) {
               dropped_zero = true;
               continue;
             }
-            add_point(p, variant_label(m->variant), *m->bytes, m->median_us);
+            add_point(p, curve_label(*m, tagged), *m->bytes, m->median_us);
           }
           for (auto* m : sorted)
-            if (m->modelled_us && *m->bytes > 0) add_point(p, variant_label(m->variant) + " modelled", *m->bytes, *m->modelled_us);
+            if (m->modelled_us && *m->bytes > 0) add_point(p, curve_label(*m, tagged) + " modelled", *m->bytes, *m->modelled_us);
           if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
           if (!p.curves.empty()) plots.push_back(std::move(p));
         }
@@ -759,11 +832,12 @@ class Report {
           for (auto* m : ms)
             if (!s || (m->bytes && *m->bytes == *s)) sorted.push_back(m);
           std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
-            return std::tie(a->variant, a->nodes) < std::tie(b->variant, b->nodes);
+            return std::make_tuple(curve_key(a), a->nodes) < std::make_tuple(curve_key(b), b->nodes);
           });
-          for (auto* m : sorted) add_point(p, variant_label(m->variant), m->nodes, m->median_us);
+          const bool tagged = any_tasks(sorted);
+          for (auto* m : sorted) add_point(p, curve_label(*m, tagged), m->nodes, m->median_us);
           for (auto* m : sorted)
-            if (m->modelled_us) add_point(p, variant_label(m->variant) + " modelled", m->nodes, *m->modelled_us);
+            if (m->modelled_us) add_point(p, curve_label(*m, tagged) + " modelled", m->nodes, *m->modelled_us);
           if (!p.curves.empty()) plots.push_back(std::move(p));
         }
       }
@@ -876,8 +950,8 @@ class Report {
   }
 
   std::size_t count_done() const {
-    std::set<std::tuple<Variant, std::string, int>> pts;
-    for (const auto& m : measures_) pts.insert({m.variant, m.benchmark, m.nodes});
+    std::set<std::tuple<Variant, std::string, int, int>> pts;
+    for (const auto& m : measures_) pts.insert({m.variant, m.benchmark, m.nodes, m.tasks});
     return pts.size();
   }
 
@@ -890,6 +964,7 @@ class Report {
   std::set<Variant> variants_;
   std::set<std::string> profiles_;
   bool multi_profile_ = false;
+  bool multi_tasks_ = false;  // some point ran with several tasks per node
   std::set<std::string> multi_encoding_;
 };
 

@@ -42,15 +42,16 @@ struct Timing {
   int timeout = 120;  // seconds per point
 };
 
-// One invocation of a benchmark: one backend, mode, node count and profile; every size
+// One invocation of a benchmark: one backend, mode, node count, tasks per node and profile; every size
 // of the run at once (the worker loops over them).
 struct Point {
-  std::string id;  // file name stem of its result, e.g. echo.pvm-direct-raw.n2.native
+  std::string id;  // file name stem of its result, e.g. echo.pvm-direct-raw.n2.native (.t2 with 2 tasks per node)
   std::string benchmark;
   std::string backend;
   std::string route;
   std::string encoding;
   int nodes = 0;
+  int tasks_per_node = 1;  // ranks per node (run --tasks-per-node); > 1 adds .tT to the id
   std::string sizes;  // "0,8,1K" or "" for the benchmark's default / none
   std::string profile;
   Timing timing;
