@@ -42,11 +42,11 @@ int check(int rc, const char* call) {
   return rc;
 }
 
-CopBackend::CopBackend(const CopOptions& options) {
+void CopBackend::start(const CopOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
-  try {
+  {
     CopOptions mine = options;
     if (pvm_parent() == PvmNoParent) {
       spawn_and_number(options);
@@ -63,9 +63,6 @@ CopBackend::CopBackend(const CopOptions& options) {
     group_ = fmt::format("copbench-cop-{:x}", tids_[0]);
     join_group_in_rank_order();
     bind_channel(mine);
-  } catch (...) {
-    kill_all();
-    throw;
   }
 }
 

@@ -51,7 +51,12 @@ struct CopOptions {
 
 class CopBackend final : public Backend {
  public:
-  explicit CopBackend(const CopOptions& options);
+  CopBackend() = default;
+  // Enrolls, spawns (rank 0) or receives the rank table, joins the group and binds the
+  // channel. On failure it throws and kills nothing: the worker reports the error first
+  // (so a rank's message reaches the error file before it takes the others down), then
+  // calls kill_all().
+  void start(const CopOptions& options);
   ~CopBackend() override;
   CopBackend(const CopBackend&) = delete;
   CopBackend& operator=(const CopBackend&) = delete;

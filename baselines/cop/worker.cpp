@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
     options.timeout_s = args.timeout_s;
     options.driver = driver;
     options.spawn_args = args.raw;
-    backend.emplace(options);
+    backend.emplace();
+    backend->start(options);
     return copbench::run_worker(*backend, args);
   } catch (const std::exception& e) {
     copbench::report_worker_error(args, e.what());

@@ -25,11 +25,11 @@ int encoding_code(const std::string& name) {
   throw std::invalid_argument("unknown PVM encoding '" + name + "' (default, raw, inplace)");
 }
 
-PvmBackend::PvmBackend(const PvmOptions& options) {
+void PvmBackend::start(const PvmOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
-  try {
+  {
     if (pvm_parent() == PvmNoParent)
       spawn_and_number(options);
     else {
@@ -45,9 +45,6 @@ PvmBackend::PvmBackend(const PvmOptions& options) {
     }
     group_ = fmt::format("copbench-{:x}", tids_[0]);
     join_group_in_rank_order();
-  } catch (...) {
-    kill_all();
-    throw;
   }
 }
 

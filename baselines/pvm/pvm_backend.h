@@ -39,9 +39,11 @@ struct PvmOptions {
 
 class PvmBackend final : public Backend {
  public:
+  PvmBackend() = default;
   // Enrolls in the virtual machine; rank 0 spawns the rest. Throws with a one-line
-  // message when the virtual machine is not up or cannot give the nodes asked for.
-  explicit PvmBackend(const PvmOptions& options);
+  // message when the virtual machine is not up or cannot give the nodes asked for, and
+  // kills nothing: the worker reports the error first, then calls kill_all().
+  void start(const PvmOptions& options);
   ~PvmBackend() override;  // leaves the group, stops the server (rank 0), pvm_exit
   PvmBackend(const PvmBackend&) = delete;
   PvmBackend& operator=(const PvmBackend&) = delete;
