@@ -90,6 +90,13 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
   if (t > 64)
     throw std::invalid_argument(fmt::format("--tasks-per-node {}: a COP channel has 64 task spaces", t));
   const bool cluster = pvm::virtual_machine_hosts() > 1;
+  // libcop's settings reach tasks on other hosts only through PVM_EXPORT (a remote
+  // pvmd's environment is its own): the polling wait (COP_POLL_US) goes with them.
+  if (const char* poll = std::getenv("COP_POLL_US"); poll && *poll) {
+    const char* old = std::getenv("PVM_EXPORT");
+    const std::string exported = old && *old ? std::string(old) + ":COP_POLL_US" : "COP_POLL_US";
+    ::setenv("PVM_EXPORT", exported.c_str(), 1);
+  }
   tids_ = pvm::spawn_ranks(mytid_, options.nodes, t, [&](int r) {
     std::vector<std::string> args = options.spawn_args;
     const std::string driver = cluster ? std::string() : driver_for_node(r / t + 1);
