@@ -31,6 +31,12 @@ inline PointResult make_point(std::string name, const Backend& b, Summary s) {
   return p;
 }
 
+// The lock benchmarks (lock, ticket-lock, mcs-lock, queue-lock): every rank acquires and
+// releases as fast as it can (acquire_release: one cycle); one point lock/<kind>/nodes:N
+// with the label lock=<kind>, so the four compare point for point.
+void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std::string& kind,
+                  std::function<void()> acquire_release);
+
 // A payload of n bytes with a recognisable pattern (so a lost byte would show in verify).
 inline std::vector<std::byte> payload(std::size_t n, int seed = 0) {
   std::vector<std::byte> v(n);

@@ -14,17 +14,22 @@ class Lock final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::lock}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+    measure_lock(b, params, out, "native", [&] {
       b.lock(0);
       b.unlock(0);
-    }, true, 1.0, timer_overhead_seconds()));
-    PointResult p = make_point("lock/native/nodes:" + std::to_string(b.nodes()), b, std::move(s));
-    p.labels["lock"] = "native";
-    out.report(std::move(p));
+    });
   }
 };
 
 }  // namespace
+
+void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std::string& kind,
+                  std::function<void()> acquire_release) {
+  Summary s = measure(b, params.timing, timed_loop(b, std::move(acquire_release), true, 1.0, timer_overhead_seconds()));
+  PointResult p = make_point("lock/" + kind + "/nodes:" + std::to_string(b.nodes()), b, std::move(s));
+  p.labels["lock"] = kind;
+  out.report(std::move(p));
+}
 
 const Benchmark& lock_benchmark() {
   static const Lock instance;

@@ -53,13 +53,10 @@ class McsLock final : public Benchmark {
       b.shared_write(static_cast<int>(next - 1), kLocked, 0);
       complete(static_cast<int>(next - 1));
     };
-    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+    measure_lock(b, params, out, "mcs", [&] {
       acquire();
       release();
-    }, true, 1.0, timer_overhead_seconds()));
-    PointResult p = make_point("lock/mcs/nodes:" + std::to_string(b.nodes()), b, std::move(s));
-    p.labels["lock"] = "mcs";
-    out.report(std::move(p));
+    });
   }
 };
 

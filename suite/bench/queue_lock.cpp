@@ -17,13 +17,10 @@ class QueueLock final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::server_lock}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+    measure_lock(b, params, out, "server-queue", [&] {
       b.server_lock(0);
       b.server_unlock(0);
-    }, true, 1.0, timer_overhead_seconds()));
-    PointResult p = make_point("lock/server-queue/nodes:" + std::to_string(b.nodes()), b, std::move(s));
-    p.labels["lock"] = "server-queue";
-    out.report(std::move(p));
+    });
   }
 };
 

@@ -22,15 +22,12 @@ class TicketLock final : public Benchmark {
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     // Both words start at zero (Backend's shared variables) and every acquire is matched
     // by a release, so the invariant holds from warm-up on.
-    Summary s = measure(b, params.timing, timed_loop(b, [&] {
+    measure_lock(b, params, out, "ticket", [&] {
       std::int64_t ticket = b.shared_fetch_add(0, kTicketWord, 1);
       // Yield between polls: on an oversubscribed host the holder may need this core.
       while (b.shared_read(0, kServingWord) != ticket) std::this_thread::yield();
       b.shared_fetch_add(0, kServingWord, 1);
-    }, true, 1.0, timer_overhead_seconds()));
-    PointResult p = make_point("lock/ticket/nodes:" + std::to_string(b.nodes()), b, std::move(s));
-    p.labels["lock"] = "ticket";
-    out.report(std::move(p));
+    });
   }
 };
 
