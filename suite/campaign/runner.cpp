@@ -275,7 +275,7 @@ RunSummary run_campaign(const RunOptions& o) {
                        o.resume.empty() ? "start" : "resume", c.name, sum.total, cluster.name, cluster.profile, source_commit()));
 
   // What is already finished is never run again.
-  std::vector<const Point*> todo;
+  std::vector<const Point*> pending;
   for (const Point& p : c.points) {
     fs::path raw = sum.dir / kRawDir / (p.id + ".json");
     bool done = false;
@@ -287,7 +287,7 @@ RunSummary run_campaign(const RunOptions& o) {
       }
     }
     if (done) ++sum.already_done;
-    else todo.push_back(&p);
+    else pending.push_back(&p);
   }
   if (sum.already_done > 0) log_line(fmt::format("{} points already done, not run again", sum.already_done));
 
@@ -306,7 +306,7 @@ RunSummary run_campaign(const RunOptions& o) {
   int finished = sum.already_done;
   int timed_points = 0;
   double timed_seconds = 0;
-  for (const Point* pp : todo) {
+  for (const Point* pp : pending) {
     if (g_interrupted) break;
     const Point& p = *pp;
     std::string label = fmt::format("{} {}{} n={}{}", p.benchmark, p.backend, p.route.empty() ? "" : "/" + p.route, p.nodes,
