@@ -49,6 +49,14 @@ struct Delivery {
 
 inline uint64_t channel_bit(int channel) { return uint64_t{1} << (channel - 1); }
 
+// Who sent a command, as the link established it (never what the command's own
+// fields claim): the channel's driver may send supervisor (U/S) commands; a
+// task may act only as the task number its driver enrolled it under.
+struct Sender {
+  bool supervisor = false;
+  uint16_t tkno = 0;  // the enrolled task (meaningless when supervisor)
+};
+
 struct Stats {
   uint64_t serviced = 0;
   uint64_t nacks = 0;
@@ -69,6 +77,10 @@ class Controller {
   void receive(int channel, const wire::Message& msg, std::vector<Delivery>& out) {
     receive(channel, msg, cycles_, out);
   }
+  // The same, for a command whose sender the link authenticated: a command
+  // claiming more than `from` may (U/S set by a task, another task's number)
+  // is refused with NACK protection and changes nothing.
+  void receive(int channel, const wire::Message& msg, uint64_t ready_at, Sender from, std::vector<Delivery>& out);
   // Raw words from the link: malformed ones are answered with a NACK at once.
   void receive_words(int channel, std::span<const uint32_t> words, std::vector<Delivery>& out);
 
@@ -95,6 +107,12 @@ class Controller {
   // get a NACK link_down for that tag and the mask entries are freed. Returns
   // how many operations were failed.
   int fail_channel(int channel, std::vector<Delivery>& out);
+  // Task `tkno` of `channel` ended (its driver saw it exit or die): its pending
+  // operations fail with an error to the others, a LOCK it holds is released,
+  // its task address space is cleared and the mask entries it set are freed,
+  // so a task that gets the number next starts clean. Returns how many global
+  // operations were failed.
+  int end_task(int channel, uint16_t tkno, std::vector<Delivery>& out);
 
  private:
   struct Pending {
