@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fnmatch.h>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "copbench/bench.h"
 #include "copbench/campaign.h"
 #include "copbench/report.h"
 #include "copbench/results.h"
@@ -189,11 +191,16 @@ std::vector<Status> load_status(const fs::path& dir) {
   return out;
 }
 
-// A seed table as data: one published cell per line.
+// A seed table as data: one published cell per line. The optional columns say what a
+// row needs beyond its benchmarks (`needs`: operation names, as `copbench list` prints
+// them), which benchmark writes the point a ratio divides by (`over_benchmark`, default
+// `benchmark`), and where our points are not the seed's method (`note`).
 struct RefCell {
   std::string source, table, row, column, unit, benchmark, point, metric, backend;
   double value = 0;
   std::optional<int> nodes;
+  std::string over_benchmark, note;
+  std::vector<Op> needs;
 };
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -233,6 +240,14 @@ std::vector<RefCell> load_reference(const fs::path& file) {
   std::size_t c_source = col("source"), c_table = col("table"), c_row = col("row"), c_column = col("column"),
               c_value = col("value"), c_unit = col("unit"), c_bench = col("benchmark"), c_point = col("point"),
               c_nodes = col("nodes"), c_metric = col("metric"), c_backend = col("backend");
+  // Optional columns: tables copied into older campaign directories have none of them.
+  auto optional_col = [&](const std::string& name) -> std::optional<std::size_t> {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  std::optional<std::size_t> c_needs = optional_col("needs"), c_over = optional_col("over_benchmark"),
+                             c_note = optional_col("note");
   std::vector<RefCell> out;
   int lineno = 1;
   while (std::getline(f, line)) {
@@ -241,12 +256,29 @@ std::vector<RefCell> load_reference(const fs::path& file) {
     std::vector<std::string> v = split_csv_line(line);
     if (v.size() != header.size())
       throw std::runtime_error(fmt::format("{}:{}: {} fields, the header has {}", file.string(), lineno, v.size(), header.size()));
-    RefCell c{v[c_source], v[c_table], v[c_row], v[c_column], v[c_unit], v[c_bench], v[c_point], v[c_metric], v[c_backend], 0, {}};
+    RefCell c{v[c_source], v[c_table], v[c_row], v[c_column], v[c_unit], v[c_bench], v[c_point], v[c_metric], v[c_backend], 0, {}, {}, {}, {}};
     char* end = nullptr;
     c.value = std::strtod(v[c_value].c_str(), &end);
     if (v[c_value].empty() || *end) throw std::runtime_error(fmt::format("{}:{}: value '{}' is not a number", file.string(), lineno, v[c_value]));
     if (!v[c_nodes].empty()) c.nodes = std::atoi(v[c_nodes].c_str());
     if (c.metric.empty()) c.metric = "median";
+    if (c_over) c.over_benchmark = v[*c_over];
+    if (c_note) c.note = v[*c_note];
+    if (c_needs) {
+      std::stringstream ss(v[*c_needs]);
+      std::string name;
+      while (ss >> name) {
+        auto op = std::find_if(std::begin(kAllOps), std::end(kAllOps), [&](Op o) { return op_name(o) == name; });
+        if (op == std::end(kAllOps))
+          throw std::runtime_error(fmt::format("{}:{}: unknown operation '{}' in needs", file.string(), lineno, name));
+        c.needs.push_back(*op);
+      }
+    }
+    for (const std::string* name : {&c.benchmark, &c.over_benchmark})
+      if (!name->empty() && !find_benchmark(*name))
+        throw std::runtime_error(fmt::format("{}:{}: unknown benchmark '{}'", file.string(), lineno, *name));
+    if (c.metric.rfind("ratio:", 0) == 0 && c.metric.size() == 6)
+      throw std::runtime_error(fmt::format("{}:{}: metric 'ratio:' names no point", file.string(), lineno));
     out.push_back(std::move(c));
   }
   return out;
@@ -277,6 +309,9 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
+  // A seed table's pairing: for each row and variant, the point(s) it read or divided.
+  std::vector<std::string> pairing_header;
+  std::vector<std::vector<std::string>> pairing;
 
   std::string markdown() const {
     std::string s = "## " + title + "\n\n";
@@ -315,7 +350,8 @@ struct Table {
         if (c < r.size()) r.erase(r.begin() + static_cast<long>(c));
     }
   }
-  std::string csv() const {
+  std::string csv() const { return csv_of(header, rows); }
+  static std::string csv_of(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
     auto field = [](const std::string& f) {
       if (f.find_first_of(",\"\n") == std::string::npos) return f;
       std::string e = "\"";
@@ -379,6 +415,8 @@ class Report {
       fs::path md = out_ / "tables" / (stem + ".md"), csv = out_ / "tables" / (stem + ".csv");
       write_file_atomically(md, "# " + name_ + ": " + table.title + "\n\n" + table.markdown().substr(3 + table.title.size() + 2));
       write_file_atomically(csv, table.csv());
+      if (!table.pairing_header.empty())
+        write_file_atomically(out_ / "tables" / (stem + ".pairing.csv"), Table::csv_of(table.pairing_header, table.pairing));
       result.tables.push_back(md);
       if (stem == main) {
         result.main_title = table.title;
@@ -579,33 +617,93 @@ class Report {
     return t;
   }
 
-  // Our value of a seed cell's metric for one variant at `nodes`. The seeds ran one task per
-  // host: only points with one task per node stand beside them.
-  std::optional<double> metric_value(const RefCell& c, const Variant& v, int nodes) const {
-    std::string point = c.point;
+  static std::string at_nodes(std::string point, int nodes) {
     if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
-    const Measure* m = find(v, point, nodes, 1);
-    if (!m) return std::nullopt;
-    if (c.metric == "median") return m->median_us;
-    if (c.metric.rfind("ratio:", 0) == 0) {
-      std::string other = c.metric.substr(6);
-      if (auto p = other.find("{nodes}"); p != std::string::npos) other.replace(p, 7, std::to_string(nodes));
-      const Measure* d = find(v, other, nodes, 1);
-      if (!d || d->median_us <= 0) return std::nullopt;
-      return m->median_us / d->median_us;
-    }
-    auto it = m->counters.find(c.metric);
-    if (it == m->counters.end()) return std::nullopt;
-    return it->second;
+    return point;
   }
 
-  std::optional<double> modelled_value(const RefCell& c, const Variant& v, int nodes) const {
-    if (c.metric != "median") return std::nullopt;
-    std::string point = c.point;
-    if (auto p = point.find("{nodes}"); p != std::string::npos) point.replace(p, 7, std::to_string(nodes));
-    const Measure* m = find(v, point, nodes, 1);
-    if (!m || !m->modelled_us) return std::nullopt;
-    return *m->modelled_us;
+  // Whether a backend offers everything a row needs: both sides' benchmarks and the row's
+  // `needs` (a point a benchmark writes only where an optional operation is offered).
+  static bool offered(const Variant& v, const RefCell& c) {
+    const BackendSpec* spec = find_backend_spec(v.backend);
+    if (!spec) return true;  // a backend this build does not know: its points speak for it
+    for (const std::string* name : {&c.benchmark, &c.over_benchmark})
+      if (const Benchmark* b = name->empty() ? nullptr : find_benchmark(*name); b && !missing_ops(*b, *spec).empty()) return false;
+    for (Op op : c.needs)
+      if (!spec->offers(op)) return false;
+    return true;
+  }
+
+  // One row of a seed table for one variant: the point(s) it reads, our value or why there
+  // is none. The seeds ran one task per host: only points with one task per node stand
+  // beside them. A ratio divides two points of the same backend, mode, profile and node
+  // count, never anything else.
+  struct RowCell {
+    std::string point, over;            // the point read (numerator) and the point divided by
+    std::optional<double> value, modelled;
+    std::string missing;                // why there is no value ("not offered", "failed", "—")
+  };
+
+  RowCell resolve(const RefCell& c, const Variant& v, int nodes) const {
+    RowCell out;
+    out.point = at_nodes(c.point, nodes);
+    const std::string over_bench = c.over_benchmark.empty() ? c.benchmark : c.over_benchmark;
+    const bool is_ratio = c.metric.rfind("ratio:", 0) == 0;
+    std::string over;
+    bool over_min = false;
+    if (is_ratio) {
+      over = at_nodes(c.metric.substr(6), nodes);
+      if (over.rfind("min(", 0) == 0 && over.size() > 5 && over.back() == ')') {
+        over = over.substr(4, over.size() - 5);
+        over_min = true;
+      }
+      out.over = over;
+    }
+    if (!offered(v, c)) {
+      out.missing = "not offered";
+      return out;
+    }
+    const Measure* m = find(v, out.point, nodes, 1);
+    if (!m) {
+      // Not run: the status of the numerator's point, else of the denominator's.
+      out.missing = missing_cell(v, c.benchmark, nodes, 1);
+      if (is_ratio && out.missing == "—") out.missing = missing_cell(v, over_bench, nodes, 1);
+      return out;
+    }
+    if (c.metric == "median") {
+      out.value = m->median_us;
+      if (m->modelled_us) out.modelled = *m->modelled_us;
+      return out;
+    }
+    if (!is_ratio) {
+      auto it = m->counters.find(c.metric);
+      if (it == m->counters.end()) out.missing = "—";
+      else out.value = it->second;
+      return out;
+    }
+    // The denominator: the named point, or for min(PATTERN) the point with the smallest
+    // median among those whose name matches PATTERN (`*` = any characters), e.g. the best
+    // window K of a windowed AllFence.
+    const Measure* d = nullptr;
+    if (over_min) {
+      for (const auto& o : measures_)
+        if (o.variant == v && o.nodes == nodes && o.tasks == 1 && fnmatch(over.c_str(), o.run_name.c_str(), 0) == 0 &&
+            (!d || o.median_us < d->median_us || (o.median_us == d->median_us && o.run_name < d->run_name)))
+          d = &o;
+    } else {
+      d = find(v, over, nodes, 1);
+    }
+    if (!d) {
+      out.missing = missing_cell(v, over_bench, nodes, 1);
+      return out;
+    }
+    out.over = d->run_name;
+    if (d->median_us <= 0) {
+      out.missing = "—";
+      return out;
+    }
+    out.value = m->median_us / d->median_us;
+    return out;
   }
 
   // The node count we compare a seed row at: the seed's if we measured it, else the nearest.
@@ -639,8 +737,10 @@ class Report {
       if (std::find(columns.begin(), columns.end(), c.column) == columns.end()) columns.push_back(c.column);
       if (t.source.empty()) t.source = c.source;
     }
-    t.description = "Published: the seed's numbers as printed. Ours: the median of this campaign's point matching the row "
-                    "(benchmark, size, node count), per backend and mode.";
+    t.description = "Published: the seed's numbers as printed. Ours: the median (or the named counter) of this campaign's "
+                    "point matching the row (benchmark, size, node count), per backend and mode; a ratio row divides two "
+                    "points of the same backend, mode and node count. tables/" + stem + ".pairing.csv names the points "
+                    "each cell read.";
     // One block of our columns per profile of the campaign.
     std::vector<std::string> profiles(profiles_.begin(), profiles_.end());
     std::vector<Variant> header_variants;
@@ -650,14 +750,16 @@ class Report {
       if (std::find(header_variants.begin(), header_variants.end(), w) == header_variants.end()) header_variants.push_back(w);
     }
     std::sort(header_variants.begin(), header_variants.end());
-    // Seed columns that stand for one of our backends get an "ours ÷ published" column.
-    std::vector<std::pair<std::string, std::string>> mapped;  // column, backend
-    for (const auto& col : columns)
+    // Seed columns that stand for one of our backends get an "ours ÷ published" column. Each
+    // row compares the backend its own cell names; a column whose rows name different
+    // backends says so in every cell ("mpi: 0.70x").
+    std::vector<std::pair<std::string, std::string>> mapped;  // column, backend ("" = per row)
+    for (const auto& col : columns) {
+      std::set<std::string> backends;
       for (const auto& c : cells)
-        if (c.column == col && !c.backend.empty()) {
-          mapped.emplace_back(col, c.backend);
-          break;
-        }
+        if (c.column == col && !c.backend.empty()) backends.insert(c.backend);
+      if (!backends.empty()) mapped.emplace_back(col, backends.size() == 1 ? *backends.begin() : "");
+    }
 
     t.header = {"row"};
     for (const auto& col : columns) t.header.push_back("published " + col);
@@ -665,10 +767,12 @@ class Report {
       std::string suffix = multi_profile_ ? " " + p : "";
       for (const auto& v : header_variants) t.header.push_back("ours " + label(v, false) + suffix);
       for (const auto& h : ratio_header()) t.header.push_back(h + suffix);
-      for (const auto& [col, backend] : mapped) t.header.push_back(fmt::format("{} ÷ published {}{}", backend, col, suffix));
+      for (const auto& [col, backend] : mapped)
+        t.header.push_back(fmt::format("{} ÷ published {}{}", backend.empty() ? "ours" : backend, col, suffix));
     }
     t.header.push_back("unit");
     t.header.push_back("note");
+    t.pairing_header = {"row", "profile", "backend", "nodes", "metric", "point", "divided by", "value"};
 
     for (const auto& row : rows) {
       std::vector<std::string> r = {row};
@@ -684,36 +788,48 @@ class Report {
       for (const auto& col : columns) r.push_back(by_column.count(col) ? num(by_column[col]->value) : "");
       std::optional<int> nodes = key ? nodes_for(*key) : std::nullopt;
       const int at = nodes.value_or(0);
-      std::string note;
-      if (!key) note = "no matching benchmark";
-      else if (!nodes) note = "not measured in this campaign";
-      else if (key->nodes && at != *key->nodes) note = fmt::format("ours at {} nodes (seed: {})", at, *key->nodes);
+      std::vector<std::string> notes;
+      if (!key) notes.push_back("no matching benchmark");
+      else if (!nodes) notes.push_back("not measured in this campaign");
+      else if (key->nodes && at != *key->nodes) notes.push_back(fmt::format("ours at {} nodes (seed: {})", at, *key->nodes));
+      if (key && !key->note.empty()) notes.push_back(key->note);
       for (const auto& p : profiles) {
         std::map<Variant, double> values, modelled;
         for (Variant v : header_variants) {
           v.profile = p;
-          std::optional<double> x = key && nodes ? metric_value(*key, v, at) : std::nullopt;
-          if (x) {
-            values[v] = *x;
-            if (auto md = modelled_value(*key, v, at)) modelled[v] = *md;
-            r.push_back(num(*x));
+          RowCell cell;
+          if (key && nodes) cell = resolve(*key, v, at);
+          else cell.missing = "—";
+          if (cell.value) {
+            values[v] = *cell.value;
+            if (cell.modelled) modelled[v] = *cell.modelled;
+            r.push_back(num(*cell.value));
           } else {
-            r.push_back(key && nodes ? missing_cell(v, key->benchmark, at, 1) : "—");
+            r.push_back(cell.missing);
           }
+          if (key)
+            t.pairing.push_back({row, p, label(v, false), nodes ? std::to_string(at) : "—", key->metric, cell.point,
+                                 cell.over, cell.value ? num(*cell.value) : cell.missing});
         }
         if (key && key->metric == "median") {
           for (const auto& c : ratio_cells(values, modelled, p)) r.push_back(c);
         } else {
           for (std::size_t i = 0; i < ratio_header().size(); ++i) r.push_back("—");
         }
-        for (const auto& [col, backend] : mapped) {
-          std::optional<double> ours = best_of(backend == "cop" ? (modelled.empty() ? values : modelled) : values, backend, p);
+        for (const auto& [col, column_backend] : mapped) {
           const RefCell* pub = by_column.count(col) ? by_column[col] : nullptr;
-          r.push_back(ours && pub && pub->value != 0 ? ratio(*ours / pub->value) : "—");
+          const std::string backend = pub && !pub->backend.empty() ? pub->backend : column_backend;
+          if (!pub || backend.empty()) {
+            r.push_back("—");
+            continue;
+          }
+          std::optional<double> ours = best_of(backend == "cop" ? (modelled.empty() ? values : modelled) : values, backend, p);
+          std::string text = ours && pub->value != 0 ? ratio(*ours / pub->value) : "—";
+          r.push_back(column_backend.empty() ? backend + ": " + text : text);
         }
       }
       r.push_back(unit);
-      r.push_back(note);
+      r.push_back(fmt::format("{}", fmt::join(notes, "; ")));
       t.rows.push_back(std::move(r));
     }
     t.drop_empty_columns("ours ");
