@@ -1052,7 +1052,9 @@ class Report {
         in_campaign(campaign::kRawDir));
     s += "## Tables\n\n";
     for (const auto& [stem, t] : tables)
-      s += fmt::format("- [{}](tables/{}.md) ([CSV](tables/{}.csv)){}\n", t.title, stem, stem, stem == main ? " — main table" : "");
+      s += fmt::format("- [{}](tables/{}.md) ([CSV](tables/{}.csv){}){}\n", t.title, stem, stem,
+                       t.pairing_header.empty() ? "" : fmt::format(", [points read](tables/{}.pairing.csv)", stem),
+                       stem == main ? " — main table" : "");
     s += "\n## Plots\n\n";
     if (!plot_problem.empty()) s += plot_problem + "\n\n";
     for (const auto& [stem, title] : plots)

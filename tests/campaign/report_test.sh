@@ -21,6 +21,7 @@ if command -v gnuplot >/dev/null; then
   grep -q "title \"pvm/normal/raw\"" "$work/a/plots/echo-vs-size-n2.gp" || fail "echo: no pvm/normal curve"
 fi
 grep -q "(tables/thesis-table4.md)" "$work/a/index.md" || fail "index does not link the tables"
+grep -q "(tables/armci-ratios.pairing.csv)" "$work/a/index.md" || fail "index does not link the pairing of a seed table"
 grep -q "not offered | backend cop is not built yet" "$work/a/index.md" || fail "index does not list what did not run"
 # Written elsewhere (--out), index.md still reaches the campaign's own files.
 (cd "$work/a" && for f in $(grep -o '\[[a-z.]*\]([^)]*)' index.md | grep -E 'manifest|campaign' | sed 's/.*(\(.*\))/\1/'); do
