@@ -112,6 +112,7 @@ std::string_view error_name(Error e) {
     case Error::retry_limit: return "link retry limit reached";
     case Error::link_down: return "link down";
     case Error::overflow: return "out-of-context buffer overflow (a message was lost)";
+    case Error::task_ended: return "a task of the global operation ended before it completed";
   }
   return "unknown error";
 }
