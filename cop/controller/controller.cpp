@@ -222,25 +222,29 @@ int Controller::next_channel() {
     cycles_ = std::max(cycles_, q.front().ready_at);
     return locked_;
   }
+  // The earliest ready head that is not held sets the clock; held() is asked
+  // only of channels the poll counter reaches (a LOCK's look-ahead costs).
   std::bitset<wire::kChannels> passed;  // held: DATA_RDY up, but not serviceable yet
-  uint64_t earliest = UINT64_MAX;
-  for (int c = 1; c <= config_.channels; ++c) {
-    const auto& q = queue(c);
-    if (q.empty()) continue;
-    if (held(c)) {
-      passed.set(size_t(c - 1));
-      continue;
+  for (;;) {
+    uint64_t earliest = UINT64_MAX;
+    for (int c = 1; c <= config_.channels; ++c) {
+      const auto& q = queue(c);
+      if (!q.empty() && !passed.test(size_t(c - 1))) earliest = std::min(earliest, q.front().ready_at);
     }
-    earliest = std::min(earliest, q.front().ready_at);
+    if (earliest == UINT64_MAX) return 0;
+    const uint64_t now = std::max(cycles_, earliest);
+    for (int i = 1; i <= config_.channels; ++i) {
+      const int c = (poll_ + i - 1) % config_.channels + 1;
+      const auto& q = queue(c);
+      if (q.empty() || passed.test(size_t(c - 1)) || q.front().ready_at > now) continue;
+      if (held(c)) {
+        passed.set(size_t(c - 1));
+        continue;
+      }
+      cycles_ = now;
+      return c;
+    }
   }
-  if (earliest == UINT64_MAX) return 0;
-  cycles_ = std::max(cycles_, earliest);
-  for (int i = 1; i <= config_.channels; ++i) {
-    const int c = (poll_ + i - 1) % config_.channels + 1;
-    const auto& q = queue(c);
-    if (!q.empty() && !passed.test(size_t(c - 1)) && q.front().ready_at <= cycles_) return c;
-  }
-  return 0;
 }
 
 bool Controller::step(std::vector<Delivery>& out) {
