@@ -44,20 +44,9 @@ bool acts_on_operation(const Message& m, uint32_t& n) {
   }
 }
 
-}  // namespace
-
-Controller::Controller(Config config, model::Timing timing)
-    : config_(config),
-      timing_(timing),
-      ram_((config.channels >= 1 && config.channels <= wire::kChannels)
-               ? config.channels
-               : throw std::invalid_argument("channels must be 1..64"),
-           config.tasks_per_channel, config.tas_words, config.gas_words, config.sas_words,
-           config.partitions),
-      queues_(size_t(config.channels)),
-      last_sent_(size_t(config.channels)),
-      has_last_sent_(size_t(config.channels), false),
-      live_(size_t(config.channels)) {
+// The configuration's limits, checked before any bank is sized from them.
+Config validated(const Config& config) {
+  if (config.channels < 1 || config.channels > wire::kChannels) throw std::invalid_argument("channels must be 1..64");
   if (config.partitions < 1 || config.partitions > int(wire::kMaxPpn) + 1)
     throw std::invalid_argument("partitions must be 1..16");
   if (config.tasks_per_channel < 1 || config.tasks_per_channel > wire::kMaxTtkno + 1)
@@ -68,7 +57,21 @@ Controller::Controller(Config config, model::Timing timing)
     throw std::invalid_argument("GAS words must be 1..524288");
   if (config.sas_words < uint32_t(config.channels) + 1 || config.sas_words > wire::kMaxMsgtag + 1)
     throw std::invalid_argument("SAS must hold CNTNO and one partition word per channel");
-  ram_.sas(0) = config.cntno;
+  return config;
+}
+
+}  // namespace
+
+Controller::Controller(Config config, model::Timing timing)
+    : config_(validated(config)),
+      timing_(timing),
+      ram_(config_.channels, config_.tasks_per_channel, config_.tas_words, config_.gas_words, config_.sas_words,
+           config_.partitions),
+      queues_(size_t(config_.channels)),
+      last_sent_(size_t(config_.channels)),
+      has_last_sent_(size_t(config_.channels), false),
+      live_(size_t(config_.channels)) {
+  ram_.sas(0) = config_.cntno;
 }
 
 uint8_t Controller::channel_partition(int channel) const {

@@ -24,7 +24,8 @@
 //    read-modify-write operations from a task can write to the task address
 //    spaces of other tasks" (ch. V, libcop): WSRAM to a TAS needs the owner
 //    (this channel and the sender's own TKNO); RSRAM and RMW reach any task
-//    space of the partition.
+//    space of the partition (cop_rmw's shared counters). The operating system
+//    (U/S) may write any task address space.
 //  - Every field is range-checked before it indexes a RAM bank, whoever sent
 //    it: the rules wire::decode applies (channel, TTKNO against
 //    tasks_per_channel, TAS offset, GAS/SAS offsets, SETTC/SETBM counts) and the
@@ -41,7 +42,11 @@
 //    Commands of a channel stay in FIFO order (copd matches answers to
 //    commands by channel order). A SETTC/SETBM on an entry of the operation in
 //    progress from a channel still pending in it is answered mask_in_use as
-//    before: libcop reads that as "initialised by a peer" (SPMD).
+//    before: libcop reads that as "initialised by a peer" (SPMD). As with any
+//    blocking collective, every channel must enter the operations on a tag in
+//    the same order. A held command is ACKed when it is serviced, so a
+//    transport's transmit timer must allow for the wait (the time the slowest
+//    channel takes to reach the operation in progress).
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
 #pragma once
@@ -90,7 +95,7 @@ inline uint64_t channel_bit(int channel) { return uint64_t{1} << (channel - 1); 
 // task may act only as the task number its driver enrolled it under.
 struct Sender {
   bool supervisor = false;
-  uint16_t tkno = 0;  // the enrolled task (meaningless when supervisor)
+  uint16_t tkno = 0;  // the enrolled task (unused when supervisor: its commands' TKNO is trusted)
 };
 
 struct Stats {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -980,4 +981,20 @@ TEST(ControllerSerialisation, ARepeatInsideALockedSequenceIsRefusedRatherThanSto
   auto d = Harness::data(h.out);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].channels, mask_of({1, 2}));
+}
+
+TEST(ControllerProtection, AConfigurationOutsideTheLimitsIsRefusedBeforeAnyBankIsSized) {
+  auto with = [](auto change) {
+    controller::Config c;
+    change(c);
+    return c;
+  };
+  EXPECT_THROW(Controller(with([](auto& c) { c.partitions = 0; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.partitions = -1; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.partitions = 17; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.channels = 0; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.channels = 65; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.tasks_per_channel = 513; })), std::invalid_argument);
+  EXPECT_THROW(Controller(with([](auto& c) { c.sas_words = 64; })), std::invalid_argument);
+  EXPECT_NO_THROW(Controller(with([](auto& c) { c.partitions = 16; })));
 }
