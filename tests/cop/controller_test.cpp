@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -997,4 +998,56 @@ TEST(ControllerProtection, AConfigurationOutsideTheLimitsIsRefusedBeforeAnyBankI
   EXPECT_THROW(Controller(with([](auto& c) { c.tasks_per_channel = 513; })), std::invalid_argument);
   EXPECT_THROW(Controller(with([](auto& c) { c.sas_words = 64; })), std::invalid_argument);
   EXPECT_NO_THROW(Controller(with([](auto& c) { c.partitions = 16; })));
+}
+
+TEST(ControllerSerialisation, AReduceLoopGivesTheRightSumsForRandomArrivalAndServiceOrders) {
+  std::mt19937 rng(20261123);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = 2 + int(rng() % 3);
+    const int iterations = 20;
+    const uint32_t tag = 9;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", channels " + std::to_string(n));
+    Harness h;
+    const uint64_t all = (channel_bit(n) << 1) - 1;
+    auto contribution = [](int k, int c) { return uint64_t(k + 1) * 100 + uint64_t(c); };
+    std::vector<int> sent(size_t(n) + 1, 0);  // iterations each channel has sent
+    int results = 0;
+    size_t seen = 0;
+    int idle = 0;
+    while (results < iterations) {
+      const int pick = int(rng() % 4);
+      bool acted = false;
+      if (pick == 0 && sent[1] == results && sent[1] < iterations) {  // the root waits for each result
+        reduce_visit(h, 1, tag, all, channel_bit(1), {contribution(sent[1], 1)});
+        sent[1]++;
+        acted = true;
+      } else if (pick == 1) {  // a non-root sends its next call whenever it likes
+        const int c = 2 + int(rng() % uint32_t(n - 1));
+        if (sent[size_t(c)] < iterations) {
+          reduce_visit(h, c, tag, all, channel_bit(1), {contribution(sent[size_t(c)], c)});
+          sent[size_t(c)]++;
+          acted = true;
+        }
+      } else {
+        acted = h.ctl.step(h.out);
+      }
+      for (; seen < h.out.size(); ++seen) {
+        const Delivery& d = h.out[seen];
+        if (d.msg.ins.opcode == Opcode::NACK) {
+          expect_only_peer_initialised({d});
+          continue;
+        }
+        if (d.link_level || d.msg.ins.opcode != Opcode::SUMI64) continue;
+        uint64_t expected = 0;
+        for (int c = 1; c <= n; ++c) expected += contribution(results, c);
+        ASSERT_EQ(d.msg.data64(), expected) << "iteration " << results;
+        ASSERT_EQ(d.channels, channel_bit(1));
+        results++;
+      }
+      idle = acted ? 0 : idle + 1;
+      ASSERT_LT(idle, 1000) << "no progress: stuck at iteration " << results;
+    }
+    h.run();
+    EXPECT_FALSE(h.ctl.ram().tc(0, tag).accessed);
+  }
 }
