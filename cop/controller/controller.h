@@ -9,10 +9,51 @@
 // BCAST data. The daemon (copd), the tests and the timing model all drive this
 // one core; the core also keeps a modelled-hardware clock (cycles) that charges
 // Hall's costs for what it services.
+//
+// What the core enforces, and where the thesis has it (ch. V):
+//  - U/S bit: a command with U/S set is the operating system's. Only a sender
+//    the link authenticated as supervisor (the channel's driver) may set it;
+//    from a task it is refused with NACK protection. Only U/S commands write
+//    the system address space (CNTNO, each channel's PPN: privilege otherwise)
+//    or reach outside the channel's partition.
+//  - Pid register / task address space protection: a task acts only as the
+//    task number its driver enrolled it under. A command whose TKNO names
+//    another task is refused (protection); SETTC/SETBM carry a count there and
+//    are not checked. "A task address space can be accessed for writing only by
+//    the owner task, but any task can read any task address spaces. Only
+//    read-modify-write operations from a task can write to the task address
+//    spaces of other tasks" (ch. V, libcop): WSRAM to a TAS needs the owner
+//    (this channel and the sender's own TKNO); RSRAM and RMW reach any task
+//    space of the partition (cop_rmw's shared counters). The operating system
+//    (U/S) may write any task address space.
+//  - Every field is range-checked before it indexes a RAM bank, whoever sent
+//    it: the rules wire::decode applies (channel, TTKNO against
+//    tasks_per_channel, TAS offset, GAS/SAS offsets, SETTC/SETBM counts) and the
+//    PPN against the partitions configured. Nothing a command says reaches
+//    outside the banks.
+//  - Accessed bits serialise operations on one tag: a SETTC sets the accessed
+//    bit of its terminal-count entries, the last contribution resets it. A
+//    channel whose head command would take part a second time in an operation
+//    still in progress (it is in the entry's mask and has contributed already:
+//    its SETTC/SETBM/contribution/BCAST belongs to the next operation on the
+//    tag) is not serviced: its DATA_RDY stays up and the poll counter passes it
+//    until that operation completes. For a head LOCK the commands up to its
+//    UNLOCK are looked at, so a locked sequence never stalls the round robin.
+//    Commands of a channel stay in FIFO order (copd matches answers to
+//    commands by channel order). A SETTC/SETBM on an entry of the operation in
+//    progress from a channel still pending in it is answered mask_in_use as
+//    before: libcop reads that as "initialised by a peer" (SPMD). As with any
+//    blocking collective, every channel must enter the operations on a tag in
+//    the same order. A held command is ACKed when it is serviced, so a
+//    transport's transmit timer must allow for the wait (the time the slowest
+//    channel takes to reach the operation in progress).
+//  - A task that ends (end_task) leaves nothing behind: queued commands, a held
+//    lock, its task address space, operations that can no longer complete.
 #pragma once
 
 #include <cop/wire.h>
 
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -54,7 +95,7 @@ inline uint64_t channel_bit(int channel) { return uint64_t{1} << (channel - 1); 
 // task may act only as the task number its driver enrolled it under.
 struct Sender {
   bool supervisor = false;
-  uint16_t tkno = 0;  // the enrolled task (meaningless when supervisor)
+  uint16_t tkno = 0;  // the enrolled task (unused when supervisor: its commands' TKNO is trusted)
 };
 
 struct Stats {
@@ -70,23 +111,37 @@ class Controller {
   const Config& config() const { return config_; }
   const model::Timing& timing() const { return timing_; }
 
-  // A command fully received on `channel` (1..channels): it waits for service
-  // from `ready_at` (modelled cycles) on. Link-level messages (ACK, NACK, XMIT)
-  // are handled at once by the channel interface and may produce a resend.
-  void receive(int channel, const wire::Message& msg, uint64_t ready_at, std::vector<Delivery>& out);
+  // A command fully received on `channel` (1..channels) from `from`, as the
+  // link authenticated it: it waits for service from `ready_at` (modelled
+  // cycles) on. A command claiming more than `from` may (U/S set by a task,
+  // another task's number in TKNO) is refused with NACK protection when it is
+  // serviced (in its channel's order) and changes nothing. Its ACK/NACK and
+  // answers carry the sender's task number. Link-level messages (ACK, NACK,
+  // XMIT) are handled at once by the channel interface and may produce a resend.
+  void receive(int channel, const wire::Message& msg, uint64_t ready_at, Sender from, std::vector<Delivery>& out);
+  // For in-process use only (the timing model, tests, receive_words): the
+  // sender is the user task that the command's own TKNO field names (task 0
+  // for SETTC/SETBM, whose field is a count). It can never send a U/S command;
+  // pass Sender{true, ...} to the overload above for that. A daemon serving a
+  // network must use the overload above with what its link authenticated.
+  void receive(int channel, const wire::Message& msg, uint64_t ready_at, std::vector<Delivery>& out) {
+    receive(channel, msg, ready_at, in_process_sender(msg), out);
+  }
   void receive(int channel, const wire::Message& msg, std::vector<Delivery>& out) {
     receive(channel, msg, cycles_, out);
   }
-  // The same, for a command whose sender the link authenticated: a command
-  // claiming more than `from` may (U/S set by a task, another task's number)
-  // is refused with NACK protection and changes nothing.
-  void receive(int channel, const wire::Message& msg, uint64_t ready_at, Sender from, std::vector<Delivery>& out);
-  // Raw words from the link: malformed ones are answered with a NACK at once.
+  static Sender in_process_sender(const wire::Message& msg);
+  // Raw words (in-process sender, as above): malformed ones are answered with a NACK at once.
   void receive_words(int channel, std::span<const uint32_t> words, std::vector<Delivery>& out);
 
   bool data_ready(int channel) const { return !queue(channel).empty(); }
+  // Whether the channel's head command waits for an operation in progress on
+  // its tag to complete (see the accessed bits above): DATA_RDY is up but the
+  // poll counter passes the channel.
+  bool held(int channel) const;
   // Services the next command in poll order (only the locked channel's while
-  // a channel is locked). Returns false when there is nothing it may service.
+  // a channel is locked), passing channels that are held. Returns false when
+  // there is nothing it may service.
   bool step(std::vector<Delivery>& out);
   // Steps until nothing is serviceable; returns how many commands it serviced.
   int run(std::vector<Delivery>& out);
@@ -107,27 +162,48 @@ class Controller {
   // get a NACK link_down for that tag and the mask entries are freed. Returns
   // how many operations were failed.
   int fail_channel(int channel, std::vector<Delivery>& out);
-  // Task `tkno` of `channel` ended (its driver saw it exit or die): its pending
-  // operations fail with an error to the others, a LOCK it holds is released,
-  // its task address space is cleared and the mask entries it set are freed,
-  // so a task that gets the number next starts clean. Returns how many global
-  // operations were failed.
+  // Task `tkno` of `channel` ended (its driver saw it exit or die, or the
+  // number is being given to a new task): afterwards the number starts clean.
+  //  - Its queued commands (sent as user task `tkno`) are dropped without an
+  //    answer: a daemon that matches answers to commands by channel order must
+  //    drop that task's entries from its own per-channel FIFO too.
+  //  - A LOCK it holds is released (the round robin runs again).
+  //  - Its task address space is zeroed (every partition).
+  //  - A global operation still in progress fails when it can no longer
+  //    complete: it waits for this channel's contribution and either the task
+  //    set its terminal-count entry (SETTC and contribution travel together,
+  //    so the contribution was to be the task's), or a contribution to it was
+  //    among the dropped commands, or no other task of the channel has sent a
+  //    command since it (re)started. A broadcast mask entry the task set for a
+  //    BCAST that has not come fails too. The entries are freed and every
+  //    channel taking part (TC mask and broadcast mask, this one included)
+  //    gets a NACK task_ended for the tag, like fail_channel's (send them to
+  //    every channel in Delivery::channels, not as answers to queued commands).
+  //    An operation the task set or contributed to that can still complete
+  //    (its channel has contributed) runs on and frees its entries when done.
+  // Returns how many global operations were failed.
   int end_task(int channel, uint16_t tkno, std::vector<Delivery>& out);
 
  private:
   struct Pending {
     wire::Message msg;
     uint64_t ready_at;
+    Sender from;
   };
+  using TaskSet = std::bitset<wire::kMaxTkno + 1>;
 
   std::deque<Pending>& queue(int channel) { return queues_[static_cast<size_t>(channel - 1)]; }
   const std::deque<Pending>& queue(int channel) const { return queues_[static_cast<size_t>(channel - 1)]; }
   int next_channel();
-  void service(int channel, const wire::Message& msg, std::vector<Delivery>& out);
-  wire::Error execute(int channel, const wire::Message& msg, std::vector<Delivery>& out);
-  wire::Error data_ram_access(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // Whether `msg` from `channel` would take part a second time in an operation in progress.
+  bool repeats_in_progress(int channel, const wire::Message& msg) const;
+  void service(int channel, const Pending& p, std::vector<Delivery>& out);
+  wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  wire::Error data_ram_access(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
   wire::Error contribute(int channel, const wire::Message& msg, std::vector<Delivery>& out);
-  wire::Error set_mask(int channel, const wire::Message& msg, bool broadcast_ram);
+  wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram);
+  // Voids the operation on (ppn, tag): frees its entries and NACKs `dest` with `why`.
+  void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
   void complete(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
@@ -143,8 +219,10 @@ class Controller {
   std::vector<std::deque<Pending>> queues_;
   std::vector<wire::Message> last_sent_;  // per channel, for XMIT
   std::vector<bool> has_last_sent_;
+  std::vector<TaskSet> live_;  // per channel: tasks that sent commands since they (re)started
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs
+  Sender lock_owner_;  // who sent the LOCK
   uint64_t cycles_ = 0;
   Stats stats_;
 };

@@ -1,5 +1,7 @@
 #include "controller/data_ram.h"
 
+#include <algorithm>
+
 namespace cop::controller {
 
 DataRam::DataRam(int channels, uint32_t tasks_per_channel, uint32_t tas_words, uint32_t gas_words,
@@ -25,6 +27,11 @@ uint64_t& DataRam::tas(uint8_t ppn, int channel, uint32_t task, uint32_t offset)
 
 uint64_t DataRam::tas(uint8_t ppn, int channel, uint32_t task, uint32_t offset) const {
   return cas_[tas_index(ppn, channel, task, offset)];
+}
+
+void DataRam::clear_task(uint8_t ppn, int channel, uint32_t task) {
+  const auto first = cas_.begin() + std::ptrdiff_t(tas_index(ppn, channel, task, 0));
+  std::fill(first, first + std::ptrdiff_t(tas_words_), uint64_t{0});
 }
 
 }  // namespace cop::controller

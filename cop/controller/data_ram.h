@@ -5,6 +5,10 @@
 // system address space (SAS) shared by all partitions and written only in
 // supervisor mode. Terminal-count mask RAM and broadcast mask RAM: one entry
 // per GAS word and partition, each with its accessed bit.
+//
+// The accessors do not check their arguments: the controller range-checks
+// every field of a command (wire::validate and its own partition check)
+// before it indexes these banks.
 #pragma once
 
 #include <cstddef>
@@ -13,16 +17,26 @@
 
 namespace cop::controller {
 
+// Which task set a mask entry (SETTC/SETBM), so that the entry can be freed
+// when that task ends before its operation completes.
+struct SetBy {
+  uint8_t channel = 0;      // 0: nobody (the entry is idle)
+  uint16_t tkno = 0;
+  bool supervisor = false;  // set by the channel's driver, not by a task
+};
+
 struct TcEntry {
   uint64_t mask = 0;     // channels that take part
   uint64_t pending = 0;  // channels yet to contribute
   bool accessed = false; // set by SETTC, reset when every channel has contributed
   bool has_value = false;  // a contribution (or initialising WSRAM) has arrived
+  SetBy set_by;
 };
 
 struct BmEntry {
   uint64_t mask = 0;      // channels that receive the result
   bool accessed = false;  // set by SETBM, reset when the result has been broadcast
+  SetBy set_by;
 };
 
 class DataRam {
@@ -42,6 +56,8 @@ class DataRam {
   const BmEntry& bm(uint8_t ppn, uint32_t offset) const { return bm_[gas_index(ppn, offset)]; }
 
   int partitions() const { return partitions_; }
+  // Zeroes one task address space (every word of task `task` of `channel` in partition `ppn`).
+  void clear_task(uint8_t ppn, int channel, uint32_t task);
 
  private:
   std::size_t gas_index(uint8_t ppn, uint32_t offset) const { return std::size_t{ppn} * gas_words_ + offset; }

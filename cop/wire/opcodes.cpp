@@ -2,6 +2,7 @@
 #include <cop/wire.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <stdexcept>
 
@@ -34,19 +35,24 @@ constexpr OpInfo kOps[] = {
     {Opcode::WSRAM64, "WSRAM64", 4, 0}, {Opcode::RMW64, "RMW64", 4, 4},
 };
 
+// kOps indexed by the 7-bit opcode value (-1: not an opcode): decode and
+// validate look every command up, so this is a table, not a search.
+constexpr std::array<int8_t, 128> kIndex = [] {
+  std::array<int8_t, 128> t{};
+  t.fill(-1);
+  for (size_t i = 0; i < std::size(kOps); ++i) t[static_cast<size_t>(kOps[i].op)] = static_cast<int8_t>(i);
+  return t;
+}();
+
 const OpInfo* find(Opcode op) {
-  for (const auto& i : kOps)
-    if (i.op == op) return &i;
-  return nullptr;
+  const auto v = static_cast<size_t>(op);
+  if (v >= kIndex.size() || kIndex[v] < 0) return nullptr;
+  return &kOps[static_cast<size_t>(kIndex[v])];
 }
 
 }  // namespace
 
-bool is_opcode(uint32_t value) {
-  for (const auto& i : kOps)
-    if (static_cast<uint32_t>(i.op) == value) return true;
-  return false;
-}
+bool is_opcode(uint32_t value) { return value < kIndex.size() && kIndex[value] >= 0; }
 
 std::string_view opcode_name(Opcode op) {
   const OpInfo* i = find(op);
@@ -112,6 +118,7 @@ std::string_view error_name(Error e) {
     case Error::retry_limit: return "link retry limit reached";
     case Error::link_down: return "link down";
     case Error::overflow: return "out-of-context buffer overflow (a message was lost)";
+    case Error::task_ended: return "a task of the global operation ended before it completed";
   }
   return "unknown error";
 }

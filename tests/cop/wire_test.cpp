@@ -174,3 +174,33 @@ TEST(Wire, RejectsOutOfRangeAddress) {
   EXPECT_EQ(check(make(Opcode::RSRAM32, 1, Space::SAS, 70)), Error::address_range);
   EXPECT_EQ(check(make(Opcode::BENTRY, 1, Space::TAS, 0)), Error::address_range);  // collectives live in GAS
 }
+
+TEST(Wire, OpcodeLookupKnowsExactlyTableOnesOpcodes) {
+  // is_opcode/word_count use a table indexed by the 7-bit value: every value is
+  // an opcode exactly when it is one of kAll, and only those have word counts.
+  int found = 0;
+  for (uint32_t v = 0; v < 256; ++v) {
+    bool listed = false;
+    for (Opcode op : kAll) listed |= static_cast<uint32_t>(op) == v;
+    EXPECT_EQ(is_opcode(v), listed) << v;
+    if (v < 128 && !listed) {
+      EXPECT_EQ(word_count(static_cast<Opcode>(v), Direction::to_controller), 0) << v;
+      EXPECT_EQ(opcode_name(static_cast<Opcode>(v)), "?") << v;
+    }
+    found += listed;
+  }
+  EXPECT_EQ(found, int(std::size(kAll)));
+  EXPECT_EQ(word_count(Opcode::SUMF, Direction::to_controller), 4);
+  EXPECT_EQ(word_count(Opcode::SETTC, Direction::to_node), 0);
+}
+
+TEST(Wire, EveryErrorCodeHasItsOwnName) {
+  std::vector<std::string_view> names;
+  for (int e = 0; e <= static_cast<int>(Error::task_ended); ++e) {
+    const std::string_view n = error_name(static_cast<Error>(e));
+    EXPECT_NE(n, "unknown error") << e;
+    for (std::string_view other : names) EXPECT_NE(n, other) << e;
+    names.push_back(n);
+  }
+  EXPECT_EQ(static_cast<int>(Error::task_ended), 19);
+}

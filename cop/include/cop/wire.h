@@ -124,6 +124,8 @@ enum class Error : uint8_t {
   retry_limit = 16,     // link: resend limit reached
   link_down = 17,       // link: the peer is gone
   overflow = 18,        // node: the out-of-context buffer was full, a message was lost
+  task_ended = 19,      // a task taking part in the global operation ended before it
+                        // completed (Controller::end_task); the operation is void
 };
 
 std::string_view opcode_name(Opcode op);
