@@ -2,6 +2,10 @@
 // one copdrv per emulated node (started by libcop_test.sh).
 //
 //   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR [--scenario checks|kill]
+//   --scenario loops: R (default 20) barriers, reductions and broadcasts on one tag each,
+//     no barrier between, every iteration checked;
+//   --scenario killrecv: a receiver killed -9 inside cop_bcast, then a new one on its
+//     node and tag must get the data (2 nodes, its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
 // each runs every check and reports; the parent prints the reports and exits
 // non-zero if any check failed.
@@ -18,6 +22,7 @@
 // PVM setup, the baseline of the traffic measurement).
 #include <cop/cop.h>
 #include <pvm3.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +36,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+// Codes of newer cop.h (so the check also builds against an older libcop, to show its failures).
+#ifndef CopErrTagOverlap
+#define CopErrTagOverlap -134
+#endif
+#ifndef CopErrPartnerDied
+#define CopErrPartnerDied -135
+#endif
 
 namespace {
 
@@ -89,6 +102,101 @@ void check_reduce(Checker& c, int func, int datatype, const char* tname, int cou
   c.expect(true, "");
 }
 
+// A tid no task has: the L field far beyond what the pvmd has handed out.
+int unknown_tid() { return (pvm_mytid() & ~0x3FFFF) | 0x3FF00; }
+
+// Arguments every call must refuse with a documented code (cop.h), locally, at once.
+void check_arguments(Checker& c) {
+  const int me = pvm_mytid();
+  long long v[4] = {1, 2, 3, 4};
+  float f = 1.0f;
+  int root0 = 0, bad_root = g_size, two_roots[2] = {0, 0};
+  c.rc(cop_write(v, 1, PVM_LONG, me, 0, 7), PvmBadParam, "cop_write mode 7");
+  c.rc(cop_read(v, 1, PVM_LONG, me, 0, -1), PvmBadParam, "cop_read mode -1");
+  c.rc(cop_write(nullptr, 1, PVM_LONG, me, 0, COP_NORMAL), PvmBadParam, "cop_write null data");
+  c.rc(cop_read(v, -1, PVM_LONG, me, 0, COP_NORMAL), PvmBadParam, "cop_read count -1");
+  c.rc(cop_write(v, 1, 999, me, 0, COP_NORMAL), PvmBadParam, "cop_write unknown datatype");
+  c.rc(cop_write(v, 1, PVM_LONG, me, -3, COP_NORMAL), PvmBadParam, "cop_write negative tag");
+  c.rc(cop_write(v, 0, PVM_LONG, me, 0, COP_NORMAL), 0, "cop_write count 0 does nothing");
+  c.rc(cop_rmw(&f, 1, PVM_FLOAT, me, 0, COP_NORMAL), CopErrBadType, "cop_rmw on PVM_FLOAT");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 1, 30000, kGroup, &root0, 0), PvmBadParam, "cop_reduce with 0 roots");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 1, 30000, kGroup, nullptr, 1), PvmBadParam, "cop_reduce null roots");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 1, 30000, kGroup, &bad_root, 1), PvmNoInst, "cop_reduce root out of range");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 1, 30000, kGroup, two_roots, 2), PvmBadParam, "cop_reduce root named twice");
+  c.rc(cop_reduce(0, v, PVM_LONG, 1, 30000, kGroup, &root0, 1), PvmBadParam, "cop_reduce function 0");
+  c.rc(cop_reduce(99, v, PVM_LONG, 1, 30000, kGroup, &root0, 1), PvmBadParam, "cop_reduce function 99");
+  c.rc(cop_reduce(COP_SUM, v, 999, 1, 30000, kGroup, &root0, 1), PvmBadParam, "cop_reduce unknown datatype");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, -2, 30000, kGroup, &root0, 1), PvmBadParam, "cop_reduce count -2");
+  c.rc(cop_reduce(COP_SUM, nullptr, PVM_LONG, 1, 30000, kGroup, &root0, 1), PvmBadParam, "cop_reduce null data");
+  c.rc(cop_reduce(COP_MAX, v, PVM_ULONG, 1, 30000, kGroup, &root0, 1), CopErrBadType, "cop_reduce MAX on PVM_ULONG");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 1, 30000, nullptr, &root0, 1), PvmBadParam, "cop_reduce null group");
+  c.rc(cop_mcast(v, 1, PVM_LONG, g_tids.data(), 0, 30000, COP_SEND, -1), PvmBadParam, "cop_mcast to 0 tasks");
+  c.rc(cop_mcast(v, 1, PVM_LONG, nullptr, 2, 30000, COP_SEND, -1), PvmBadParam, "cop_mcast null tids");
+  c.rc(cop_mcast(v, 1, PVM_LONG, g_tids.data(), g_size, 30000, 9, -1), PvmBadParam, "cop_mcast mode 9");
+  c.rc(cop_bcast(v, 1, PVM_LONG, kGroup, 30000, 5, -1), PvmBadParam, "cop_bcast mode 5");
+  c.rc(cop_bcast(v, 1, 999, kGroup, 30000, COP_SEND, -1), PvmBadParam, "cop_bcast unknown datatype");
+  c.rc(cop_bcast(v, -1, PVM_LONG, kGroup, 30000, COP_SEND, -1), PvmBadParam, "cop_bcast count -1");
+  c.rc(cop_bcast(v, 1, PVM_LONG, nullptr, 30000, COP_SEND, -1), PvmBadParam, "cop_bcast null group");
+  c.rc(cop_bcast(v, 1, PVM_LONG, kGroup, 30000, COP_RECV, me), PvmBadParam, "cop_bcast receiving from itself");
+  c.rc(cop_barrier(kGroup, 0, 30000), PvmBadParam, "cop_barrier count 0");
+  c.rc(cop_barrier(kGroup, -5, 30000), PvmBadParam, "cop_barrier count -5");
+  c.rc(cop_barrier(nullptr, g_size, 30000), PvmBadParam, "cop_barrier null group");
+  c.rc(cop_gather(v, v, 1, PVM_LONG, 100, kGroup, g_size), PvmNoInst, "cop_gather root out of range");
+  c.rc(cop_scatter(v, v, 1, PVM_LONG, 100, kGroup, -1), PvmNoInst, "cop_scatter root -1");
+  c.rc(cop_gather(v, v, -1, PVM_LONG, 100, kGroup, 0), PvmBadParam, "cop_gather count -1");
+  c.rc(cop_notify(CopChannelDown, -1, 0, nullptr), PvmBadParam, "cop_notify negative tag");
+  // Beyond the 64K-word global address space.
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 4, 65534, kGroup, &root0, 1), CopErrAddressRange, "cop_reduce past the GAS");
+  c.rc(cop_bcast(v, 2, PVM_LONG, kGroup, 65535, COP_SEND, -1), CopErrAddressRange, "cop_bcast past the GAS");
+  // A tid that names no task: PvmNoTask at once (before: the call waited for the
+  // mapping table for the whole timeout, 60 s here, and answered CopErrMapping).
+  const int nobody = unknown_tid();
+  c.rc(cop_read(v, 1, PVM_LONG, nobody, 0, COP_NORMAL), PvmNoTask, "cop_read from an unknown tid");
+  c.rc(cop_rmw(v, 1, PVM_LONG, nobody, 0, COP_NORMAL), PvmNoTask, "cop_rmw on an unknown tid");
+  c.rc(cop_bcast(v, 1, PVM_LONG, kGroup, 30000, COP_RECV, nobody), PvmNoTask, "cop_bcast from an unknown tid");
+  int with_nobody[2] = {me, nobody};
+  c.rc(cop_mcast(v, 1, PVM_LONG, with_nobody, 2, 30000, COP_SEND, -1), PvmNoTask, "cop_mcast to an unknown tid");
+  // A multicast receiver that is not among the recipients would wait for ever.
+  if (g_size > 1) {
+    int others[1] = {g_tids[size_t((g_inst + 1) % g_size)]};
+    c.rc(cop_mcast(v, 1, PVM_LONG, others, 1, 30000, COP_RECV, -1), PvmNotInGroup, "cop_mcast receiver not a recipient");
+  }
+}
+
+// Tags are GAS address ranges (ch. V): PVM-style consecutive tags with arrays overlap,
+// and libcop must refuse the second at the call, not stall or mix the data.
+void check_tag_overlap(Checker& c) {
+  constexpr int T = 40000;
+  int root = 0;
+  long v[3];
+  auto sums_ok = [&](int round) {
+    if (g_inst != 0) return true;
+    bool ok = true;
+    for (int i = 0; i < 3; ++i) {
+      long want = 0;
+      for (int k = 0; k < g_size; ++k) want += long(value(k, i) + round);
+      ok &= v[i] == want;
+    }
+    return ok;
+  };
+  for (int i = 0; i < 3; ++i) v[i] = long(value(g_inst, i));
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T, kGroup, &root, 1), 0, "cop_reduce tag 40000, 3 words");
+  c.expect(sums_ok(0), "cop_reduce tag 40000 sums");
+  // Words 40000..40002 may still be in use (a non-root returns before the root has the sum).
+  c.rc(cop_barrier(kGroup, g_size, T + 1), CopErrTagOverlap, "cop_barrier tag 40001 inside a reduction's range");
+  long b = 5;
+  c.rc(cop_bcast(&b, 1, PVM_LONG, kGroup, T + 2, COP_SEND, -1), CopErrTagOverlap, "cop_bcast tag 40002 inside it");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T - 2, kGroup, &root, 1), CopErrTagOverlap, "cop_reduce tag 39998, 3 words");
+  c.rc(cop_bcast(v, 3, PVM_LONG, kGroup, T, COP_SEND, -1), CopErrTagOverlap, "cop_bcast on the reduction's tag");
+  // The same variable again is fine: the controller keeps the two in order.
+  for (int i = 0; i < 3; ++i) v[i] = long(value(g_inst, i) + 1);
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T, kGroup, &root, 1), 0, "cop_reduce tag 40000 again");
+  c.expect(sums_ok(1), "cop_reduce tag 40000 again sums");
+  // A disjoint tag is fine, and a full barrier ends the reduction: 40001 is free after it.
+  c.rc(cop_barrier(kGroup, g_size, T + 3), 0, "cop_barrier on a disjoint tag");
+  c.rc(cop_barrier(kGroup, g_size, T + 1), 0, "cop_barrier tag 40001 after a full barrier");
+}
+
 void run_checks(Checker& c, int node) {
   int chno = 0, tkno = 0;
   c.rc(cop_channel(&chno, &tkno), 0, "cop_channel");
@@ -104,6 +212,19 @@ void run_checks(Checker& c, int node) {
     c.rc(cop_getopt(CopMapping), CopMapTable, "mapping unchanged after the refusal");
   }
   c.rc(cop_setopt(CopTimeout, 60000), 10000, "cop_setopt timeout returns the old value");
+
+  // A task's address space starts cleared (ch. V: the controller clears it when its
+  // previous task ends), even when the task number was another task's before.
+  {
+    std::vector<long long> space(256, -1);
+    c.rc(cop_read(space.data(), 256, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_read own fresh TAS");
+    int nonzero = 0;
+    for (long long w : space) nonzero += w != 0;
+    c.expect(nonzero == 0, "a fresh task address space (TKNO " + std::to_string(tkno) + ") reads zero: " +
+                               std::to_string(nonzero) + " words hold an earlier task's data");
+  }
+  // Before anything in the group: every refusal comes at once, so no task waits on another.
+  check_arguments(c);
 
   // Barrier: everyone's TAS word holds the round before anyone leaves it.
   for (int round = 1; round <= 4; ++round) {
@@ -178,6 +299,8 @@ void run_checks(Checker& c, int node) {
     c.expect(ok, "cop_mcast data");
   }
   c.rc(cop_barrier(kGroup, g_size, 14), 0, "cop_barrier after multicast");
+
+  check_tag_overlap(c);
 
   // Shared memory: write own TAS (urgent and normal), read a neighbour's,
   // read-modify-write another's, protection of a foreign TAS.
@@ -273,6 +396,182 @@ void run_collectives(Checker& c, int rounds) {
   if (rounds > 0) c.rc(cop_barrier(kGroup, g_size, 21), 0, "cop_barrier after the rounds");
 }
 
+// One tag used again and again with no barrier between: every iteration's answer is
+// checked against a local computation (ch. V: the controller keeps successive
+// operations on one GAS word in order).
+void run_loops(Checker& c, int iters) {
+  const int me = pvm_mytid();
+  // Barrier loop: after barrier r everyone has written r, and nobody can have written
+  // r + 2 (that needs barrier r + 1, which this task has not entered).
+  for (long long r = 1; r <= iters; ++r) {
+    c.rc(cop_write(&r, 1, PVM_LONG, me, 5, COP_NORMAL), 0, "cop_write round");
+    c.rc(cop_barrier(kGroup, g_size, 50), 0, "cop_barrier loop, same tag");
+    for (int k = 0; k < g_size; ++k) {
+      long long seen = 0;
+      c.rc(cop_read(&seen, 1, PVM_LONG, g_tids[size_t(k)], 5, COP_NORMAL), 0, "cop_read round");
+      c.expect(seen == r || seen == r + 1, "barrier loop iteration " + std::to_string(r) + ": task " +
+                                               std::to_string(k) + " has written round " + std::to_string(seen));
+    }
+  }
+  c.rc(cop_barrier(kGroup, g_size, 51), 0, "cop_barrier after the barrier loop");
+  // Reduce loop: 4 words on tag 52, two roots, new values each iteration.
+  int roots[2] = {0, g_size - 1};
+  for (int r = 0; r < iters; ++r) {
+    long data[4];
+    for (int i = 0; i < 4; ++i) data[i] = long(value(g_inst, i) + 13 * r);
+    c.rc(cop_reduce(COP_SUM, data, PVM_LONG, 4, 52, kGroup, roots, 2), 0, "cop_reduce loop, same tag");
+    if (g_inst != 0 && g_inst != g_size - 1) continue;
+    for (int i = 0; i < 4; ++i) {
+      long want = 0;
+      for (int k = 0; k < g_size; ++k) want += long(value(k, i) + 13 * r);
+      if (data[i] != want) {
+        c.expect(false, "reduce loop iteration " + std::to_string(r) + " element " + std::to_string(i) + ": got " +
+                            std::to_string(data[i]) + " want " + std::to_string(want));
+        break;
+      }
+    }
+  }
+  c.rc(cop_barrier(kGroup, g_size, 60), 0, "cop_barrier after the reduce loop");
+  // Broadcast loop: 8 doubles on tag 70 from instance 1, new values each iteration.
+  const int src = 1 % g_size;
+  for (int r = 0; r < iters; ++r) {
+    double buf[8];
+    if (g_inst == src) {
+      for (int i = 0; i < 8; ++i) buf[i] = r * 100.0 + i + 0.5;
+      c.rc(cop_bcast(buf, 8, PVM_DOUBLE, kGroup, 70, COP_SEND, -1), 0, "cop_bcast loop send");
+      continue;
+    }
+    c.rc(cop_bcast(buf, 8, PVM_DOUBLE, kGroup, 70, COP_RECV, g_tids[size_t(src)]), 0, "cop_bcast loop recv");
+    bool ok = true;
+    for (int i = 0; i < 8; ++i) ok &= buf[i] == r * 100.0 + i + 0.5;
+    c.expect(ok, "bcast loop iteration " + std::to_string(r) + " data");
+  }
+  c.rc(cop_barrier(kGroup, g_size, 61), 0, "cop_barrier after the bcast loop");
+}
+
+// ---- a task killed inside cop_bcast's receive (scenario killrecv) ----
+// The parent spawns a sender S on node 1 and a receiver A on node 2; A waits in
+// cop_bcast's receive (the host area's fetcher, on the channel) and is killed -9 there.
+// A new receiver C on node 2, same group and tag, must then get the broadcast (or a
+// clear error) within a bounded time, not wait for ever on A's slot.
+constexpr int kHelloTag = 4243, kGoTag = 4244;
+char kKillGroup[] = "copkill";
+constexpr int kKillTag = 500, kKillCount = 8;
+
+int kill_child(const std::string& role, int srctid) {
+  Checker c;
+  const int tid = cop_mytid();
+  c.expect(tid > 0, "cop_mytid: " + std::to_string(tid));
+  if (tid > 0) {
+    pvm_joingroup(kKillGroup);
+    pvm_initsend(PvmDataDefault);
+    int pid = getpid();
+    pvm_pkint(&pid, 1, 1);
+    pvm_send(pvm_parent(), kHelloTag);
+    double buf[kKillCount] = {};
+    if (role == "sender") {
+      pvm_recv(pvm_parent(), kGoTag);
+      for (int i = 0; i < kKillCount; ++i) buf[i] = 1000.0 + i;
+      c.rc(cop_bcast(buf, kKillCount, PVM_DOUBLE, kKillGroup, kKillTag, COP_SEND, -1), 0, "cop_bcast send");
+    } else {  // victim (killed in there) or replacement
+      c.rc(cop_setopt(CopTimeout, role == "victim" ? 0 : 10000) >= 0 ? 0 : -1, 0, "cop_setopt timeout");
+      const int rc = cop_bcast(buf, kKillCount, PVM_DOUBLE, kKillGroup, kKillTag, COP_RECV, srctid);
+      c.rc(rc, 0, role + ": cop_bcast recv after the previous receiver was killed");
+      bool ok = true;
+      for (int i = 0; i < kKillCount; ++i) ok &= buf[i] == 1000.0 + i;
+      if (rc == 0) c.expect(ok, role + ": the broadcast's data");
+    }
+    pvm_lvgroup(kKillGroup);
+  }
+  pvm_initsend(PvmDataDefault);
+  int n = c.checks, bad = c.failures.empty() ? 0 : 1;
+  pvm_pkint(&n, 1, 1);
+  pvm_pkint(&bad, 1, 1);
+  std::string report = role + ": " + std::to_string(c.checks) + " checks\n" + c.failures;
+  pvm_pkstr(const_cast<char*>(report.c_str()));
+  pvm_send(pvm_parent(), kReportTag);
+  cop_exit();
+  pvm_exit();
+  return 0;
+}
+
+// The victim is waiting on the channel once the kernel has it asleep in a UDP receive
+// or a futex (libpvm sleeps in select, so these are libcop's waits).
+bool in_channel_wait(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/wchan").c_str(), "r");
+  if (!f) return false;
+  char w[128] = {};
+  const size_t n = std::fread(w, 1, sizeof w - 1, f);
+  std::fclose(f);
+  const std::string s(w, n);
+  return s.find("skb") != std::string::npos || s.find("futex") != std::string::npos;
+}
+
+int kill_parent(const std::string& access, const std::string& stack) {
+  auto spawn = [&](int node, const char* role, int srctid) {
+    const std::string nd = std::to_string(node), src = std::to_string(srctid);
+    char* args[] = {const_cast<char*>(nd.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
+                    const_cast<char*>("2"), const_cast<char*>("1"), const_cast<char*>("killrecv"),
+                    const_cast<char*>(role), const_cast<char*>(src.c_str()), nullptr};
+    int tid = 0;
+    return pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) == 1
+               ? tid
+               : -1;
+  };
+  auto hello = [&](int tid) {
+    timeval t{30, 0};
+    int pid = -1;
+    if (pvm_trecv(tid, kHelloTag, &t) > 0) pvm_upkint(&pid, 1, 1);
+    return pid;
+  };
+  auto fail = [&](const std::string& why) {
+    std::printf("FAILED: %s\n", why.c_str());
+    pvm_exit();
+    return 1;
+  };
+  const int sender = spawn(1, "sender", 0);
+  if (sender < 0 || hello(sender) < 0) return fail("the sender did not start");
+  const int victim = spawn(2, "victim", sender);
+  const int victim_pid = victim < 0 ? -1 : hello(victim);
+  if (victim_pid < 0) return fail("the victim did not start");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!in_channel_wait(victim_pid)) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return fail("the victim never waited on its channel");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(victim_pid, SIGKILL);
+  // The group server drops the victim when the pvmd reports its exit.
+  while (pvm_gsize(kKillGroup) != 1) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(40)) return fail("the victim stayed in the group");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const int replacement = spawn(2, "replacement", sender);
+  if (replacement < 0 || hello(replacement) < 0) return fail("the replacement did not start");
+  pvm_initsend(PvmDataDefault);
+  pvm_send(sender, kGoTag);
+  int failed = 0;
+  for (int i = 0; i < 2; ++i) {
+    // Bounded: the replacement's own wait is bounded by its CopTimeout (10 s).
+    timeval tmout{40, 0};
+    if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
+      std::printf("no report from %d task(s) within 40 s (the replacement hangs on the killed task's slot)\n", 2 - i);
+      failed = 1;
+      break;
+    }
+    int n = 0, bad = 0;
+    char report[65536];
+    pvm_upkint(&n, 1, 1);
+    pvm_upkint(&bad, 1, 1);
+    pvm_upkstr(report);
+    failed |= bad;
+    std::fputs(report, stdout);
+  }
+  std::printf("%s: a receiver killed -9 inside cop_bcast, then a new receiver on its node and tag\n",
+              failed ? "FAILED" : "passed");
+  pvm_exit();
+  return failed;
+}
+
 int child(int argc, char** argv) {
   const int node = std::atoi(argv[1]);
   // "-": a cluster host, whose copdrv sits at the task's default driver directory.
@@ -284,6 +583,7 @@ int child(int argc, char** argv) {
   setenv("COP_ACCESS", argv[2], 1);
   const int nodes = std::atoi(argv[4]), tasks = std::atoi(argv[5]);
   const std::string scenario = argc > 6 ? argv[6] : "checks";
+  if (scenario == "killrecv") return kill_child(argc > 7 ? argv[7] : "", argc > 8 ? std::atoi(argv[8]) : 0);
   // direct: COP_MAPPING=direct at enrolment; direct-setopt: cop_setopt after it.
   const std::string mapping = argc > 7 ? argv[7] : "table";
   if (mapping == "direct") setenv("COP_MAPPING", "direct", 1);
@@ -342,6 +642,9 @@ int child(int argc, char** argv) {
     } else if (scenario == "collectives") {
       run_collectives(c, rounds);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "loops") {
+      run_loops(c, rounds > 0 ? rounds : 20);
+      pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);
       pvm_barrier(kGroup, g_size);
@@ -397,14 +700,16 @@ int main(int argc, char** argv) {
     nodes = int(hosts.size());
   }
   if (stack.empty() || (mapping != "table" && mapping != "direct" && mapping != "direct-setopt") ||
-      (scenario != "checks" && scenario != "kill" && scenario != "collectives")) {
+      (scenario != "checks" && scenario != "kill" && scenario != "collectives" && scenario != "loops" &&
+       scenario != "killrecv")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
     return 2;
   }
   if (pvm_mytid() < 0) return 1;
+  if (scenario == "killrecv") return kill_parent(access, stack);
   std::vector<int> tids;
   for (int i = 0; i < nodes * tasks; ++i) {
     const std::string node = std::to_string(i / tasks + 1), n = std::to_string(nodes), t = std::to_string(tasks);
