@@ -35,10 +35,11 @@ using cop::wire::Space;
 struct Member {
   int tid;
   Place place;
+  int inst = -1;  // group instance number (PVM keeps them when a member leaves: they may have gaps)
 };
 
 struct Group {
-  std::vector<Member> members;  // by instance number
+  std::vector<Member> members;  // in instance-number order
   uint64_t tc_mask = 0;
   int total = 0;  // members in the group, of which `members` may be the first few (cop_barrier's count)
 };
@@ -243,6 +244,13 @@ int ready() { return lib().enrolled ? 0 : CopErrNotEnrolled; }
 
 // The GAS words [first, first+count) for a group operation: within the global address
 // space, and not overlapping another operation that may still be in progress.
+// The member with group instance number `inst`, or nullptr.
+const Member* by_inst(const Group& g, int inst) {
+  for (const Member& m : g.members)
+    if (m.inst == inst) return &m;
+  return nullptr;
+}
+
 int take_tags(const char* call, int first, size_t count, Use use, int scope) {
   Library& l = lib();
   if (uint64_t(uint32_t(first)) + count > info().gas_words) {
@@ -293,11 +301,20 @@ int group_members(const char* name, int count, Group& g) {
   const int n = count < 0 ? size : count;
   g = Group{};
   g.total = size;
-  for (int inst = 0; inst < n; ++inst) {
+  // Instance numbers of members that left stay unused (PvmNoInst): skip them.
+  constexpr int kMaxGap = 1024;
+  for (int inst = 0, gap = 0; int(g.members.size()) < n; ++inst) {
     const int tid = pvm_gettid(const_cast<char*>(name), inst);
+    if (tid == PvmNoInst && ++gap <= kMaxGap) continue;
     if (tid < 0) return tid;
-    Member m{tid, {}};
-    if (int rc = place_of(tid, m.place); rc < 0) return rc;
+    gap = 0;
+    Member m{tid, {}, inst};
+    if (int rc = place_of(tid, m.place); rc < 0) {
+      // A member that died may stay listed for a while after pvm_gsize no longer counts
+      // it (the group server learns of the exit from the pvmd): it takes no part.
+      if (rc == PvmNoTask) continue;
+      return rc;
+    }
     g.members.push_back(m);
     g.tc_mask |= bit(m.place.chno);
   }
@@ -686,10 +703,11 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   bool member = false, me_root = false;
   uint64_t bm = 0;
   for (int i = 0; i < rootcount; ++i) {
-    if (roots[i] < 0 || roots[i] >= int(g.members.size())) return PvmNoInst;
+    const Member* root = by_inst(g, roots[i]);
+    if (!root) return PvmNoInst;
     for (int j = 0; j < i; ++j)
       if (roots[j] == roots[i]) return PvmBadParam;  // a root named twice
-    const Member& r = g.members[size_t(roots[i])];
+    const Member& r = *root;
     bm |= bit(r.place.chno);
     if (r.place.chno == info().chno) local_roots++;
     me_root |= r.tid == l.tid;
@@ -740,7 +758,11 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
       member |= m.tid == l.tid;
       src_member |= m.tid == srctid;
     }
-    if (!member) return PvmNotInGroup;
+    if (!member) {
+      report("cop_bcast", "this task is not a member of group '" + std::string(group) + "' (" +
+                              std::to_string(g.members.size()) + " members)");
+      return PvmNotInGroup;
+    }
     if (!src_member) {
       Place p;
       if (int rc = place_of(srctid, p); rc < 0) return rc;  // an unknown tid: PvmNoTask
@@ -796,13 +818,14 @@ int cop_gather(void* result, void* data, int count, int datatype, int msgtag, ch
   if (!group || count < 0 || (count > 0 && !data) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
-  if (rootginst < 0 || rootginst >= int(g.members.size())) return PvmNoInst;
+  const Member* root = by_inst(g, rootginst);
+  if (!root) return PvmNoInst;
   const int size = int(g.members.size());
-  if (g.members[size_t(rootginst)].tid == lib().tid && !result && count > 0) return PvmBadParam;
+  if (root->tid == lib().tid && !result && count > 0) return PvmBadParam;
   // Each member's slice into its own task address space; the root reads them all.
   if (int rc = cop_write(data, count, datatype, lib().tid, msgtag, COP_NORMAL); rc < 0) return rc;
   if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
-  if (g.members[size_t(rootginst)].tid == lib().tid) {
+  if (root->tid == lib().tid) {
     const size_t esize = cop::lib::element_size(datatype);
     for (int i = 0; i < size; ++i)
       if (int rc = cop_read(static_cast<uint8_t*>(result) + size_t(i) * size_t(count) * esize, count, datatype,
@@ -819,9 +842,10 @@ int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, c
   if (!group || count < 0 || (count > 0 && !result) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
-  if (rootginst < 0 || rootginst >= int(g.members.size())) return PvmNoInst;
+  const Member* root_member = by_inst(g, rootginst);
+  if (!root_member) return PvmNoInst;
   const int size = int(g.members.size());
-  const int root = g.members[size_t(rootginst)].tid;
+  const int root = root_member->tid;
   int me = -1;
   for (int i = 0; i < size; ++i)
     if (g.members[size_t(i)].tid == lib().tid) me = i;

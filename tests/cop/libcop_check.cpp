@@ -4,8 +4,8 @@
 //   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR [--scenario checks|kill]
 //   --scenario loops: R (default 20) barriers, reductions and broadcasts on one tag each,
 //     no barrier between, every iteration checked;
-//   --scenario killrecv: a receiver killed -9 inside cop_bcast, then a new one on its
-//     node and tag must get the data (2 nodes, its own tasks);
+//   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
+//     partners and successors on the node must complete or fail clearly (its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
 // each runs every check and reports; the parent prints the reports and exits
 // non-zero if any check failed.
@@ -453,127 +453,205 @@ void run_loops(Checker& c, int iters) {
   c.rc(cop_barrier(kGroup, g_size, 61), 0, "cop_barrier after the bcast loop");
 }
 
-// ---- a task killed inside cop_bcast's receive (scenario killrecv) ----
-// The parent spawns a sender S on node 1 and a receiver A on node 2; A waits in
-// cop_bcast's receive (the host area's fetcher, on the channel) and is killed -9 there.
-// A new receiver C on node 2, same group and tag, must then get the broadcast (or a
-// clear error) within a bounded time, not wait for ever on A's slot.
-constexpr int kHelloTag = 4243, kGoTag = 4244;
-char kKillGroup[] = "copkill";
-constexpr int kKillTag = 500, kKillCount = 8;
+// ---- tasks killed inside the host area (scenario killrecv) ----
+// Each part kills -9 a task of node 2 while it waits inside a collective (its wait is
+// seen in /proc), then checks that the others of its node, and a new task there on the
+// same group and tag, complete or get a clear error within a bounded time, instead of
+// waiting for ever on the slot the killed task left (seed 000 ch. V, the host's partial
+// operations in shared memory).
+//   part 1: the receiver fetching a broadcast for its host is killed; a new receiver on
+//           its node and tag gets the data;
+//   part 2: the same with a second receiver already waiting on the slot: it fetches in
+//           the killed one's place;
+//   part 3: the last task to enter a barrier (doing the channel part for its host) is
+//           killed; its waiting partner gets CopErrPartnerDied.
+constexpr int kHelloTag = 4243, kGoTag = 4244, kEnterTag = 4245;
+constexpr int kKillCount = 8;
 
-int kill_child(const std::string& role, int srctid) {
-  Checker c;
-  const int tid = cop_mytid();
-  c.expect(tid > 0, "cop_mytid: " + std::to_string(tid));
-  if (tid > 0) {
-    pvm_joingroup(kKillGroup);
+// role: sender (cop_bcast SEND on "go"), receiver (cop_bcast RECV from srctid on
+// "enter"), barrier (cop_barrier of 3 on "enter"), idle (waits for "go"); each reports
+// its return code and whether the data was right.
+int kill_child(const std::string& role, char* group, int tag, int srctid) {
+  int rc = cop_mytid(), ok = 1;
+  if (rc > 0) {
+    pvm_joingroup(group);
     pvm_initsend(PvmDataDefault);
     int pid = getpid();
     pvm_pkint(&pid, 1, 1);
     pvm_send(pvm_parent(), kHelloTag);
     double buf[kKillCount] = {};
-    if (role == "sender") {
+    if (role == "sender" || role == "idle") {
       pvm_recv(pvm_parent(), kGoTag);
-      for (int i = 0; i < kKillCount; ++i) buf[i] = 1000.0 + i;
-      c.rc(cop_bcast(buf, kKillCount, PVM_DOUBLE, kKillGroup, kKillTag, COP_SEND, -1), 0, "cop_bcast send");
-    } else {  // victim (killed in there) or replacement
-      c.rc(cop_setopt(CopTimeout, role == "victim" ? 0 : 10000) >= 0 ? 0 : -1, 0, "cop_setopt timeout");
-      const int rc = cop_bcast(buf, kKillCount, PVM_DOUBLE, kKillGroup, kKillTag, COP_RECV, srctid);
-      c.rc(rc, 0, role + ": cop_bcast recv after the previous receiver was killed");
-      bool ok = true;
-      for (int i = 0; i < kKillCount; ++i) ok &= buf[i] == 1000.0 + i;
-      if (rc == 0) c.expect(ok, role + ": the broadcast's data");
+      for (int i = 0; i < kKillCount; ++i) buf[i] = 1000.0 + tag + i;
+      rc = role == "idle" ? 0 : cop_bcast(buf, kKillCount, PVM_DOUBLE, group, tag, COP_SEND, -1);
+    } else {
+      pvm_recv(pvm_parent(), kEnterTag);
+      if (role == "barrier") {
+        rc = cop_barrier(group, 3, tag);
+      } else {
+        rc = cop_bcast(buf, kKillCount, PVM_DOUBLE, group, tag, COP_RECV, srctid);
+        for (int i = 0; i < kKillCount; ++i) ok &= buf[i] == 1000.0 + tag + i;
+      }
     }
-    pvm_lvgroup(kKillGroup);
+    pvm_lvgroup(group);
   }
   pvm_initsend(PvmDataDefault);
-  int n = c.checks, bad = c.failures.empty() ? 0 : 1;
-  pvm_pkint(&n, 1, 1);
-  pvm_pkint(&bad, 1, 1);
-  std::string report = role + ": " + std::to_string(c.checks) + " checks\n" + c.failures;
-  pvm_pkstr(const_cast<char*>(report.c_str()));
+  pvm_pkint(&rc, 1, 1);
+  pvm_pkint(&ok, 1, 1);
   pvm_send(pvm_parent(), kReportTag);
   cop_exit();
   pvm_exit();
   return 0;
 }
 
-// The victim is waiting on the channel once the kernel has it asleep in a UDP receive
-// or a futex (libpvm sleeps in select, so these are libcop's waits).
-bool in_channel_wait(int pid) {
+// What the kernel has a task of node 2 asleep in: "skb" (a UDP receive: the channel,
+// read by the one local task waiting on it) or "futex" (the host area, or the channel
+// read by another task); libpvm sleeps in select.
+std::string wchan(int pid) {
   std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/wchan").c_str(), "r");
-  if (!f) return false;
+  if (!f) return "";
   char w[128] = {};
   const size_t n = std::fread(w, 1, sizeof w - 1, f);
   std::fclose(f);
-  const std::string s(w, n);
-  return s.find("skb") != std::string::npos || s.find("futex") != std::string::npos;
+  return std::string(w, n);
 }
 
-int kill_parent(const std::string& access, const std::string& stack) {
-  auto spawn = [&](int node, const char* role, int srctid) {
-    const std::string nd = std::to_string(node), src = std::to_string(srctid);
+struct KillParent {
+  std::string access, stack;
+  std::string failures;
+  std::vector<int> spawned;
+
+  int spawn(int node, const char* role, const char* group, int tag, int srctid) {
+    const std::string nd = std::to_string(node), tg = std::to_string(tag), src = std::to_string(srctid);
     char* args[] = {const_cast<char*>(nd.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
                     const_cast<char*>("2"), const_cast<char*>("1"), const_cast<char*>("killrecv"),
-                    const_cast<char*>(role), const_cast<char*>(src.c_str()), nullptr};
+                    const_cast<char*>(role), const_cast<char*>(group), const_cast<char*>(tg.c_str()),
+                    const_cast<char*>(src.c_str()), nullptr};
     int tid = 0;
-    return pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) == 1
-               ? tid
-               : -1;
-  };
-  auto hello = [&](int tid) {
+    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1)
+      return -1;
+    spawned.push_back(tid);
+    return tid;
+  }
+  // Tasks of a part that failed half way may still wait: none outlives the check.
+  ~KillParent() {
+    for (int tid : spawned)
+      if (pvm_pstat(tid) == PvmOk) pvm_kill(tid);
+  }
+  int hello(int tid) {
     timeval t{30, 0};
     int pid = -1;
-    if (pvm_trecv(tid, kHelloTag, &t) > 0) pvm_upkint(&pid, 1, 1);
+    if (tid > 0 && pvm_trecv(tid, kHelloTag, &t) > 0) pvm_upkint(&pid, 1, 1);
     return pid;
-  };
-  auto fail = [&](const std::string& why) {
-    std::printf("FAILED: %s\n", why.c_str());
-    pvm_exit();
-    return 1;
-  };
-  const int sender = spawn(1, "sender", 0);
-  if (sender < 0 || hello(sender) < 0) return fail("the sender did not start");
-  const int victim = spawn(2, "victim", sender);
-  const int victim_pid = victim < 0 ? -1 : hello(victim);
-  if (victim_pid < 0) return fail("the victim did not start");
-  const auto t0 = std::chrono::steady_clock::now();
-  while (!in_channel_wait(victim_pid)) {
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return fail("the victim never waited on its channel");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ::kill(victim_pid, SIGKILL);
-  // The group server drops the victim when the pvmd reports its exit.
-  while (pvm_gsize(kKillGroup) != 1) {
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(40)) return fail("the victim stayed in the group");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  void tell(int tid, int tag) {
+    pvm_initsend(PvmDataDefault);
+    pvm_send(tid, tag);
   }
-  const int replacement = spawn(2, "replacement", sender);
-  if (replacement < 0 || hello(replacement) < 0) return fail("the replacement did not start");
-  pvm_initsend(PvmDataDefault);
-  pvm_send(sender, kGoTag);
-  int failed = 0;
-  for (int i = 0; i < 2; ++i) {
-    // Bounded: the replacement's own wait is bounded by its CopTimeout (10 s).
-    timeval tmout{40, 0};
-    if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
-      std::printf("no report from %d task(s) within 40 s (the replacement hangs on the killed task's slot)\n", 2 - i);
-      failed = 1;
-      break;
+  // Bounded condition waits (20 s): the task asleep in `what`; the group's size.
+  bool wait_in(int pid, const char* what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (wchan(pid).find(what) == std::string::npos) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    int n = 0, bad = 0;
-    char report[65536];
-    pvm_upkint(&n, 1, 1);
-    pvm_upkint(&bad, 1, 1);
-    pvm_upkstr(report);
-    failed |= bad;
-    std::fputs(report, stdout);
+    return true;
   }
-  std::printf("%s: a receiver killed -9 inside cop_bcast, then a new receiver on its node and tag\n",
+  bool wait_size(char* group, int size) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (pvm_gsize(group) != size) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+  // The report of `tid`: its return code must be `want` (and its data right).
+  void expect(int tid, int want, const std::string& what) {
+    timeval t{40, 0};  // above the task's own bound (CopTimeout, 10 s)
+    int rc = 1, ok = 0;
+    if (pvm_trecv(tid, kReportTag, &t) <= 0) {
+      failures += "  FAIL " + what + ": no report within 40 s (waits for ever)\n";
+      return;
+    }
+    pvm_upkint(&rc, 1, 1);
+    pvm_upkint(&ok, 1, 1);
+    std::printf("%s: returned %d (%s)%s\n", what.c_str(), rc, cop_strerror(rc), ok ? "" : ", wrong data");
+    if (rc != want || !ok)
+      failures += "  FAIL " + what + ": returned " + std::to_string(rc) + (ok ? "" : " with wrong data") +
+                  ", expected " + std::to_string(want) + "\n";
+  }
+  bool step(bool done, const std::string& why) {
+    if (!done) failures += "  FAIL " + why + "\n";
+    return done;
+  }
+
+  void part1() {
+    char g[] = "copkill1";
+    const int s = spawn(1, "sender", g, 500, 0);
+    if (!step(hello(s) > 0, "part 1: the sender did not start")) return;
+    const int a = spawn(2, "receiver", g, 500, s);
+    const int a_pid = hello(a);
+    if (!step(a_pid > 0, "part 1: the receiver did not start")) return;
+    tell(a, kEnterTag);
+    if (!step(wait_in(a_pid, "skb"), "part 1: the receiver never waited on its channel")) return;
+    ::kill(a_pid, SIGKILL);
+    if (!step(wait_size(g, 1), "part 1: the killed receiver stayed in the group")) return;
+    const int c = spawn(2, "receiver", g, 500, s);
+    if (!step(hello(c) > 0, "part 1: the new receiver did not start")) return;
+    tell(c, kEnterTag);
+    tell(s, kGoTag);
+    expect(s, 0, "part 1: cop_bcast send");
+    expect(c, 0, "part 1: a new receiver on the killed receiver's node and tag");
+  }
+
+  void part2() {
+    char g[] = "copkill2";
+    const int s = spawn(1, "sender", g, 600, 0);
+    const int a = spawn(2, "receiver", g, 600, s), b = spawn(2, "receiver", g, 600, s);
+    const int s_pid = hello(s), a_pid = hello(a), b_pid = hello(b);
+    if (!step(s_pid > 0 && a_pid > 0 && b_pid > 0 && wait_size(g, 3), "part 2: the tasks did not start")) return;
+    tell(a, kEnterTag);
+    if (!step(wait_in(a_pid, "skb"), "part 2: the first receiver never waited on its channel")) return;
+    tell(b, kEnterTag);
+    if (!step(wait_in(b_pid, "futex"), "part 2: the second receiver never waited in the host area")) return;
+    ::kill(a_pid, SIGKILL);
+    if (!step(wait_size(g, 2), "part 2: the killed receiver stayed in the group")) return;
+    tell(s, kGoTag);
+    expect(s, 0, "part 2: cop_bcast send");
+    expect(b, 0, "part 2: the receiver that waited beside the killed one");
+  }
+
+  void part3() {
+    char g[] = "copkill3";
+    const int s = spawn(1, "idle", g, 700, 0);
+    const int a = spawn(2, "barrier", g, 700, 0), b = spawn(2, "barrier", g, 700, 0);
+    const int s_pid = hello(s), a_pid = hello(a), b_pid = hello(b);
+    if (!step(s_pid > 0 && a_pid > 0 && b_pid > 0 && wait_size(g, 3), "part 3: the tasks did not start")) return;
+    tell(a, kEnterTag);
+    if (!step(wait_in(a_pid, "futex"), "part 3: the first task never waited in the host area")) return;
+    tell(b, kEnterTag);
+    if (!step(wait_in(b_pid, "skb"), "part 3: the last task never waited on its channel")) return;
+    ::kill(b_pid, SIGKILL);
+    expect(a, CopErrPartnerDied, "part 3: the barrier partner of the killed task");
+    tell(s, kGoTag);
+    expect(s, 0, "part 3: the member that never entered");
+  }
+};
+
+int kill_parent(const std::string& access, const std::string& stack) {
+  bool failed = false;
+  {
+    KillParent k{access, stack, "", {}};
+    k.part1();
+    k.part2();
+    k.part3();
+    std::fputs(k.failures.c_str(), stdout);
+    failed = !k.failures.empty();
+  }
+  std::printf("%s: tasks killed -9 inside cop_bcast and cop_barrier, their partners and successors\n",
               failed ? "FAILED" : "passed");
   pvm_exit();
-  return failed;
+  return failed ? 1 : 0;
 }
 
 int child(int argc, char** argv) {
@@ -587,7 +665,8 @@ int child(int argc, char** argv) {
   setenv("COP_ACCESS", argv[2], 1);
   const int nodes = std::atoi(argv[4]), tasks = std::atoi(argv[5]);
   const std::string scenario = argc > 6 ? argv[6] : "checks";
-  if (scenario == "killrecv") return kill_child(argc > 7 ? argv[7] : "", argc > 8 ? std::atoi(argv[8]) : 0);
+  if (scenario == "killrecv")
+    return argc > 10 ? kill_child(argv[7], argv[8], std::atoi(argv[9]), std::atoi(argv[10])) : 2;
   // direct: COP_MAPPING=direct at enrolment; direct-setopt: cop_setopt after it.
   const std::string mapping = argc > 7 ? argv[7] : "table";
   if (mapping == "direct") setenv("COP_MAPPING", "direct", 1);
