@@ -166,7 +166,8 @@ void check_arguments(Checker& c) {
 // Tags are GAS address ranges (ch. V): PVM-style consecutive tags with arrays overlap,
 // and libcop must refuse the second at the call, not stall or mix the data.
 void check_tag_overlap(Checker& c) {
-  constexpr int T = 40000;
+  // PVM-style tags 10, 11, 12 (words 10.. were barriers' earlier, ended by barrier 14).
+  constexpr int T = 10;
   int root = 0;
   long v[3];
   auto sums_ok = [&](int round) {
@@ -180,18 +181,18 @@ void check_tag_overlap(Checker& c) {
     return ok;
   };
   for (int i = 0; i < 3; ++i) v[i] = long(value(g_inst, i));
-  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T, kGroup, &root, 1), 0, "cop_reduce tag 40000, 3 words");
-  c.expect(sums_ok(0), "cop_reduce tag 40000 sums");
-  // Words 40000..40002 may still be in use (a non-root returns before the root has the sum).
-  c.rc(cop_barrier(kGroup, g_size, T + 1), CopErrTagOverlap, "cop_barrier tag 40001 inside a reduction's range");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T, kGroup, &root, 1), 0, "cop_reduce tag 10, 3 words");
+  c.expect(sums_ok(0), "cop_reduce tag 10 sums");
+  // Words 10..12 may still be in use (a non-root returns before the root has the sum).
+  c.rc(cop_barrier(kGroup, g_size, T + 1), CopErrTagOverlap, "cop_barrier tag 11 inside a reduction's range");
   long b = 5;
-  c.rc(cop_bcast(&b, 1, PVM_LONG, kGroup, T + 2, COP_SEND, -1), CopErrTagOverlap, "cop_bcast tag 40002 inside it");
-  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T - 2, kGroup, &root, 1), CopErrTagOverlap, "cop_reduce tag 39998, 3 words");
+  c.rc(cop_bcast(&b, 1, PVM_LONG, kGroup, T + 2, COP_SEND, -1), CopErrTagOverlap, "cop_bcast tag 12 inside it");
+  c.rc(cop_reduce(COP_SUM, v, PVM_LONG, 3, T - 2, kGroup, &root, 1), CopErrTagOverlap, "cop_reduce tag 8, 3 words");
   c.rc(cop_bcast(v, 3, PVM_LONG, kGroup, T, COP_SEND, -1), CopErrTagOverlap, "cop_bcast on the reduction's tag");
   // (The same variable again is allowed: the loops scenario uses one tag 20 times.)
-  // A disjoint tag is fine, and a full barrier ends the reduction: 40001 is free after it.
+  // A disjoint tag is fine, and a full barrier ends the reduction: 11 is free after it.
   c.rc(cop_barrier(kGroup, g_size, T + 3), 0, "cop_barrier on a disjoint tag");
-  c.rc(cop_barrier(kGroup, g_size, T + 1), 0, "cop_barrier tag 40001 after a full barrier");
+  c.rc(cop_barrier(kGroup, g_size, T + 1), 0, "cop_barrier tag 11 after a full barrier");
 }
 
 void run_checks(Checker& c, int node) {

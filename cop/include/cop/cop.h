@@ -30,9 +30,13 @@
  * the group is refused with CopErrTagOverlap, before anything reaches the
  * controller. It sees only this task's calls: two groups sharing words, or tasks
  * that call different sequences, are not detected. Ranges beyond the GAS are
- * CopErrAddressRange. cop_read/cop_write/cop_rmw and gather/scatter data use the
- * task address spaces instead: the tag is a word offset in the TAS
- * (tag + count <= the TAS size, 256 words), checked the same way.
+ * CopErrAddressRange. (libcop splits long arrays into channel accesses of 128
+ * elements; the words used are still tag .. tag+count-1.)
+ * cop_read/cop_write/cop_rmw use a task address space instead: the tag is a word
+ * offset there (tag + count <= the TAS size, 256 words, else CopErrAddressRange);
+ * these are memory, not masks, so they need no spacing. cop_gather uses the words
+ * tag .. tag+count-1 of each member's TAS, cop_scatter tag .. tag+count*members-1
+ * of the root's, and both the GAS word tag for their barriers.
  *
  * Arguments every call refuses (nothing reaches the controller):
  *   PvmBadParam   null data with count > 0, count < 0, msgtag < 0, an unknown
