@@ -208,6 +208,9 @@ Message mask_command(Opcode op, uint32_t tag, uint64_t mask, size_t count) {
   return m;
 }
 
+int tas_run(Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
+            bool keep_answers);
+
 int open_channel(int wanted_tkno) {
   Library& l = lib();
   l.host.reset();
@@ -236,6 +239,16 @@ int open_channel(int wanted_tkno) {
       report("cop_mytid", "direct mapping does not hold here: the tid's H field is not this host's channel");
       return CopErrMapping;
     }
+  }
+  // The task's address space starts cleared, whatever an earlier task with this TKNO
+  // left there (ch. V: the controller clears it when a task ends; libcop does not rely
+  // on that). Before the mapping is published, so no other task addresses it yet.
+  std::vector<uint64_t> zeros(info().tas_words, 0);
+  if (int rc = tas_run(Opcode::WSRAM64, false, zeros.data(), int(zeros.size()), PVM_LONG,
+                       Place{info().chno, info().tkno}, 0, COP_NORMAL, false);
+      rc < 0) {
+    report("cop_mytid", "clearing the task address space failed");
+    return rc;
   }
   return l.mapping.publish(l.tid, Place{info().chno, info().tkno});
 }
@@ -509,6 +522,11 @@ int tas_access(const char* call, Opcode op, bool floating, void* data, int count
     report(call, "tag + count beyond the task address space");
     return CopErrAddressRange;
   }
+  return tas_run(op, floating, data, count, datatype, p, msgtag, mode, keep_answers);
+}
+
+int tas_run(Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
+            bool keep_answers) {
   if (count == 0) return 0;
   const bool urgent = mode == COP_URGENT;
   for (size_t at = 0; at < size_t(count); at += cop::lib::kChunk) {

@@ -211,8 +211,8 @@ void run_checks(Checker& c, int node) {
   }
   c.rc(cop_setopt(CopTimeout, 60000), 10000, "cop_setopt timeout returns the old value");
 
-  // A task's address space starts cleared (ch. V: the controller clears it when its
-  // previous task ends), even when the task number was another task's before.
+  // A task's address space starts cleared, even when the task number was another task's
+  // before (cop_mytid clears it; ch. V: the controller clears it when a task ends).
   {
     std::vector<long long> space(256, -1);
     c.rc(cop_read(space.data(), 256, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_read own fresh TAS");

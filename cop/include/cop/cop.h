@@ -163,6 +163,9 @@ extern "C" {
                                    area's slot is cleared; the next call on the tag starts afresh) */
 
 /* ---- Task initialization and management ---- */
+/* Enrols the task on its host's channel (a task number, TKNO, from the driver) and
+ * clears its task address space: a fresh task reads zeros there, whatever a task that
+ * had the TKNO before left behind. */
 int cop_mytid(void);
 int cop_setopt(int what, int val); /* returns the previous value */
 int cop_getopt(int what);
