@@ -4,7 +4,7 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT [direct|normal ...]
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT poll      direct access, tasks and copd polling
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killed    copd killed mid-barrier
-#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT loops     one tag used 20 times in a row per collective
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT loops     one tag used 50 times in a row per collective
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
 #                                                           jobs reusing task numbers): same answers
@@ -36,7 +36,7 @@ killed)
   exit $rc
   ;;
 loops)
-  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario loops --rounds 20 ||
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario loops --rounds 50 ||
     { copd_log; exit 1; }
   exit 0
   ;;
