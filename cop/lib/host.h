@@ -22,6 +22,10 @@
 // CopErrPartnerDied. A later task that meets a slot left by a dead task does
 // the same, or starts afresh, instead of waiting on it. Every wait is bounded
 // by the CopTimeout (when not 0), as the channel's own waits are.
+// Not covered: a task killed after it has added its part to a barrier or
+// reduction but before the last local task arrived has its part counted (a
+// task started in its place and arriving with the same key completes the
+// local count).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -22,7 +22,8 @@
  *     tags at least the longest array apart (a PVM program's tags 10, 11, 12 with
  *     arrays of more than one element overlap);
  *   - the same tag may be used again and again for the same kind of operation
- *     (the controller keeps successive operations on one word in order);
+ *     (the controller must keep successive operations on one word in order; the
+ *     test cop_libcop_loops checks it for barriers, reductions and broadcasts);
  *   - a cop_barrier of the whole group ends every earlier operation of the group
  *     (each member has made its calls, so the controller has completed them).
  * libcop checks this at the call: a range that overlaps one used by another tag
@@ -126,8 +127,9 @@ extern "C" {
 #define CopAccess 3       /* how this task reaches the channel: */
 #define CopAccessNormal 0 /*   read/write requests through the driver (two copies each way) */
 #define CopAccessDirect 1 /*   (default) the channel window mapped into the task, no copies */
-#define CopTimeout 4      /* milliseconds a call waits for the link before CopErrTimeout
-                             (default 10000; 0 = wait as long as the link is alive) */
+#define CopTimeout 4      /* milliseconds a call waits for the link, or for the other tasks
+                             of its host, before CopErrTimeout (default 10000; 0 = wait as
+                             long as the link and those tasks are alive) */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
