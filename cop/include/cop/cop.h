@@ -128,8 +128,8 @@ extern "C" {
 #define CopAccessNormal 0 /*   read/write requests through the driver (two copies each way) */
 #define CopAccessDirect 1 /*   (default) the channel window mapped into the task, no copies */
 #define CopTimeout 4      /* milliseconds a call waits for the link, or for the other tasks
-                             of its host, before CopErrTimeout (default 10000; 0 = wait as
-                             long as the link and those tasks are alive) */
+                             of its host, before CopErrTimeout (default 10000; 0 = no limit
+                             while the link is alive) */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
