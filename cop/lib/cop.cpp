@@ -35,11 +35,109 @@ using cop::wire::Space;
 struct Member {
   int tid;
   Place place;
+  int inst = -1;  // group instance number (PVM keeps them when a member leaves: they may have gaps)
 };
 
 struct Group {
-  std::vector<Member> members;  // by instance number
+  std::vector<Member> members;  // in instance-number order
   uint64_t tc_mask = 0;
+  int total = 0;  // members in the group, of which `members` may be the first few (cop_barrier's count)
+};
+
+// The GAS words each group operation uses (seed 000 ch. V: a tag is the first word of a
+// range of controller addresses; a reduction or broadcast of n elements uses the n words
+// tag .. tag+n-1, each with its own terminal-count and broadcast mask entries; a barrier
+// uses the one word tag). Two operations whose ranges overlap meet in the same mask
+// entries, and the controller cannot tell them apart: the second is refused
+// (CopErrMaskInUse), waits for the first, or mixes its data with it. So libcop keeps the
+// ranges this task's group operations used since the last full barrier of their group
+// (after which every member has made all its earlier calls, so the controller has
+// completed them), and refuses at the call a range that overlaps one of them unless it
+// is the same variable again (same first word, same kind of operation: successive
+// operations on one tag are kept in order by the controller).
+enum class Use : uint8_t { barrier, reduce, cast };
+
+const char* use_name(Use u) {
+  switch (u) {
+    case Use::barrier: return "cop_barrier";
+    case Use::reduce: return "cop_reduce";
+    case Use::cast: return "cop_bcast/cop_mcast";
+  }
+  return "?";
+}
+
+class TagRanges {
+ public:
+  // An id for a group name, or for a multicast's recipients ("" and their tids).
+  int scope(const std::string& name, std::vector<int> tids = {}) {
+    std::sort(tids.begin(), tids.end());
+    std::string k = name;
+    for (int t : tids) k.append(1, ',').append(std::to_string(t));
+    auto [it, fresh] = ids_.try_emplace(k, int(scopes_.size()));
+    if (fresh) scopes_.push_back(Scope{name, std::move(tids)});
+    return it->second;
+  }
+
+  // 0, or CopErrTagOverlap with `why` saying which range is in the way.
+  int take(uint32_t first, uint32_t count, Use use, int scope, std::string& why) {
+    if (count == 0) return 0;
+    const uint64_t end = uint64_t(first) + count;
+    auto it = ranges_.upper_bound(first);
+    if (it != ranges_.begin()) --it;
+    for (; it != ranges_.end() && it->first < end; ++it) {
+      const Range& r = it->second;
+      if (r.end <= first) continue;
+      if (it->first == first && r.use == use) continue;  // the same variable again
+      why = fmt_range(first, end, use) + " overlaps " + fmt_range(it->first, r.end, r.use) + " of " +
+            describe(r.scope) + ", which may still be in progress (no full cop_barrier of that group since)";
+      return CopErrTagOverlap;
+    }
+    // Only the same variable may overlap: merge into it (a longer array extends it).
+    if (auto same = ranges_.find(first); same != ranges_.end()) {
+      same->second.end = std::max<uint64_t>(same->second.end, end);
+      if (same->second.scope != scope) same->second.scope = scope;
+      return 0;
+    }
+    ranges_.emplace(first, Range{end, use, scope});
+    return 0;
+  }
+
+  // A full barrier of `group` (whose members are `tids`): the operations of the group,
+  // and multicasts among its members, are complete on the controller.
+  void fence(const std::string& group, const std::vector<int>& tids) {
+    std::vector<int> members(tids);
+    std::sort(members.begin(), members.end());
+    for (auto it = ranges_.begin(); it != ranges_.end();) {
+      const Scope& sc = scopes_[size_t(it->second.scope)];
+      const bool covered =
+          sc.name == group || (sc.name.empty() && std::includes(members.begin(), members.end(), sc.tids.begin(),
+                                                                sc.tids.end()));
+      it = covered ? ranges_.erase(it) : std::next(it);
+    }
+  }
+
+  void clear() { ranges_.clear(); }
+
+ private:
+  struct Range {
+    uint64_t end;
+    Use use;
+    int scope;
+  };
+  struct Scope {
+    std::string name;  // "" for a multicast
+    std::vector<int> tids;
+  };
+  static std::string fmt_range(uint64_t first, uint64_t end, Use use) {
+    return std::string(use_name(use)) + " words " + std::to_string(first) + ".." + std::to_string(end - 1);
+  }
+  std::string describe(int scope) const {
+    const Scope& sc = scopes_[size_t(scope)];
+    return sc.name.empty() ? "a multicast to " + std::to_string(sc.tids.size()) + " tasks" : "group '" + sc.name + "'";
+  }
+  std::map<uint32_t, Range> ranges_;  // by first word; disjoint
+  std::map<std::string, int> ids_;
+  std::vector<Scope> scopes_;
 };
 
 struct Library {
@@ -54,6 +152,7 @@ struct Library {
   int timeout_ms = 10000;
   int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
   std::map<std::string, Group> frozen;
+  TagRanges tags;
   int notify_tag = -1;  // CopChannelDown
   bool notified = false;
 };
@@ -109,6 +208,9 @@ Message mask_command(Opcode op, uint32_t tag, uint64_t mask, size_t count) {
   return m;
 }
 
+int tas_run(Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
+            bool keep_answers);
+
 int open_channel(int wanted_tkno) {
   Library& l = lib();
   l.host.reset();
@@ -120,7 +222,8 @@ int open_channel(int wanted_tkno) {
     return r.status;
   }
   l.port = std::move(r.port);
-  l.host = std::make_unique<cop::lib::HostArea>(l.port->window());
+  l.host = std::make_unique<cop::lib::HostArea>(l.port->window(), int(l.port->info().tkno));
+  l.host->set_timeout(l.timeout_ms);
   // ch. V: verify the channel is healthy and learn its number from the controller.
   std::vector<Answer> a;
   std::vector<Message> probe = {command(Opcode::PROBE)};
@@ -137,13 +240,50 @@ int open_channel(int wanted_tkno) {
       return CopErrMapping;
     }
   }
+  // The task's address space starts cleared, whatever an earlier task with this TKNO
+  // left there (ch. V: the controller clears it when a task ends; libcop does not rely
+  // on that). Before the mapping is published, so no other task addresses it yet.
+  std::vector<uint64_t> zeros(info().tas_words, 0);
+  if (int rc = tas_run(Opcode::WSRAM64, false, zeros.data(), int(zeros.size()), PVM_LONG,
+                       Place{info().chno, info().tkno}, 0, COP_NORMAL, false);
+      rc < 0) {
+    report("cop_mytid", "clearing the task address space failed");
+    return rc;
+  }
   return l.mapping.publish(l.tid, Place{info().chno, info().tkno});
 }
 
 int ready() { return lib().enrolled ? 0 : CopErrNotEnrolled; }
 
+// The GAS words [first, first+count) for a group operation: within the global address
+// space, and not overlapping another operation that may still be in progress.
+// The member with group instance number `inst`, or nullptr.
+const Member* by_inst(const Group& g, int inst) {
+  for (const Member& m : g.members)
+    if (m.inst == inst) return &m;
+  return nullptr;
+}
+
+int take_tags(const char* call, int first, size_t count, Use use, int scope) {
+  Library& l = lib();
+  if (uint64_t(uint32_t(first)) + count > info().gas_words) {
+    report(call, "tag " + std::to_string(first) + " + " + std::to_string(count) +
+                     " words beyond the global address space (" + std::to_string(info().gas_words) + " words)");
+    return CopErrAddressRange;
+  }
+  std::string why;
+  if (int rc = l.tags.take(uint32_t(first), uint32_t(count), use, scope, why); rc < 0) {
+    report(call, why);
+    return rc;
+  }
+  return 0;
+}
+
+bool known_type(int datatype) { return cop::lib::element_size(datatype) != 0; }
+
 int place_of(int tid, Place& p) {
   Library& l = lib();
+  if (tid <= 0) return PvmBadParam;
   if (tid == l.tid) {
     p = Place{info().chno, info().tkno};
     return 0;
@@ -158,6 +298,7 @@ int group_members(const char* name, int count, Group& g) {
   if (!name) return PvmBadParam;
   if (auto it = l.frozen.find(name); it != l.frozen.end() && (count < 0 || int(it->second.members.size()) >= count)) {
     g = it->second;
+    g.total = int(g.members.size());
     if (count >= 0 && int(g.members.size()) > count) g.members.resize(size_t(count));
     return 0;
   }
@@ -172,11 +313,21 @@ int group_members(const char* name, int count, Group& g) {
   }
   const int n = count < 0 ? size : count;
   g = Group{};
-  for (int inst = 0; inst < n; ++inst) {
+  g.total = size;
+  // Instance numbers of members that left stay unused (PvmNoInst): skip them.
+  constexpr int kMaxGap = 1024;
+  for (int inst = 0, gap = 0; int(g.members.size()) < n; ++inst) {
     const int tid = pvm_gettid(const_cast<char*>(name), inst);
+    if (tid == PvmNoInst && ++gap <= kMaxGap) continue;
     if (tid < 0) return tid;
-    Member m{tid, {}};
-    if (int rc = place_of(tid, m.place); rc < 0) return rc;
+    gap = 0;
+    Member m{tid, {}, inst};
+    if (int rc = place_of(tid, m.place); rc < 0) {
+      // A member that died may stay listed for a while after pvm_gsize no longer counts
+      // it (the group server learns of the exit from the pvmd): it takes no part.
+      if (rc == PvmNoTask) continue;
+      return rc;
+    }
     g.members.push_back(m);
     g.tc_mask |= bit(m.place.chno);
   }
@@ -276,8 +427,6 @@ int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint
 int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
             int msgtag) {
   Library& l = lib();
-  const size_t esize = cop::lib::element_size(datatype);
-  if (!esize || count < 0 || !data) return PvmBadParam;
   uint64_t foreign = 0;
   uint32_t local = 0;
   for (const Member& m : recipients) {
@@ -305,8 +454,6 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
 int receive_from(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
                  int msgtag, int srctid) {
   Library& l = lib();
-  const size_t esize = cop::lib::element_size(datatype);
-  if (!esize || count < 0 || !data) return PvmBadParam;
   int src_chno = 0;
   if (srctid != -1) {
     Place p;
@@ -326,7 +473,12 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     auto fetch = [&](std::span<uint64_t> out, const std::function<bool()>& filled) -> int {
       if (src_local) {
         // The sender is on this host: it fills the slot; nothing comes from the channel.
-        while (!filled()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        const auto start = std::chrono::steady_clock::now();
+        while (!filled()) {
+          if (l.timeout_ms && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(l.timeout_ms))
+            return CopErrTimeout;
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
         return 0;
       }
       std::vector<Message> got(n);
@@ -361,13 +513,21 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
 int tas_access(const char* call, Opcode op, bool floating, void* data, int count, int datatype, int tid, int msgtag,
                int mode, bool keep_answers) {
   if (int rc = ready(); rc < 0) return rc;
-  if (!cop::lib::element_size(datatype) || count < 0 || !data || msgtag < 0) return PvmBadParam;
+  if (!known_type(datatype) || count < 0 || (count > 0 && !data) || msgtag < 0 ||
+      (mode != COP_NORMAL && mode != COP_URGENT))
+    return PvmBadParam;
   Place p;
   if (int rc = place_of(tid, p); rc < 0) return rc;
-  if (uint32_t(msgtag) + uint32_t(count) > info().tas_words) {
+  if (uint64_t(msgtag) + uint64_t(count) > info().tas_words) {
     report(call, "tag + count beyond the task address space");
     return CopErrAddressRange;
   }
+  return tas_run(op, floating, data, count, datatype, p, msgtag, mode, keep_answers);
+}
+
+int tas_run(Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
+            bool keep_answers) {
+  if (count == 0) return 0;
   const bool urgent = mode == COP_URGENT;
   for (size_t at = 0; at < size_t(count); at += cop::lib::kChunk) {
     const size_t n = std::min(cop::lib::kChunk, size_t(count) - at);
@@ -436,6 +596,7 @@ int cop_setopt(int what, int val) {
       const int old = l.timeout_ms;
       l.timeout_ms = val;
       if (l.port) l.port->set_link_options(link_options());
+      if (l.host) l.host->set_timeout(val);
       return old;
     }
     case CopMapping:
@@ -488,6 +649,7 @@ int cop_getopt(int what) {
 
 int cop_notify(int what, int msgtag, int cnt, int* tids) {
   if (what == CopChannelDown) {
+    if (msgtag < 0) return PvmBadParam;
     lib().notify_tag = msgtag;
     lib().notified = false;
     return 0;
@@ -505,13 +667,20 @@ int cop_read(void* data, int count, int datatype, int tid, int msgtag, int mode)
 }
 
 int cop_rmw(void* data, int count, int datatype, int tid, int msgtag, int mode) {
+  // RMW adds in the 64-bit ALU (ch. IV, Table I), or in the FP unit for 64-bit doubles;
+  // a PVM_FLOAT would be added as a double and rounded back: not float arithmetic.
+  if (datatype == PVM_FLOAT) {
+    if (int rc = ready(); rc < 0) return rc;
+    report("cop_rmw", "PVM_FLOAT has no read-modify-write (use PVM_DOUBLE)");
+    return CopErrBadType;
+  }
   return tas_access("cop_rmw", cop::lib::rmw_opcode(datatype), cop::lib::rmw_floating(datatype), data, count, datatype,
                     tid, msgtag, mode, true);
 }
 
 int cop_barrier(char* group, int count, int msgtag) {
   if (int rc = ready(); rc < 0) return rc;
-  if (msgtag < 0) return PvmBadParam;
+  if (!group || msgtag < 0 || count == 0 || count < -1) return PvmBadParam;
   Library& l = lib();
   Group g;
   if (int rc = group_members(group, count, g); rc < 0) return rc;
@@ -522,18 +691,28 @@ int cop_barrier(char* group, int count, int msgtag) {
     member |= m.tid == l.tid;
   }
   if (!member) return PvmNotInGroup;
+  if (int rc = take_tags("cop_barrier", msgtag, 1, Use::barrier, l.tags.scope(group)); rc < 0) return rc;
   const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
   // fail(): a task that waited in the host area learns of a link failure here.
-  return fail(l.host->gather(
+  const int rc = fail(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
       [&](std::span<uint64_t>) { return g.tc_mask == bit(info().chno) ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); }));
+  if (rc == 0 && int(g.members.size()) >= g.total) {
+    // Every member has made all its earlier calls: their GAS ranges are free again.
+    std::vector<int> tids;
+    for (const Member& m : g.members) tids.push_back(m.tid);
+    l.tags.fence(group, tids);
+  }
+  return rc;
 }
 
 int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* group, int* roots, int rootcount) {
   if (int rc = ready(); rc < 0) return rc;
   Library& l = lib();
-  if (!data || count < 0 || msgtag < 0 || rootcount < 0 || (rootcount > 0 && !roots)) return PvmBadParam;
+  if (!group || count < 0 || (count > 0 && !data) || msgtag < 0 || rootcount < 1 || !roots || func < COP_SUM ||
+      func > COP_EXOR || !known_type(datatype))
+    return PvmBadParam;
   const auto op = cop::lib::reduce_opcode(func, datatype);
   if (!op) return CopErrBadType;
   Group g;
@@ -542,8 +721,11 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   bool member = false, me_root = false;
   uint64_t bm = 0;
   for (int i = 0; i < rootcount; ++i) {
-    if (roots[i] < 0 || roots[i] >= int(g.members.size())) return PvmNoInst;
-    const Member& r = g.members[size_t(roots[i])];
+    const Member* root = by_inst(g, roots[i]);
+    if (!root) return PvmNoInst;
+    for (int j = 0; j < i; ++j)
+      if (roots[j] == roots[i]) return PvmBadParam;  // a root named twice
+    const Member& r = *root;
     bm |= bit(r.place.chno);
     if (r.place.chno == info().chno) local_roots++;
     me_root |= r.tid == l.tid;
@@ -553,6 +735,7 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
     member |= m.tid == l.tid;
   }
   if (!member) return PvmNotInGroup;
+  if (int rc = take_tags("cop_reduce", msgtag, size_t(count), Use::reduce, l.tags.scope(group)); rc < 0) return rc;
   const bool here_root = local_roots > 0;
   for (size_t at = 0; at < size_t(count); at += cop::lib::kChunk) {
     const size_t n = std::min(cop::lib::kChunk, size_t(count) - at);
@@ -580,9 +763,33 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
 
 int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int mode, int srctid) {
   if (int rc = ready(); rc < 0) return rc;
-  if (msgtag < 0 || (mode != COP_SEND && mode != COP_RECV)) return PvmBadParam;
+  Library& l = lib();
+  if (!group || msgtag < 0 || count < 0 || (count > 0 && !data) || !known_type(datatype) ||
+      (mode != COP_SEND && mode != COP_RECV) || (mode == COP_RECV && (srctid == l.tid || srctid < -1 || srctid == 0)))
+    return PvmBadParam;
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
+  if (mode == COP_RECV) {
+    // The receiver must be a member (a broadcast goes to the members), and so must a named sender.
+    bool member = false, src_member = srctid == -1;
+    for (const Member& m : g.members) {
+      member |= m.tid == l.tid;
+      src_member |= m.tid == srctid;
+    }
+    if (!member) {
+      report("cop_bcast", "this task is not a member of group '" + std::string(group) + "' (" +
+                              std::to_string(g.members.size()) + " members)");
+      return PvmNotInGroup;
+    }
+    if (!src_member) {
+      Place p;
+      if (int rc = place_of(srctid, p); rc < 0) return rc;  // an unknown tid: PvmNoTask
+      report("cop_bcast", "the sender is not a member of group '" + std::string(group) + "'");
+      return PvmNotInGroup;
+    }
+  }
+  if (int rc = take_tags("cop_bcast", msgtag, size_t(count), Use::cast, l.tags.scope(group)); rc < 0) return rc;
+  if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
   if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, msgtag);
   return receive_from(key.c_str(), data, count, datatype, g.members, msgtag, srctid);
@@ -590,11 +797,17 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
 
 int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int msgtag, int mode, int srctid) {
   if (int rc = ready(); rc < 0) return rc;
-  if (msgtag < 0 || numtasks < 0 || (numtasks > 0 && !tids) || (mode != COP_SEND && mode != COP_RECV))
+  Library& l = lib();
+  if (msgtag < 0 || numtasks < 1 || !tids || count < 0 || (count > 0 && !data) || !known_type(datatype) ||
+      (mode != COP_SEND && mode != COP_RECV) || (mode == COP_RECV && (srctid == l.tid || srctid < -1 || srctid == 0)))
     return PvmBadParam;
   std::vector<Member> recipients;
   std::vector<int> sorted(tids, tids + numtasks);
   std::sort(sorted.begin(), sorted.end());
+  if (mode == COP_RECV && !std::binary_search(sorted.begin(), sorted.end(), l.tid)) {
+    report("cop_mcast", "this task is not among the recipients");
+    return PvmNotInGroup;
+  }
   // The host area keys a multicast by its recipients too: tasks of one host
   // that are not all recipients of every multicast still pair up.
   std::string key = "mcast:";
@@ -604,21 +817,33 @@ int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int 
     if (int rc = place_of(tids[i], m.place); rc < 0) return rc;
     recipients.push_back(m);
   }
+  if (mode == COP_RECV && srctid != -1) {
+    Place p;
+    if (int rc = place_of(srctid, p); rc < 0) return rc;
+  }
+  std::vector<int> scope_tids(sorted);
+  if (mode == COP_SEND) scope_tids.push_back(l.tid);
+  else if (srctid != -1) scope_tids.push_back(srctid);
+  if (int rc = take_tags("cop_mcast", msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids)); rc < 0)
+    return rc;
+  if (count == 0) return 0;
   if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, recipients, msgtag);
   return receive_from(key.c_str(), data, count, datatype, recipients, msgtag, srctid);
 }
 
 int cop_gather(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
   if (int rc = ready(); rc < 0) return rc;
+  if (!group || count < 0 || (count > 0 && !data) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
-  if (rootginst < 0 || rootginst >= int(g.members.size())) return PvmNoInst;
+  const Member* root = by_inst(g, rootginst);
+  if (!root) return PvmNoInst;
   const int size = int(g.members.size());
+  if (root->tid == lib().tid && !result && count > 0) return PvmBadParam;
   // Each member's slice into its own task address space; the root reads them all.
   if (int rc = cop_write(data, count, datatype, lib().tid, msgtag, COP_NORMAL); rc < 0) return rc;
   if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
-  if (g.members[size_t(rootginst)].tid == lib().tid) {
-    if (!result) return PvmBadParam;
+  if (root->tid == lib().tid) {
     const size_t esize = cop::lib::element_size(datatype);
     for (int i = 0; i < size; ++i)
       if (int rc = cop_read(static_cast<uint8_t*>(result) + size_t(i) * size_t(count) * esize, count, datatype,
@@ -632,20 +857,26 @@ int cop_gather(void* result, void* data, int count, int datatype, int msgtag, ch
 
 int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
   if (int rc = ready(); rc < 0) return rc;
+  if (!group || count < 0 || (count > 0 && !result) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
-  if (rootginst < 0 || rootginst >= int(g.members.size())) return PvmNoInst;
+  const Member* root_member = by_inst(g, rootginst);
+  if (!root_member) return PvmNoInst;
   const int size = int(g.members.size());
-  const int root = g.members[size_t(rootginst)].tid;
-  if (root == lib().tid) {
-    if (!data) return PvmBadParam;
-    if (int rc = cop_write(data, count * size, datatype, root, msgtag, COP_NORMAL); rc < 0) return rc;
-  }
-  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
+  const int root = root_member->tid;
   int me = -1;
   for (int i = 0; i < size; ++i)
     if (g.members[size_t(i)].tid == lib().tid) me = i;
   if (me < 0) return PvmNotInGroup;
+  if (uint64_t(msgtag) + uint64_t(count) * uint64_t(size) > info().tas_words) {
+    report("cop_scatter", "tag + count x group size beyond the root's task address space");
+    return CopErrAddressRange;
+  }
+  if (root == lib().tid) {
+    if (!data && count > 0) return PvmBadParam;
+    if (int rc = cop_write(data, count * size, datatype, root, msgtag, COP_NORMAL); rc < 0) return rc;
+  }
+  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
   if (int rc = cop_read(result, count, datatype, root, msgtag + me * count, COP_NORMAL); rc < 0) return rc;
   return cop_barrier(group, size, msgtag);
 }
@@ -658,6 +889,9 @@ const char* cop_strerror(int rc) {
     case CopErrNotEnrolled: return "cop_mytid has not succeeded";
     case CopErrBadType: return "datatype and function the hardware does not have";
     case CopErrMapping: return "the tid mapping does not hold for a task";
+    case CopErrTagOverlap: return "the tag's address range overlaps another operation's that may be in progress";
+    case CopErrPartnerDied: return "a local task taking part in the operation died";
+    case PvmNoTask: return "no such task";
     case PvmBadParam: return "bad parameter";
     case PvmNoInst: return "no such instance in the group";
     case PvmNotInGroup: return "not in the group";
@@ -672,6 +906,7 @@ int cop_exit(void) {
   l.host.reset();
   l.port.reset();
   l.enrolled = false;
+  l.tags.clear();
   return 0;
 }
 

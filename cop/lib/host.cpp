@@ -2,8 +2,10 @@
 
 #include <cop/cop.h>
 #include <pvm3.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -19,6 +21,18 @@ uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
 }
+
+// A retired slot (its worker died): no key next_key() makes, so no new task joins it;
+// the tasks still holding it take its error and the last one frees it.
+constexpr uint64_t kRetired = ~uint64_t{0};
+
+// The slot's bookkeeping, kept in HostSlot fields the host area has no other use for:
+//   count:    1 + TKNO of the worker (0: none yet);
+//   at_cycle: the holders, one bit per TKNO (task numbers of a channel are < 64,
+//             driver::kMaxLocalTasks).
+int worker(const HostSlot& s) { return s.count - 1; }
+void set_worker(HostSlot& s, int tkno) { s.count = tkno + 1; }
+uint64_t tkno_bit(int tkno) { return tkno >= 0 && tkno < 64 ? uint64_t{1} << tkno : 0; }
 
 struct Adopt {};  // the lock is held already (HostArea::claim)
 
@@ -36,6 +50,8 @@ class Locked {
 
 std::span<uint64_t> slot_words(HostSlot& s, size_t n) { return {reinterpret_cast<uint64_t*>(s.data), n}; }
 
+uint64_t elapsed_ms(uint64_t since_ns) { return (driver::monotonic_ns() - since_ns) / 1'000'000; }
+
 }  // namespace
 
 uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk) {
@@ -44,7 +60,7 @@ uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t t
   base = mix(base, chunk);
   const uint64_t gen = generation_[base]++;
   const uint64_t key = mix(base, gen);
-  return key ? key : 1;
+  return key && key != kRetired ? key : 1;
 }
 
 int HostArea::find(uint64_t key) const {
@@ -65,15 +81,93 @@ int HostArea::allocate(uint64_t key, uint32_t expected) {
   return -1;
 }
 
-int HostArea::claim(uint64_t key, uint32_t expected, bool& first) {
+// A task of this channel is alive when the driver's task table still names it under
+// `tkno` and its process exists. This task's own TKNO in a slot it has not joined
+// belonged to a task before it (the driver gave the number again): that one is gone.
+bool HostArea::alive(int tkno) const {
+  if (tkno < 0 || tkno >= driver::kMaxLocalTasks || tkno == tkno_) return false;
+  const driver::TaskSlot& t = w_->tasks[tkno];
+  if (__atomic_load_n(&t.tkno, __ATOMIC_ACQUIRE) != tkno) return false;
+  const pid_t pid = __atomic_load_n(&t.pid, __ATOMIC_ACQUIRE);
+  return pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool HostArea::purge(HostSlot& s, bool joined) {
+  for (int t = 0; t < 64; ++t) {
+    const uint64_t b = uint64_t{1} << t;
+    if (!(s.at_cycle & b) || (joined && t == tkno_) || alive(t)) continue;
+    s.at_cycle &= ~b;  // a dead holder will never take the result: counted as departed
+    s.departed++;
+  }
+  const int wk = worker(s);
+  return s.state == 0 && wk >= 0 && !(joined && wk == tkno_) && !alive(wk);
+}
+
+void HostArea::hold(HostSlot& s) { s.at_cycle |= tkno_bit(tkno_); }
+
+void HostArea::free_if_done(HostSlot& s) {
+  if (s.state == 0 || s.at_cycle != 0) return;
+  if (s.key == kRetired || s.departed >= s.readers) s.key = 0;
+}
+
+void HostArea::leave(HostSlot& s) {
+  s.at_cycle &= ~tkno_bit(tkno_);
+  s.departed++;
+  free_if_done(s);
+}
+
+void HostArea::retire(HostSlot& s, int rc) {
+  s.state = rc;
+  s.key = kRetired;
+  free_if_done(s);
+}
+
+// Every slot in use is checked for dead tasks (when none is free): a slot left by
+// dead tasks only is freed.
+void HostArea::sweep() {
+  for (int i = 0; i < kHostSlots; ++i) {
+    HostSlot& s = w_->host[i];
+    if (!s.key) continue;
+    if (purge(s, false) && s.at_cycle == 0) {
+      s.key = 0;
+      continue;
+    }
+    free_if_done(s);
+  }
+}
+
+int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how) {
   constexpr uint64_t kSlotWaitNs = 30'000'000'000ull;  // then PvmOutOfRes: something is stuck
   const uint64_t start = driver::monotonic_ns();
   for (;;) {
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
     driver::lock_robust(&w_->host_lock);
     int slot = find(key);
-    first = slot < 0;
-    if (first) slot = allocate(key, expected);
+    how = Claim::joined;
+    if (slot >= 0) {
+      HostSlot& s = w_->host[slot];
+      const bool worker_dead = purge(s, false);
+      if (worker_dead && take_over) {
+        set_worker(s, tkno_);
+        how = Claim::take_over;
+        return slot;
+      }
+      if (worker_dead) {
+        retire(s, CopErrPartnerDied);
+        slot = -1;
+      } else {
+        free_if_done(s);  // left behind by tasks that died before taking the result
+        if (!s.key) slot = -1;
+      }
+    }
+    if (slot < 0) {
+      how = Claim::allocated;
+      slot = allocate(key, expected);
+      if (slot < 0) {
+        sweep();
+        slot = allocate(key, expected);
+      }
+    }
     if (slot >= 0) return slot;
     pthread_mutex_unlock(&w_->host_lock);
     if (driver::monotonic_ns() - start > kSlotWaitNs) return -1;
@@ -92,11 +186,6 @@ void HostArea::notify() {
   if (w_->host_waiters.load()) driver::futex_wake_all(&w_->host_event);
 }
 
-void HostArea::leave(int slot) {
-  HostSlot& s = w_->host[slot];
-  if (++s.departed >= s.readers) s.key = 0;
-}
-
 int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wants_result, std::span<uint64_t> words,
                      const std::function<void(std::span<uint64_t>, bool)>& fold,
                      const std::function<int(std::span<uint64_t>)>& channel_work) {
@@ -110,17 +199,21 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
   int slot = -1;
   bool last = false;
   {
-    bool first = false;
-    slot = claim(key, expected, first);
+    Claim how;
+    slot = claim(key, expected, false, how);
     if (slot < 0) return PvmOutOfRes;
     Locked lock(w_, Adopt{});
     HostSlot& s = w_->host[slot];
-    fold(slot_words(s, words.size()), first);
+    fold(slot_words(s, words.size()), how == Claim::allocated);
     s.arrived++;
     last = s.arrived == s.expected;
+    if (last)
+      set_worker(s, tkno_);
+    else if (wants_result)
+      hold(s);
   }
+  HostSlot& s = w_->host[slot];
   if (last) {
-    HostSlot& s = w_->host[slot];
     std::vector<uint64_t> folded(words.size());
     {
       Locked lock(w_);
@@ -129,26 +222,37 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
     const int rc = channel_work(folded);
     {
       Locked lock(w_);
-      std::copy(folded.begin(), folded.end(), slot_words(s, words.size()).begin());
-      s.state = rc < 0 ? rc : 1;
-      s.readers = readers;
-      if (s.readers == 0) s.key = 0;
+      if (s.key == key) {  // not retired meanwhile
+        std::copy(folded.begin(), folded.end(), slot_words(s, words.size()).begin());
+        s.state = rc < 0 ? rc : 1;
+        s.readers = readers;
+        free_if_done(s);
+      }
     }
     notify();
     if (wants_result) std::copy(folded.begin(), folded.end(), words.begin());
     return rc;
   }
   if (!wants_result) return 0;
+  const uint64_t start = driver::monotonic_ns();
   for (;;) {
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
     int rc = 1;
     {
       Locked lock(w_);
-      HostSlot& s = w_->host[slot];
       if (s.state != 0) {
         rc = s.state < 0 ? s.state : 0;
         std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
-        leave(slot);
+        leave(s);
+      } else if (purge(s, true)) {  // the worker died in the channel part
+        retire(s, CopErrPartnerDied);
+        rc = CopErrPartnerDied;
+        leave(s);
+      } else if (worker(s) < 0 && timeout_ms_ > 0 && elapsed_ms(start) > uint64_t(timeout_ms_)) {
+        // A local partner never came: give up (the slot stays for the others; this
+        // task is counted as having taken the result).
+        rc = CopErrTimeout;
+        leave(s);
       }
     }
     if (rc <= 0) {
@@ -161,14 +265,15 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
 
 int HostArea::publish(uint64_t key, uint32_t expected, std::span<const uint64_t> words) {
   {
-    bool first = false;
-    const int slot = claim(key, expected, first);
+    Claim how;
+    // A receiver that died fetching is no loss here: this sender fills the slot.
+    const int slot = claim(key, expected, true, how);
     if (slot < 0) return PvmOutOfRes;
     Locked lock(w_, Adopt{});
     HostSlot& s = w_->host[slot];
     std::copy(words.begin(), words.end(), slot_words(s, words.size()).begin());
-    s.count = int32_t(words.size());
-    s.readers = expected;
+    if (how == Claim::allocated) s.readers = expected;
+    set_worker(s, -1);  // nobody needs to fetch
     s.state = 1;
   }
   notify();
@@ -180,30 +285,38 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
   int slot = -1;
   bool fetcher = false;
   {
-    slot = claim(key, expected, fetcher);
+    Claim how;
+    slot = claim(key, expected, true, how);
     if (slot < 0) return PvmOutOfRes;
     Locked lock(w_, Adopt{});
-    if (fetcher) w_->host[slot].readers = expected;
+    HostSlot& s = w_->host[slot];
+    if (how == Claim::allocated) {
+      s.readers = expected;
+      set_worker(s, tkno_);
+    }
+    hold(s);
+    fetcher = how != Claim::joined;
   }
   HostSlot& s = w_->host[slot];
-  if (fetcher) {
-    // A local sender may fill the slot while we wait on the channel.
-    auto filled = [&] {
-      Locked lock(w_);
-      return s.state != 0;
-    };
-    std::vector<uint64_t> got(words.size());
-    const int rc = fetch(got, filled);
-    {
-      Locked lock(w_);
-      if (s.state == 0) {  // the channel delivered (or failed) first
-        std::copy(got.begin(), got.end(), slot_words(s, words.size()).begin());
-        s.state = rc < 0 ? rc : 1;
-      }
-    }
-    notify();
-  }
+  // A local sender may fill the slot while we wait on the channel.
+  auto filled = [&] {
+    Locked lock(w_);
+    return s.state != 0;
+  };
   for (;;) {
+    if (fetcher) {
+      std::vector<uint64_t> got(words.size());
+      const int rc = fetch(got, filled);
+      {
+        Locked lock(w_);
+        if (s.state == 0) {  // the channel delivered (or failed) first
+          std::copy(got.begin(), got.end(), slot_words(s, words.size()).begin());
+          s.state = rc < 0 ? rc : 1;
+        }
+      }
+      notify();
+      fetcher = false;
+    }
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
     int rc = 1;
     {
@@ -211,14 +324,17 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
       if (s.state != 0) {
         rc = s.state < 0 ? s.state : 0;
         std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
-        leave(slot);
+        leave(s);
+      } else if (purge(s, true)) {  // the receiver fetching for this host died: fetch in its place
+        set_worker(s, tkno_);
+        fetcher = true;
       }
     }
     if (rc <= 0) {
       notify();  // the slot may be free now: a task waiting in claim() takes it
       return rc;
     }
-    wait_change(seen);
+    if (!fetcher) wait_change(seen);
   }
 }
 

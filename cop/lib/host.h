@@ -8,6 +8,24 @@
 // many times this task has done that operation before, so successive
 // operations on one tag never meet in the same slot, even when a fast task
 // starts the next before a slow one has left the last.
+//
+// A task killed inside an operation must not leave the others (or the next
+// task of this host on the same group and tag) waiting forever. Each slot
+// therefore records, by task number (TKNO):
+//   - the worker: the task doing the operation's channel part (the last to
+//     arrive at a barrier or reduction, the first receiver of a broadcast);
+//   - the holders: the tasks that still have to take the result.
+// Whoever waits on a slot checks these tasks against the driver's task table
+// (pid, kill(pid, 0)): a holder that died is counted as gone; when the worker
+// died before publishing, a broadcast receiver takes its place (fetches from
+// the channel itself), and a barrier or reduction fails for every waiter with
+// CopErrPartnerDied. A later task that meets a slot left by a dead task does
+// the same, or starts afresh, instead of waiting on it. Every wait is bounded
+// by the CopTimeout (when not 0), as the channel's own waits are.
+// Not covered: a task killed after it has added its part to a barrier or
+// reduction but before the last local task arrived has its part counted (a
+// task started in its place and arriving with the same key completes the
+// local count).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,7 +39,10 @@ namespace cop::lib {
 
 class HostArea {
  public:
-  explicit HostArea(driver::Window* w) : w_(w) {}
+  HostArea(driver::Window* w, int tkno) : w_(w), tkno_(tkno) {}
+
+  // Milliseconds a task waits for its local partners (0: as long as they live).
+  void set_timeout(int ms) { timeout_ms_ = ms; }
 
   // The key of this task's next operation of this kind on (group, tag, chunk).
   uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk);
@@ -45,18 +66,30 @@ class HostArea {
   int publish(uint64_t key, uint32_t expected, std::span<const uint64_t> words);
 
  private:
+  enum class Claim { joined, allocated, take_over };
   int find(uint64_t key) const;  // host_lock held
   int allocate(uint64_t key, uint32_t expected);
-  // The slot of `key`, allocating it when absent (`first` says so) and, when every slot is
-  // in use, waiting for one to be freed: a task that runs ahead of the others of its host
-  // (a non-root reduce, a broadcast's sender) takes a slot per operation and chunk and
-  // must not fail for it. Returns with host_lock held, or -1 (not held) after 30 s.
-  int claim(uint64_t key, uint32_t expected, bool& first);
+  // The slot of `key`, allocating it when absent and, when every slot is in use, waiting
+  // for one to be freed: a task that runs ahead of the others of its host (a non-root
+  // reduce, a broadcast's sender) takes a slot per operation and chunk and must not fail
+  // for it. A slot whose worker died before publishing is taken over (take_over: a
+  // broadcast receiver fetches in its place) or retired and replaced by a fresh one.
+  // Returns with host_lock held, or -1 (not held) after 30 s.
+  int claim(uint64_t key, uint32_t expected, bool take_over, Claim& how);
   void wait_change(uint32_t seen);
   void notify();
-  void leave(int slot);
+  // host_lock held for all of these:
+  bool alive(int tkno) const;
+  bool purge(driver::HostSlot& s, bool joined);  // true: the worker died before publishing
+  void hold(driver::HostSlot& s);
+  void leave(driver::HostSlot& s);
+  void retire(driver::HostSlot& s, int rc);
+  void free_if_done(driver::HostSlot& s);
+  void sweep();
 
   driver::Window* w_;
+  int tkno_;
+  int timeout_ms_ = 10000;
   std::map<uint64_t, uint64_t> generation_;
 };
 

@@ -39,17 +39,22 @@ int Mapping::publish(int tid, Place p) {
 }
 
 int Mapping::lookup(int tid, Place& out, int how, uint32_t tasks_per_channel, int timeout_ms) {
-  if (how == CopMapDirect) {
-    out = direct_place(tid, tasks_per_channel);
-    return 0;
-  }
   if (auto it = table_.find(tid); it != table_.end()) {
     out = it->second;
     return 0;
   }
+  // A tid that names no task fails at once (PvmNoTask from the pvmd), rather than after
+  // waiting for a mailbox entry that never comes, or (direct mapping) naming some other
+  // task's address space.
+  if (const int st = pvm_pstat(tid); st < 0) return st == PvmSysErr ? st : PvmNoTask;
+  if (how == CopMapDirect) {
+    out = direct_place(tid, tasks_per_channel);
+    table_[tid] = out;
+    return 0;
+  }
   const std::string name = entry_name(tid);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : 10000);
-  for (;;) {
+  for (int polls = 0;;) {
     const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxDefault);
     if (buf > 0) {
       const int old = pvm_setrbuf(buf);
@@ -62,8 +67,10 @@ int Mapping::lookup(int tid, Place& out, int how, uint32_t tasks_per_channel, in
       table_[tid] = out;
       return 0;
     }
-    // Not enrolled in libcop yet: it publishes at cop_mytid.
+    // Not enrolled in libcop yet: it publishes at cop_mytid (unless it exits first).
     if (std::chrono::steady_clock::now() > deadline) return CopErrMapping;
+    if (++polls % 50 == 0)
+      if (pvm_pstat(tid) < 0) return PvmNoTask;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }

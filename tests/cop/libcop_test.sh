@@ -2,8 +2,12 @@
 # libcop on a real pvmd with copd and 4 copdrv on loopback, 2 tasks per node,
 # in both access modes (cop_libcop_check does the checking).
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT [direct|normal ...]
-#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT poll     direct access, tasks and copd polling
-#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killed   copd killed mid-barrier
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT poll      direct access, tasks and copd polling
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killed    copd killed mid-barrier
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT loops     one tag used 50 times in a row per collective
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
+#                                                           jobs reusing task numbers): same answers
 set -euo pipefail
 bin=$1 stack_cmd=$2
 shift 2
@@ -19,8 +23,10 @@ eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
 poll=0
 [ "${modes[*]}" = poll ] && poll=100 modes=(direct)
 COP_POLL_US=$poll COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >/dev/null
+copd_log() { echo "--- copd log"; tail -n 30 "$work/stack"/copd.log 2>/dev/null || true; }
 rc=0
-if [ "${modes[*]}" = killed ]; then
+case "${modes[0]}" in
+killed)
   # copd killed while the tasks of nodes 1-3 wait in a barrier: each gets CopErrLinkDown.
   "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario kill &
   check=$!
@@ -28,11 +34,42 @@ if [ "${modes[*]}" = killed ]; then
   kill -9 "$(cat "$work/stack/copd.pid")"
   wait "$check" || rc=1
   exit $rc
-fi
+  ;;
+loops)
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario loops --rounds 50 ||
+    { copd_log; exit 1; }
+  exit 0
+  ;;
+killrecv)
+  "$bin/cop_libcop_check" --stack "$work/stack" --access direct --scenario killrecv || { copd_log; exit 1; }
+  exit 0
+  ;;
+repeat)
+  # Each run is a fresh job whose tasks take task numbers (TKNO) earlier runs had: the
+  # driver gives a task the number L mod 64 (its tid's L field; copd's 64 task address
+  # spaces per channel) and each run's 9 tids advance L by about 10, so within 33 runs a
+  # task gets a number an earlier run's task of its channel had (and wrote into). Every
+  # run must pass with the same checks, among them that a fresh task's space reads zero.
+  runs=${modes[1]:-40}
+  first=""
+  for i in $(seq 1 "$runs"); do
+    out=$("$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct 2>&1) || rc=1
+    summary=$(printf '%s\n' "$out" | tail -n 1)
+    echo "run $i: $summary"
+    printf '%s\n' "$out" | grep FAIL | sort | uniq -c | head -n 10 || true
+    [ -z "$first" ] && first=$summary
+    if [ "$summary" != "$first" ]; then
+      echo "run $i differs from run 1"
+      rc=1
+    fi
+  done
+  exit $rc
+  ;;
+esac
 for mode in ${modes[*]}; do
   if ! "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access "$mode" --poll-us $poll; then
     rc=1
-    echo "--- copd log"; tail -n 30 "$work/stack"/copd.log 2>/dev/null || true
+    copd_log
   fi
 done
 exit $rc

@@ -11,7 +11,82 @@
  *     (TAS) of a task, one 64-bit word per element, 'msgtag' the first word;
  *   cop_barrier/cop_reduce/cop_bcast/cop_mcast: the global address space (GAS),
  *     'msgtag' the first word, one terminal-count and broadcast mask entry per
- *     element. Concurrent operations must use tags that do not overlap.
+ *     element. Concurrent operations must use tags that do not overlap (see Tags).
+ *
+ * Tags (ch. V, "COP Controller Address Spaces"; Table II): a libcop tag is not a
+ * label but a controller address. A group operation on 'msgtag' with 'count'
+ * elements uses the GAS words msgtag .. msgtag+count-1 (a barrier: the word
+ * msgtag), each with its own terminal-count and broadcast mask entry, until every
+ * participating channel has done its part. So:
+ *   - operations that may be in progress at once need disjoint ranges: space the
+ *     tags at least the longest array apart (a PVM program's tags 10, 11, 12 with
+ *     arrays of more than one element overlap);
+ *   - the same tag may be used again and again for the same kind of operation
+ *     (the controller must keep successive operations on one word in order; the
+ *     test cop_libcop_loops checks it for barriers, reductions and broadcasts);
+ *   - a cop_barrier of the whole group ends every earlier operation of the group
+ *     (each member has made its calls, so the controller has completed them).
+ * libcop checks this at the call: a range that overlaps one used by another tag
+ * (or the same tag for another kind of operation) since the last full barrier of
+ * the group is refused with CopErrTagOverlap, before anything reaches the
+ * controller. It sees only this task's calls: two groups sharing words, or tasks
+ * that call different sequences, are not detected. Ranges beyond the GAS are
+ * CopErrAddressRange. (libcop splits long arrays into channel accesses of 128
+ * elements; the words used are still tag .. tag+count-1.)
+ * cop_read/cop_write/cop_rmw use a task address space instead: the tag is a word
+ * offset there (tag + count <= the TAS size, 256 words, else CopErrAddressRange);
+ * these are memory, not masks, so they need no spacing. cop_gather uses the words
+ * tag .. tag+count-1 of each member's TAS, cop_scatter tag .. tag+count*members-1
+ * of the root's, and both the GAS word tag for their barriers.
+ *
+ * Arguments every call refuses (nothing reaches the controller):
+ *   PvmBadParam   null data with count > 0, count < 0, msgtag < 0, an unknown
+ *                 datatype, a mode other than those below, an unknown reduction
+ *                 function, rootcount < 1 or a null roots array or a root named
+ *                 twice, numtasks < 1 or a null tids array, cop_barrier count 0
+ *                 or < -1, a null group name, a receiver naming itself as srctid;
+ *   CopErrBadType a datatype/function pair the hardware lacks (AND/OR/EXOR on
+ *                 floating types, MAX/MIN on PVM_ULONG, cop_rmw on PVM_FLOAT);
+ *   PvmNoInst     a root instance outside the group;
+ *   PvmNotInGroup the caller (or a broadcast's named sender) is not a member, a
+ *                 multicast receiver is not among 'tids';
+ *   PvmNoTask     a tid that names no task (asked of the pvmd with pvm_pstat
+ *                 when a tid is first used: the call fails at once, without
+ *                 waiting for the timeout or stalling its partners).
+ * count 0 is accepted and does nothing. A call that waits for local partners or
+ * for the channel gives up after CopTimeout (CopErrTimeout); one whose local
+ * partner doing the channel part was killed gets CopErrPartnerDied (or, for a
+ * broadcast receiver, fetches in its place).
+ *
+ * Porting a PVM program (the thesis's claim, ch. V: a PVM program moves to the
+ * COP by replacing its group calls):
+ *   pvm_mytid                        -> pvm_mytid, then cop_mytid (enrols on the channel)
+ *   pvm_joingroup/lvgroup/gsize      -> unchanged (groups stay PVM's)
+ *   pvm_barrier(g, n)                -> cop_barrier(g, n, tag)
+ *   pvm_reduce(f, d, n, t, tag, g, r)-> cop_reduce(COP_f, d, t, n, tag, g, &r, 1); PvmSum ->
+ *                                       COP_SUM, PvmMax -> COP_MAX, PvmMin -> COP_MIN (PvmProduct
+ *                                       has no hardware); several roots at once are allowed
+ *   pvm_bcast(g, tag) / pvm_recv     -> cop_bcast(d, n, t, g, tag, COP_SEND, -1) /
+ *                                       cop_bcast(d, n, t, g, tag, COP_RECV, src or -1)
+ *   pvm_mcast(tids, k, tag) / recv   -> cop_mcast(d, n, t, tids, k, tag, COP_SEND/COP_RECV, src)
+ *   pvm_gather / pvm_scatter         -> cop_gather / cop_scatter (same arguments)
+ *   shared variables (a server task  -> cop_write / cop_read / cop_rmw on the owner's task
+ *   answering messages)                 address space (only the owner writes it; any task
+ *                                       reads it or adds to it with cop_rmw)
+ *   pvm_pk / upk of the data         -> none: the data array is passed to the call
+ * What a mechanical port meets:
+ *   - tags: PVM tags only label messages; here they are addresses (see Tags).
+ *     Consecutive small tags with arrays overlap: CopErrTagOverlap at the call;
+ *     tags beyond the 64K-word GAS: CopErrAddressRange;
+ *   - a PVM receive matches any tag with -1; cop_bcast/cop_mcast receive exactly
+ *     'msgtag' and 'count' elements of 'datatype' (the sender's);
+ *   - every member calls the collective (the sender too, with COP_SEND); a
+ *     receiver that is not a member or recipient gets PvmNotInGroup;
+ *   - PVM_FLOAT travels as a double; PVM_BYTE, PVM_SHORT, PVM_CPLX are not
+ *     types here (PvmBadParam); PvmProduct has no hardware;
+ *   - shared variables live in 256 words per task; a write to another task's
+ *     space is CopErrProtection;
+ *   - waits are bounded (CopTimeout, default 10 s) where PVM waits forever.
  *
  * A task reaches its host's channel through the driver copdrv, found by the
  * environment variable COP_DRIVER (the driver's directory, default
@@ -52,8 +127,9 @@ extern "C" {
 #define CopAccess 3       /* how this task reaches the channel: */
 #define CopAccessNormal 0 /*   read/write requests through the driver (two copies each way) */
 #define CopAccessDirect 1 /*   (default) the channel window mapped into the task, no copies */
-#define CopTimeout 4      /* milliseconds a call waits for the link before CopErrTimeout
-                             (default 10000; 0 = wait as long as the link is alive) */
+#define CopTimeout 4      /* milliseconds a call waits for the link, or for the other tasks
+                             of its host, before CopErrTimeout (default 10000; 0 = no limit
+                             while the link is alive) */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
@@ -82,8 +158,16 @@ extern "C" {
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */
 #define CopErrMapping -133      /* the selected tid mapping does not hold for some task */
+#define CopErrTagOverlap -134   /* the call's GAS range (tag .. tag+count-1) overlaps a range another
+                                   tag of this task's group operations uses and that may still be in
+                                   progress (no full cop_barrier of that group since): see "Tags" */
+#define CopErrPartnerDied -135  /* a local task doing this operation's channel part died (the host
+                                   area's slot is cleared; the next call on the tag starts afresh) */
 
 /* ---- Task initialization and management ---- */
+/* Enrols the task on its host's channel (a task number, TKNO, from the driver) and
+ * clears its task address space: a fresh task reads zeros there, whatever a task that
+ * had the TKNO before left behind. */
 int cop_mytid(void);
 int cop_setopt(int what, int val); /* returns the previous value */
 int cop_getopt(int what);
