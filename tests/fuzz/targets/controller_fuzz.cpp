@@ -16,8 +16,9 @@
 //     its channel alone, in the channel's arrival order (its TKNO echoed), before
 //     any data of that command; a step that services nothing emits nothing
 //   - a malformed raw command gets exactly one NACK at once, carrying the decoder's
-//     error code; ACK and NACK from a node produce nothing; nothing else is
-//     answered on receipt
+//     error code; ACK and NACK from a node produce nothing; a command answered on
+//     receipt gets one NACK (protection, privilege or partition) to its channel
+//     and is not serviced later
 //   - a command from a task that claims supervisor mode or another task's number
 //     is answered with NACK protection (checked only once the core refuses such
 //     commands at all; see protection_enforced)
@@ -247,8 +248,10 @@ class Harness {
       const Delivery& d = out_[before];
       FUZZ_CHECK(d.link_level && d.msg.ins.opcode == Opcode::NACK && d.channels == controller::channel_bit(ch),
                  "an answer on receipt that is not a NACK to the channel");
-      FUZZ_CHECK(must_refuse || !protection_enforced(), "a permitted command refused on receipt (code %u)",
-                 d.msg.data1 & 0xFF);
+      const uint32_t code = d.msg.data1 & 0xFF;
+      FUZZ_CHECK(code == uint32_t(Error::protection) || code == uint32_t(Error::privilege) ||
+                     code == uint32_t(Error::partition),
+                 "a command refused on receipt with code %u (not a protection refusal)", code);
       if (must_refuse)
         FUZZ_CHECK((d.msg.data1 & 0xFF) == uint32_t(Error::protection), "refusal code %u, expected protection",
                    d.msg.data1 & 0xFF);
