@@ -28,6 +28,7 @@ tagged() {
 }
 # On any exit: nothing of ours stays, whatever the test found.
 cleanup() {
+  set +e
   [ -n "$runner" ] && kill -KILL "$runner" 2>/dev/null
   if [ "${#tokens[@]}" -gt 0 ]; then
     tagged "${tokens[@]}" | while read -r p _; do kill -KILL "$p" 2>/dev/null; done
@@ -55,9 +56,18 @@ wait_for "the pvm point to start" pvm_running
 dir=$(ls -d "$work"/res/cleanup-*)
 [ -f "$dir/runner.json" ] || fail "the run wrote no runner.json"
 tokens=("$(token_of "$dir/runner.json")")
-wait_for "the run's pvmd and pvm worker" eval 'has pvmd && has copbench-worke'
+wait_for "the run's pvmd, pvmgs and pvm worker" eval 'has pvmd && has pvmgs && has copbench-worke'
 [ -n "$(temp_dirs)" ] || fail "no temporary directory of the run found in $tmp"
 echo "running: $(tagged "${tokens[@]}" | awk '{print $2}' | sort | uniq -c | xargs)"
+
+# A --resume of the directory while its runner is alive is refused and stops nothing.
+set +e
+"$copbench" campaign run "$data/cleanup.yml" --resume "$dir" --quiet >"$work/busy.out" 2>&1
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "a --resume of a directory whose run is alive was accepted"
+grep -q "still running in that directory" "$work/busy.out" || fail "unclear refusal: $(cat "$work/busy.out")"
+has pvmd && kill -0 "$runner" || fail "the refused --resume stopped something of the live run"
 
 if [ "$mode" = term ]; then
   kill -TERM "$runner"
