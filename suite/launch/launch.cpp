@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -83,7 +84,8 @@ volatile sig_atomic_t g_cancelled = 0;
 
 // Runs argv in its own process group; kills the group at the deadline or on cancel_launches().
 // The worker's own output (mpirun and libpvm chatter included) goes to `log`.
-int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out) {
+int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out,
+                     const std::function<void(int)>& on_worker) {
   timed_out = false;
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
@@ -101,6 +103,7 @@ int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const 
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  if (on_worker) on_worker(pid);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   int status = 0;
   for (;;) {
@@ -185,6 +188,7 @@ LaunchOutcome launch(const LaunchRequest& req) {
   std::string tmpl = (fs::temp_directory_path() / "copbench-run.XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
   fs::path dir = tmpl;
+  if (req.on_temp_dir) req.on_temp_dir(dir.string());
   fs::path result = dir / "result.json";
   fs::path error = dir / "error.txt";
 
@@ -219,7 +223,7 @@ LaunchOutcome launch(const LaunchRequest& req) {
 
   bool timed_out = false;
   fs::path log = dir / "worker.log";
-  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out);
+  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out, req.on_worker);
   if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
   if (timed_out && g_cancelled) {
     out.exit_code = 130;

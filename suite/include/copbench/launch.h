@@ -2,6 +2,7 @@
 // the backend's worker the way that system starts programs.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ struct LaunchRequest {
   std::string hostfile;                 // a cluster's hosts (mpirun --hostfile syntax); "" = this machine
   std::vector<std::string> worker_args; // what the worker parses (worker.h)
   int timeout_s = 600;
+  // Told what the launch creates, as soon as it exists, so that a campaign can record
+  // it and clean it up after a kill: the private temporary directory, then the
+  // worker's pid (also its process group).
+  std::function<void(const std::string& dir)> on_temp_dir;
+  std::function<void(int pid)> on_worker;
 };
 
 struct LaunchOutcome {
