@@ -12,7 +12,8 @@ namespace copbench::mpi {
 
 class MpiBackend final : public Backend {
  public:
-  MpiBackend(int* argc, char*** argv);  // MPI_Init, windows, mutexes
+  // MPI_Init, and the windows and lock server the worker's command line needs.
+  MpiBackend(int* argc, char*** argv);
   ~MpiBackend() override;               // frees them, MPI_Finalize
   MpiBackend(const MpiBackend&) = delete;
   MpiBackend& operator=(const MpiBackend&) = delete;
@@ -59,7 +60,12 @@ class MpiBackend final : public Backend {
   void abort(int code);
 
  private:
-  void setup_rma();
+  // Opens the shared words' window (and its lock_all epoch) and the locks' window, each
+  // only when asked; every rank asks the same.
+  void setup_rma(bool words, bool locks);
+  // Throws when a shared-word or lock call comes without its window.
+  void need_words() const;
+  void need_locks() const;
   void free_rma();
   void start_lock_server(int argc, char** argv);
   void stop_lock_server();

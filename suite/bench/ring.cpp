@@ -24,14 +24,15 @@ class Ring final : public Benchmark {
     std::vector<PointResult> points;
     std::vector<double> x, y;
     for (std::size_t size : sizes_for(*this, params)) {
-      std::vector<std::byte> buf = payload(size);
+      // Separate page-aligned send and receive buffers, as echo's (IMB / OSU).
+      EchoBuffers bufs(size);
       std::function<void()> lap = [&] {
         if (me == 0) {
-          b.send(next, buf);
-          b.recv(prev, buf);
+          b.send(next, bufs.send.span());
+          b.recv(prev, bufs.recv.span());
         } else {
-          b.recv(prev, buf);
-          b.send(next, buf);
+          b.recv(prev, bufs.recv.span());
+          b.send(next, bufs.send.span());
         }
       };
       // One iteration = one lap of n hops, timed on rank 0; per hop = lap / n.
