@@ -5,6 +5,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copbench/aligned_buffer.h"
@@ -33,6 +34,32 @@ inline PointResult make_point(std::string name, const Backend& b, Summary s) {
   return p;
 }
 
+// A collective's point name under the loop method: "method:loop/" before the last part
+// ("barrier/nodes:4" -> "barrier/method:loop/nodes:4"), so the thesis-method points keep
+// the names old results and the seeds' reference rows use.
+inline std::string loop_name(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name + "/method:loop" : name.substr(0, slash + 1) + "method:loop" + name.substr(slash);
+}
+
+// A collective timed both ways: the thesis's sync method (ch. VI: a sync before each timed
+// call, per-iteration maximum over ranks) under `name`, then the loop method of IMB and
+// OSU (the calls back to back, loop time / n, maximum over ranks) under loop_name(name).
+// Each point carries the label method=sync or method=loop.
+inline std::vector<PointResult> measure_collective(Backend& b, const RunParams& params, const std::string& name,
+                                                   const std::function<void()>& op) {
+  std::vector<PointResult> points;
+  for (const char* method : {kMethodSync, kMethodLoop}) {
+    const bool sync = std::string_view(method) == kMethodSync;
+    Batch batch = sync ? timed_collective(b, op, timer_overhead_seconds())
+                       : timed_collective_loop(b, op, timer_overhead_seconds());
+    PointResult p = make_point(sync ? name : loop_name(name), b, measure(b, params.timing, batch));
+    p.labels["method"] = method;
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
 // The lock benchmarks (lock, ticket-lock, mcs-lock, queue-lock): every rank acquires and
 // releases as fast as it can (acquire_release: one cycle); one point lock/<kind>/nodes:N
 // with the label lock=<kind>, so the four compare point for point.
@@ -45,6 +72,10 @@ inline std::vector<std::byte> payload(std::size_t n, int seed = 0) {
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(seed)) & 0xff);
   return v;
 }
+
+// How echo and bandwidth time their ping-pong (each point's timing_method).
+inline constexpr const char* kPingPongMethod =
+    "ping-pong (IMB PingPong, OSU latency): a sync, then the round trips back to back from separate page-aligned send and receive buffers, timed on rank 0 (the initiating rank); round trip / 2";
 
 // echo's buffers, the way IMB PingPong and OSU latency keep them: one to send from and
 // a distinct one to receive into, each page-aligned. With one buffer serving both, a

@@ -32,7 +32,7 @@ class Echo final : public Benchmark {
       for (std::size_t size : sizes_for(*this, params)) {
         EchoBuffers bufs(size);
         std::function<void()> op = ping_pong(b, pair.peer, bufs);
-        Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds()));
+        Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds(), kPingPongMethod));
         PointResult p = make_point(prefix + "size:" + std::to_string(size), b, std::move(s));
         p.counters["bytes"] = static_cast<double>(size);
         p.labels["placement"] = pair.placement;
