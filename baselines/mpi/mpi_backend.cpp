@@ -70,6 +70,35 @@ void MpiBackend::max_over_ranks(std::span<double> values) {
   MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm_);
 }
 
+std::string MpiBackend::mca_setting(const char* name) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "unknown";
+  std::string out = "unknown";
+  int index = 0;
+  if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS) {
+    char cvar[256];
+    int name_len = sizeof cvar, desc_len = 0, verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype;
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_get_info(index, cvar, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind,
+                            &scope) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      if (type == MPI_C_BOOL) {
+        bool v = false;
+        if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) out = std::to_string(v ? 1 : 0);
+      } else if (type == MPI_INT) {
+        int v = 0;
+        if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) out = std::to_string(v);
+      }
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return out;
+}
+
 void MpiBackend::abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 MPI_Datatype mpi_type(Elem elem) { return elem == Elem::i32 ? MPI_INT32_T : MPI_DOUBLE; }

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "copbench/backend.h"
@@ -55,6 +56,11 @@ class MpiBackend final : public Backend {
 
   double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
   double bare_barrier_loop(int iterations) override;
+
+  // An MCA parameter's value as this process runs with it (MPI_T control variable), e.g.
+  // "mpi_yield_when_idle" -> "1": set by --mca, OMPI_MCA_* or ~/.openmpi/mca-params.conf
+  // alike. "unknown" where MPI_T does not know it.
+  std::string mca_setting(const char* name);
 
   // Aborts every rank (used when one rank fails, so nobody waits forever).
   void abort(int code);

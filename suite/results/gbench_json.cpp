@@ -61,6 +61,7 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
   ctx["link_profile"] = c.link_profile;
   ctx["commit"] = c.commit;
   ctx["timer"] = kTimerName;
+  for (const auto& [key, value] : c.settings) ctx[key] = value;
   // What every point shares; each point's own entries say how its iterations were timed
   // (timing_method: the sync method or a loop) and carry plain-word warnings.
   ctx["timing_method"] =
