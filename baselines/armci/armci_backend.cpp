@@ -19,22 +19,42 @@ ArmciBackend::ArmciBackend(int* argc, char*** argv) {
   ARMCI_Init();
   rank_ = armci_msg_me();
   size_ = armci_msg_nproc();
-  bases_.resize(static_cast<std::size_t>(size_));
-  ARMCI_Malloc(bases_.data(), static_cast<armci_size_t>(kSharedWords * sizeof(std::int64_t)));
-  // ARMCI-MPI memory is only touched locally inside an access epoch.
-  ARMCI_Access_begin(bases_[static_cast<std::size_t>(rank_)]);
-  for (int i = 0; i < kSharedWords; ++i) *word(rank_, i) = 0;
-  ARMCI_Access_end(bases_[static_cast<std::size_t>(rank_)]);
-  ARMCI_Create_mutexes(kLocks);
+  // Only what the run uses is set up (the worker's command line says): echo and the
+  // collectives run with no ARMCI_Malloc'd memory and no mutexes.
+  const std::vector<Op> used = ops_of_worker_command(*argc, *argv);
+  if (uses_any(used, {Op::shared_read, Op::shared_write, Op::shared_rmw, Op::shared_cas, Op::fence,
+                      Op::fence_window, Op::fence_barrier})) {
+    bases_.resize(static_cast<std::size_t>(size_));
+    ARMCI_Malloc(bases_.data(), static_cast<armci_size_t>(kSharedWords * sizeof(std::int64_t)));
+    // ARMCI-MPI memory is only touched locally inside an access epoch.
+    ARMCI_Access_begin(bases_[static_cast<std::size_t>(rank_)]);
+    for (int i = 0; i < kSharedWords; ++i) *word(rank_, i) = 0;
+    ARMCI_Access_end(bases_[static_cast<std::size_t>(rank_)]);
+  }
+  if (uses_any(used, {Op::lock})) {
+    ARMCI_Create_mutexes(kLocks);
+    mutexes_ = true;
+  }
   ARMCI_Barrier();
 }
 
 ArmciBackend::~ArmciBackend() {
   ARMCI_Barrier();
-  ARMCI_Destroy_mutexes();
-  ARMCI_Free(bases_[static_cast<std::size_t>(rank_)]);
+  if (mutexes_) ARMCI_Destroy_mutexes();
+  if (!bases_.empty()) ARMCI_Free(bases_[static_cast<std::size_t>(rank_)]);
   ARMCI_Finalize();
   MPI_Finalize();
+}
+
+std::int64_t* ArmciBackend::word(int owner, int index) const {
+  if (bases_.empty())
+    throw std::logic_error("armci: a shared word or fence was used by a run that did not declare it "
+                           "(the benchmark's needs() or optional_ops()), so none was allocated");
+  return static_cast<std::int64_t*>(bases_[static_cast<std::size_t>(owner)]) + index;
+}
+
+void ArmciBackend::need_mutexes() const {
+  if (!mutexes_) throw std::logic_error("armci: lock was used by a run that did not declare it, so no mutexes exist");
 }
 
 bool ArmciBackend::offers(Op op) const {

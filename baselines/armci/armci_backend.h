@@ -11,7 +11,7 @@ namespace copbench::armci {
 
 class ArmciBackend final : public Backend {
  public:
-  ArmciBackend(int* argc, char*** argv);  // MPI_Init, ARMCI_Init, shared words, mutexes
+  ArmciBackend(int* argc, char*** argv);  // MPI_Init, ARMCI_Init; shared words, mutexes if used
   ~ArmciBackend() override;
   ArmciBackend(const ArmciBackend&) = delete;
   ArmciBackend& operator=(const ArmciBackend&) = delete;
@@ -51,12 +51,16 @@ class ArmciBackend final : public Backend {
   void abort(int code);
 
  private:
-  std::int64_t* word(int owner, int index) const { return static_cast<std::int64_t*>(bases_[owner]) + index; }
+  // The shared words of `owner`; throws when the run did not declare shared words (so
+  // none were allocated).
+  std::int64_t* word(int owner, int index) const;
+  void need_mutexes() const;
 
   int rank_ = 0;
   int size_ = 1;
   int tasks_per_node_ = 1;
-  std::vector<void*> bases_;  // ARMCI_Malloc'd shared words of every rank
+  std::vector<void*> bases_;  // ARMCI_Malloc'd shared words of every rank; empty when unused
+  bool mutexes_ = false;      // ARMCI_Create_mutexes was called (only for runs that lock)
 };
 
 }  // namespace copbench::armci

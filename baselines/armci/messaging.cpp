@@ -2,6 +2,7 @@
 
 #include "armci/armci_backend.h"
 #include "armci/armci_c.h"
+#include "copbench/aligned_buffer.h"
 #include "copbench/timing.h"
 
 namespace copbench::armci {
@@ -18,22 +19,23 @@ void ArmciBackend::recv(int from, std::span<std::byte> message) {
 }
 
 double ArmciBackend::bare_echo_loop(int peer, std::size_t bytes, int iterations) {
-  std::vector<std::byte> buf(bytes);
+  // As IMB PingPong and OSU latency: distinct page-aligned send and receive buffers.
+  AlignedBuffer sbuf(bytes, 0), rbuf(bytes, 1);
   const int n = static_cast<int>(bytes);
   int got = 0;
   if (rank_ == 0) {
     double t0 = now_seconds();
     for (int i = 0; i < iterations; ++i) {
-      armci_msg_snd(kEchoTag, buf.data(), n, peer);
-      armci_msg_rcv(kEchoTag, buf.data(), n, &got, peer);
+      armci_msg_snd(kEchoTag, sbuf.data(), n, peer);
+      armci_msg_rcv(kEchoTag, rbuf.data(), n, &got, peer);
     }
     double t1 = now_seconds();
     return (t1 - t0) / iterations / 2;
   }
   if (rank_ == peer) {
     for (int i = 0; i < iterations; ++i) {
-      armci_msg_rcv(kEchoTag, buf.data(), n, &got, 0);
-      armci_msg_snd(kEchoTag, buf.data(), n, 0);
+      armci_msg_rcv(kEchoTag, rbuf.data(), n, &got, 0);
+      armci_msg_snd(kEchoTag, sbuf.data(), n, 0);
     }
   }
   return 0.0;

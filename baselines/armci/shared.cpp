@@ -19,9 +19,15 @@ void progress_if_local(int owner, int me) {
 
 }  // namespace
 
-void ArmciBackend::lock(int lock_id) { ARMCI_Lock(lock_id % kLocks, 0); }
+void ArmciBackend::lock(int lock_id) {
+  need_mutexes();
+  ARMCI_Lock(lock_id % kLocks, 0);
+}
 
-void ArmciBackend::unlock(int lock_id) { ARMCI_Unlock(lock_id % kLocks, 0); }
+void ArmciBackend::unlock(int lock_id) {
+  need_mutexes();
+  ARMCI_Unlock(lock_id % kLocks, 0);
+}
 
 std::int64_t ArmciBackend::shared_read(int owner, int index) {
   std::int64_t value = 0;

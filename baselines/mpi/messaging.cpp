@@ -1,4 +1,5 @@
 // echo's calls: blocking MPI_Send / MPI_Recv, and their bare loop.
+#include "copbench/aligned_buffer.h"
 #include "copbench/timing.h"
 #include "mpi/mpi_backend.h"
 
@@ -15,21 +16,22 @@ void MpiBackend::recv(int from, std::span<std::byte> message) {
 }
 
 double MpiBackend::bare_echo_loop(int peer, std::size_t bytes, int iterations) {
-  std::vector<std::byte> buf(bytes);
+  // As IMB PingPong and OSU latency: distinct page-aligned send and receive buffers.
+  AlignedBuffer sbuf(bytes, 0), rbuf(bytes, 1);
   const int n = static_cast<int>(bytes);
   if (rank_ == 0) {
     double t0 = now_seconds();
     for (int i = 0; i < iterations; ++i) {
-      MPI_Send(buf.data(), n, MPI_BYTE, peer, kEchoTag, comm_);
-      MPI_Recv(buf.data(), n, MPI_BYTE, peer, kEchoTag, comm_, MPI_STATUS_IGNORE);
+      MPI_Send(sbuf.data(), n, MPI_BYTE, peer, kEchoTag, comm_);
+      MPI_Recv(rbuf.data(), n, MPI_BYTE, peer, kEchoTag, comm_, MPI_STATUS_IGNORE);
     }
     double t1 = now_seconds();
     return (t1 - t0) / iterations / 2;
   }
   if (rank_ == peer) {
     for (int i = 0; i < iterations; ++i) {
-      MPI_Recv(buf.data(), n, MPI_BYTE, 0, kEchoTag, comm_, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), n, MPI_BYTE, 0, kEchoTag, comm_);
+      MPI_Recv(rbuf.data(), n, MPI_BYTE, 0, kEchoTag, comm_, MPI_STATUS_IGNORE);
+      MPI_Send(sbuf.data(), n, MPI_BYTE, 0, kEchoTag, comm_);
     }
   }
   return 0.0;

@@ -33,8 +33,14 @@ MpiBackend::MpiBackend(int* argc, char*** argv) {
   MPI_Comm_size(comm_, &size_);
   // Errors abort the job rather than leave ranks waiting for each other.
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_ARE_FATAL);
-  setup_rma();
-  start_lock_server(*argc, *argv);
+  // Only what the run uses is set up: a benchmark that uses no shared word, lock or fence
+  // (echo, the collectives) runs with no RMA window and no lock_all epoch open, so
+  // nothing of one-sided communication is live while it is measured.
+  const std::vector<Op> used = ops_of_worker_command(*argc, *argv);
+  setup_rma(uses_any(used, {Op::shared_read, Op::shared_write, Op::shared_rmw, Op::shared_cas, Op::fence,
+                            Op::fence_window, Op::fence_barrier}),
+            uses_any(used, {Op::lock}));
+  if (uses_any(used, {Op::server_lock})) start_lock_server(*argc, *argv);
 }
 
 MpiBackend::~MpiBackend() {
@@ -62,6 +68,35 @@ void MpiBackend::sync() { MPI_Barrier(comm_); }
 
 void MpiBackend::max_over_ranks(std::span<double> values) {
   MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm_);
+}
+
+std::string MpiBackend::mca_setting(const char* name) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "unknown";
+  std::string out = "unknown";
+  int index = 0;
+  if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS) {
+    char cvar[256];
+    int name_len = sizeof cvar, desc_len = 0, verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype;
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_get_info(index, cvar, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind,
+                            &scope) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      if (type == MPI_C_BOOL) {
+        bool v = false;
+        if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) out = std::to_string(v ? 1 : 0);
+      } else if (type == MPI_INT) {
+        int v = 0;
+        if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) out = std::to_string(v);
+      }
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return out;
 }
 
 void MpiBackend::abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }

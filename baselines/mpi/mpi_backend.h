@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "copbench/backend.h"
@@ -12,7 +13,8 @@ namespace copbench::mpi {
 
 class MpiBackend final : public Backend {
  public:
-  MpiBackend(int* argc, char*** argv);  // MPI_Init, windows, mutexes
+  // MPI_Init, and the windows and lock server the worker's command line needs.
+  MpiBackend(int* argc, char*** argv);
   ~MpiBackend() override;               // frees them, MPI_Finalize
   MpiBackend(const MpiBackend&) = delete;
   MpiBackend& operator=(const MpiBackend&) = delete;
@@ -55,11 +57,21 @@ class MpiBackend final : public Backend {
   double bare_echo_loop(int peer, std::size_t bytes, int iterations) override;
   double bare_barrier_loop(int iterations) override;
 
+  // An MCA parameter's value as this process runs with it (MPI_T control variable), e.g.
+  // "mpi_yield_when_idle" -> "1": set by --mca, OMPI_MCA_* or ~/.openmpi/mca-params.conf
+  // alike. "unknown" where MPI_T does not know it.
+  std::string mca_setting(const char* name);
+
   // Aborts every rank (used when one rank fails, so nobody waits forever).
   void abort(int code);
 
  private:
-  void setup_rma();
+  // Opens the shared words' window (and its lock_all epoch) and the locks' window, each
+  // only when asked; every rank asks the same.
+  void setup_rma(bool words, bool locks);
+  // Throws when a shared-word or lock call comes without its window.
+  void need_words() const;
+  void need_locks() const;
   void free_rma();
   void start_lock_server(int argc, char** argv);
   void stop_lock_server();

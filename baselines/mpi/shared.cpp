@@ -1,4 +1,7 @@
 // lock, shared words and fences: MPI-3 RMA, passive target.
+// - The windows are opened only for a run that uses them (MpiBackend's constructor reads
+//   the worker's command line): echo and the collectives are measured with no window and
+//   no lock_all epoch open. A call without its window is a clear error, never a guess.
 // - Shared words live in one window under a lock_all epoch; reads, writes and
 //   fetch-and-add are MPI_Fetch_and_op (NO_OP / SUM) and MPI_Accumulate (REPLACE), which
 //   MPI makes atomic with respect to each other. A write completes locally
@@ -22,29 +25,48 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 namespace copbench::mpi {
 
-void MpiBackend::setup_rma() {
-  MPI_Win_allocate(static_cast<MPI_Aint>(kSharedWords * sizeof(std::int64_t)), sizeof(std::int64_t),
-                   MPI_INFO_NULL, comm_, &words_, &words_win_);
-  MPI_Win_allocate(static_cast<MPI_Aint>(kLocks * sizeof(std::int64_t)), sizeof(std::int64_t),
-                   MPI_INFO_NULL, comm_, &lock_words_, &lock_win_);
-  for (int i = 0; i < kSharedWords; ++i) words_[i] = 0;
-  for (int i = 0; i < kLocks; ++i) lock_words_[i] = 0;
+void MpiBackend::setup_rma(bool words, bool locks) {
   written_.assign(static_cast<std::size_t>(size_), 0);
+  if (words) {
+    MPI_Win_allocate(static_cast<MPI_Aint>(kSharedWords * sizeof(std::int64_t)), sizeof(std::int64_t),
+                     MPI_INFO_NULL, comm_, &words_, &words_win_);
+    for (int i = 0; i < kSharedWords; ++i) words_[i] = 0;
+  }
+  if (locks) {
+    MPI_Win_allocate(static_cast<MPI_Aint>(kLocks * sizeof(std::int64_t)), sizeof(std::int64_t),
+                     MPI_INFO_NULL, comm_, &lock_words_, &lock_win_);
+    for (int i = 0; i < kLocks; ++i) lock_words_[i] = 0;
+  }
+  if (!words && !locks) return;
   MPI_Barrier(comm_);
-  MPI_Win_lock_all(0, words_win_);
+  if (words) MPI_Win_lock_all(0, words_win_);
 }
 
 void MpiBackend::free_rma() {
-  MPI_Win_unlock_all(words_win_);
+  if (words_win_ != MPI_WIN_NULL) MPI_Win_unlock_all(words_win_);
+  if (words_win_ == MPI_WIN_NULL && lock_win_ == MPI_WIN_NULL) return;
   MPI_Barrier(comm_);
-  MPI_Win_free(&words_win_);
-  MPI_Win_free(&lock_win_);
+  if (words_win_ != MPI_WIN_NULL) MPI_Win_free(&words_win_);
+  if (lock_win_ != MPI_WIN_NULL) MPI_Win_free(&lock_win_);
+}
+
+void MpiBackend::need_words() const {
+  if (words_win_ == MPI_WIN_NULL)
+    throw std::logic_error("mpi: a shared word or fence was used by a run that did not declare it "
+                           "(the benchmark's needs() or optional_ops()), so no window was opened");
+}
+
+void MpiBackend::need_locks() const {
+  if (lock_win_ == MPI_WIN_NULL)
+    throw std::logic_error("mpi: lock was used by a run that did not declare it, so no lock window was opened");
 }
 
 void MpiBackend::lock(int lock_id) {
+  need_locks();
   const int target = lock_id % size_;
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, lock_win_);
   std::int64_t probe = 0;
@@ -52,9 +74,13 @@ void MpiBackend::lock(int lock_id) {
   MPI_Win_flush(target, lock_win_);
 }
 
-void MpiBackend::unlock(int lock_id) { MPI_Win_unlock(lock_id % size_, lock_win_); }
+void MpiBackend::unlock(int lock_id) {
+  need_locks();
+  MPI_Win_unlock(lock_id % size_, lock_win_);
+}
 
 std::int64_t MpiBackend::shared_read(int owner, int index) {
+  need_words();
   std::int64_t value = 0;
   MPI_Fetch_and_op(nullptr, &value, MPI_INT64_T, owner, index, MPI_NO_OP, words_win_);
   MPI_Win_flush(owner, words_win_);
@@ -62,12 +88,14 @@ std::int64_t MpiBackend::shared_read(int owner, int index) {
 }
 
 void MpiBackend::shared_write(int owner, int index, std::int64_t value) {
+  need_words();
   MPI_Accumulate(&value, 1, MPI_INT64_T, owner, index, 1, MPI_INT64_T, MPI_REPLACE, words_win_);
   MPI_Win_flush_local(owner, words_win_);
   written_[static_cast<std::size_t>(owner)] |= std::uint64_t{1} << index;
 }
 
 std::int64_t MpiBackend::shared_fetch_add(int owner, int index, std::int64_t add) {
+  need_words();
   std::int64_t old = 0;
   MPI_Fetch_and_op(&add, &old, MPI_INT64_T, owner, index, MPI_SUM, words_win_);
   MPI_Win_flush(owner, words_win_);
@@ -75,6 +103,7 @@ std::int64_t MpiBackend::shared_fetch_add(int owner, int index, std::int64_t add
 }
 
 std::int64_t MpiBackend::shared_compare_swap(int owner, int index, std::int64_t expected, std::int64_t desired) {
+  need_words();
   std::int64_t old = 0;
   MPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, owner, index, words_win_);
   MPI_Win_flush(owner, words_win_);
@@ -82,16 +111,19 @@ std::int64_t MpiBackend::shared_compare_swap(int owner, int index, std::int64_t 
 }
 
 void MpiBackend::fence(int target) {
+  need_words();
   MPI_Win_flush(target, words_win_);
   written_[static_cast<std::size_t>(target)] = 0;
 }
 
 void MpiBackend::all_fence() {
+  need_words();
   MPI_Win_flush_all(words_win_);
   std::fill(written_.begin(), written_.end(), 0);
 }
 
 void MpiBackend::all_fence_window(int k) {
+  need_words();
   static_assert(kSharedWords == 64, "one bit per shared word");
   k = std::max(k, 1);
   // Targets in the order rank+1, rank+2, ...: when every rank fences every other, each

@@ -69,9 +69,17 @@ void PvmBackend::spawn_and_number(const PvmOptions& options) {
   tids_ = spawn_ranks(mytid_, options.nodes, options.tasks_per_node, [&](int) { return options.spawn_args; });
   const int n = static_cast<int>(tids_.size());
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  // The lock / shared-variable server task only for a run that locks, shares words or
+  // fences (the worker's command line says): echo and the collectives run without it.
+  std::vector<char*> argv{self.data()};
+  std::vector<std::string> raw = options.spawn_args;
+  for (std::string& a : raw) argv.push_back(a.data());
+  const bool server = uses_any(ops_of_worker_command(static_cast<int>(argv.size()), argv.data()),
+                               {Op::lock, Op::shared_read, Op::shared_write, Op::shared_rmw, Op::shared_cas,
+                                Op::fence, Op::fence_window, Op::fence_barrier, Op::server_lock});
   std::string server_arg = fmt::format("--pvm-server={},{}", n, options.timeout_s);
   char* server_argv[] = {server_arg.data(), nullptr};
-  if (pvm_spawn(self.data(), server_argv, PvmTaskDefault, const_cast<char*>(""), 1, &server_tid_) != 1) {
+  if (server && pvm_spawn(self.data(), server_argv, PvmTaskDefault, const_cast<char*>(""), 1, &server_tid_) != 1) {
     for (int k = 1; k < n; ++k) pvm_kill(tids_[static_cast<std::size_t>(k)]);
     throw std::runtime_error(fmt::format("pvm_spawn of the lock server failed (code {})", server_tid_));
   }
@@ -92,7 +100,7 @@ void PvmBackend::join_group_in_rank_order() {
 PvmBackend::~PvmBackend() {
   if (joined_) {
     pvm_barrier(group_.data(), ranks());
-    if (rank_ == 0) server_call(-1, 0, 0, 0, false);  // stop the server
+    if (rank_ == 0 && server_tid_ != 0) server_call(-1, 0, 0, 0, false);  // stop the server
     pvm_lvgroup(group_.data());
   }
   pvm_exit();

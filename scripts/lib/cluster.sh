@@ -339,6 +339,7 @@ cluster_up() {
   cluster_wait_sshd "${names[@]}"
   log "cluster $CLUSTER_ID up: $n nodes + $CLUSTER_CONTROLLER, profile $profile, primary $CLUSTER_PRIMARY_NET.0/24, COP $CLUSTER_COP_NET.0/24"
   log "inventory: $CLUSTER_STATE/inventory.yml   ssh: ssh -F $CLUSTER_STATE/ssh_config node1"
+  CLUSTER_MODE=netns CLUSTER_N=$n cluster_print_hostfile >&2
   log "bring-up time: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f s", b-a}')"
 }
 
@@ -385,6 +386,7 @@ all:
 EOF
   mv "$s/inventory.yml.tmp" "$s/inventory.yml"
   log "cluster $CLUSTER_ID up (loopback): inventory $s/inventory.yml"
+  CLUSTER_MODE=loopback CLUSTER_N=1 cluster_print_hostfile >&2
 }
 
 # ---------------------------------------------------------------- down
@@ -496,6 +498,26 @@ cluster_daemon_ok() {
   cluster_in_host "$ipid" sh -c "test -s '$pidfile' && kill -0 \$(cat '$pidfile')"
 }
 
+# The MPI hostfile as the hosts see it: written by provision (ansible role mpi) on the
+# head node (node1) under copbench_home_dir, ~/.copbench; inside the hosts HOME is /root,
+# in loopback mode it is this user's home.
+cluster_mpi_hostfile() {
+  if [ "${CLUSTER_MODE:-}" = loopback ]; then echo "$HOME/.copbench/mpi-hostfile"; else echo /root/.copbench/mpi-hostfile; fi
+}
+
+# One line for up and status: where mpirun's hostfile is inside the hosts, and whether
+# provision has written it yet.
+cluster_print_hostfile() {
+  local f ipid state="not written yet: scripts/cluster provision writes it"
+  f=$(cluster_mpi_hostfile)
+  if [ "${CLUSTER_MODE:-}" = loopback ]; then
+    [ -s "$f" ] && state="present"
+  elif ipid=$(cluster_init_pid node1) && cluster_in_host "$ipid" test -s "$f"; then
+    state="present"
+  fi
+  echo "  MPI hostfile (on node1, the head): $f ($state); e.g. scripts/cluster ssh node1 mpirun --hostfile $f -np $CLUSTER_N hostname"
+}
+
 # Prints one line per host and service; non-zero when something is missing.
 cluster_status() {
   local bad=0 name ipid have_copd=0 have_copdrv=0 expect got
@@ -508,6 +530,7 @@ cluster_status() {
   echo "cluster $CLUSTER_ID: mode $CLUSTER_MODE, $CLUSTER_N nodes, profile $CLUSTER_PROFILE, state $CLUSTER_STATE"
   [ -x "$COPBENCH_BUILD/bin/copd" ] && have_copd=1
   [ -x "$COPBENCH_BUILD/bin/copdrv" ] && have_copdrv=1
+  cluster_print_hostfile
   if [ "$CLUSTER_MODE" = loopback ]; then
     echo "  node1 (this machine): loopback mode, no per-host checks"
     return 0

@@ -11,8 +11,8 @@ class Barrier final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::barrier}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    Summary s = measure(b, params.timing, timed_collective(b, [&] { b.barrier(); }, timer_overhead_seconds()));
-    out.report(make_point("barrier/nodes:" + std::to_string(b.nodes()), b, std::move(s)));
+    for (PointResult& p : measure_collective(b, params, "barrier/nodes:" + std::to_string(b.nodes()), [&] { b.barrier(); }))
+      out.report(std::move(p));
   }
 };
 

@@ -14,11 +14,11 @@ class Broadcast final : public Benchmark {
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
-      Summary s = measure(b, params.timing,
-                          timed_collective(b, [&] { b.broadcast(buf, 0); }, timer_overhead_seconds()));
-      PointResult p = make_point("broadcast/size:" + std::to_string(size), b, std::move(s));
-      p.counters["bytes"] = static_cast<double>(size);
-      out.report(std::move(p));
+      for (PointResult& p : measure_collective(b, params, "broadcast/size:" + std::to_string(size),
+                                               [&] { b.broadcast(buf, 0); })) {
+        p.counters["bytes"] = static_cast<double>(size);
+        out.report(std::move(p));
+      }
     }
   }
 };

@@ -3,9 +3,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "copbench/aligned_buffer.h"
 #include "copbench/bench.h"
 
 namespace copbench::bench {
@@ -31,6 +34,32 @@ inline PointResult make_point(std::string name, const Backend& b, Summary s) {
   return p;
 }
 
+// A collective's point name under the loop method: "method:loop/" before the last part
+// ("barrier/nodes:4" -> "barrier/method:loop/nodes:4"), so the thesis-method points keep
+// the names old results and the seeds' reference rows use.
+inline std::string loop_name(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name + "/method:loop" : name.substr(0, slash + 1) + "method:loop" + name.substr(slash);
+}
+
+// A collective timed both ways: the thesis's sync method (ch. VI: a sync before each timed
+// call, per-iteration maximum over ranks) under `name`, then the loop method of IMB and
+// OSU (the calls back to back, loop time / n, maximum over ranks) under loop_name(name).
+// Each point carries the label method=sync or method=loop.
+inline std::vector<PointResult> measure_collective(Backend& b, const RunParams& params, const std::string& name,
+                                                   const std::function<void()>& op) {
+  std::vector<PointResult> points;
+  for (const char* method : {kMethodSync, kMethodLoop}) {
+    const bool sync = std::string_view(method) == kMethodSync;
+    Batch batch = sync ? timed_collective(b, op, timer_overhead_seconds())
+                       : timed_collective_loop(b, op, timer_overhead_seconds());
+    PointResult p = make_point(sync ? name : loop_name(name), b, measure(b, params.timing, batch));
+    p.labels["method"] = method;
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
 // The lock benchmarks (lock, ticket-lock, mcs-lock, queue-lock): every rank acquires and
 // releases as fast as it can (acquire_release: one cycle); one point lock/<kind>/nodes:N
 // with the label lock=<kind>, so the four compare point for point.
@@ -44,18 +73,32 @@ inline std::vector<std::byte> payload(std::size_t n, int seed = 0) {
   return v;
 }
 
-// One ping-pong iteration between rank 0 and `peer` through the backend's echo
-// path; ranks outside the pair do nothing. `buf` must outlive the returned op.
-inline std::function<void()> ping_pong(Backend& b, int peer, std::vector<std::byte>& buf) {
+// How echo and bandwidth time their ping-pong (each point's timing_method).
+inline constexpr const char* kPingPongMethod =
+    "ping-pong (IMB PingPong, OSU latency): a sync, then the round trips back to back from separate page-aligned send and receive buffers, timed on rank 0 (the initiating rank); round trip / 2";
+
+// echo's buffers, the way IMB PingPong and OSU latency keep them: one to send from and
+// a distinct one to receive into, each page-aligned. With one buffer serving both, a
+// large message is received over the very lines the next send reads, which is not the
+// ping-pong the standard suites (or the thesis's echo, ch. VI) measure.
+struct EchoBuffers {
+  explicit EchoBuffers(std::size_t bytes) : send(bytes, 0), recv(bytes, 1) {}
+  AlignedBuffer send;
+  AlignedBuffer recv;
+};
+
+// One ping-pong iteration between rank 0 (the initiating rank) and `peer` through the
+// backend's echo path; ranks outside the pair do nothing. `bufs` must outlive the op.
+inline std::function<void()> ping_pong(Backend& b, int peer, EchoBuffers& bufs) {
   if (b.rank() == 0)
-    return [&b, peer, &buf] {
-      b.send(peer, buf);
-      b.recv(peer, buf);
+    return [&b, peer, &bufs] {
+      b.send(peer, bufs.send.span());
+      b.recv(peer, bufs.recv.span());
     };
   if (b.rank() == peer)
-    return [&b, &buf] {
-      b.recv(0, buf);
-      b.send(0, buf);
+    return [&b, &bufs] {
+      b.recv(0, bufs.recv.span());
+      b.send(0, bufs.send.span());
     };
   return [] {};
 }

@@ -14,6 +14,9 @@
 namespace copbench::bench {
 namespace {
 
+constexpr const char* kFenceLoop =
+    "every rank writes and fences back to back after a sync; per rank loop time / rounds, maximum over ranks";
+
 constexpr int kWord = 2;
 
 class Fence final : public Benchmark {
@@ -37,13 +40,13 @@ class Fence final : public Benchmark {
     Summary one = measure(b, params.timing, timed_loop(b, [&] {
       b.shared_write(next, kWord, me);
       b.fence(next);
-    }, true, 1.0, overhead));
+    }, true, 1.0, overhead, kFenceLoop));
     out.report(make_point("fence/put+fence", b, std::move(one)));
 
     Summary all = measure(b, params.timing, timed_loop(b, [&] {
       put_all();
       b.all_fence();
-    }, true, 1.0, overhead));
+    }, true, 1.0, overhead, kFenceLoop));
     out.report(make_point("fence/puts+allfence", b, std::move(all)));
 
     // Seed 004's original AllFence: one Fence per target, one after the other.
@@ -51,7 +54,7 @@ class Fence final : public Benchmark {
       put_all();
       for (int r = 0; r < n; ++r)
         if (r != me || n == 1) b.fence(r);
-    }, true, 1.0, overhead));
+    }, true, 1.0, overhead, kFenceLoop));
     out.report(make_point("fence/puts+sequential-fences", b, std::move(sequential)));
 
     // Seed 004 3.1.2: K fence requests in flight, K = 1 (the sequential AllFence again,
@@ -65,7 +68,7 @@ class Fence final : public Benchmark {
         Summary windowed = measure(b, params.timing, timed_loop(b, [&] {
           put_all();
           b.all_fence_window(k);
-        }, true, 1.0, overhead));
+        }, true, 1.0, overhead, kFenceLoop));
         PointResult p = make_point("fence/puts+allfence-window:" + std::to_string(k), b, std::move(windowed));
         p.labels["window"] = std::to_string(k);
         out.report(std::move(p));

@@ -15,11 +15,11 @@ class Gather final : public Benchmark {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> mine = payload(size, b.rank());
       std::vector<std::byte> all(size * static_cast<std::size_t>(b.ranks()));
-      Summary s = measure(b, params.timing,
-                          timed_collective(b, [&] { b.gather(mine, all, 0); }, timer_overhead_seconds()));
-      PointResult p = make_point("gather/size:" + std::to_string(size), b, std::move(s));
-      p.counters["bytes"] = static_cast<double>(size);
-      out.report(std::move(p));
+      for (PointResult& p : measure_collective(b, params, "gather/size:" + std::to_string(size),
+                                               [&] { b.gather(mine, all, 0); })) {
+        p.counters["bytes"] = static_cast<double>(size);
+        out.report(std::move(p));
+      }
     }
   }
 };
@@ -35,11 +35,11 @@ class Scatter final : public Benchmark {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> all = payload(size * static_cast<std::size_t>(b.ranks()));
       std::vector<std::byte> mine(size);
-      Summary s = measure(b, params.timing,
-                          timed_collective(b, [&] { b.scatter(all, mine, 0); }, timer_overhead_seconds()));
-      PointResult p = make_point("scatter/size:" + std::to_string(size), b, std::move(s));
-      p.counters["bytes"] = static_cast<double>(size);
-      out.report(std::move(p));
+      for (PointResult& p : measure_collective(b, params, "scatter/size:" + std::to_string(size),
+                                               [&] { b.scatter(all, mine, 0); })) {
+        p.counters["bytes"] = static_cast<double>(size);
+        out.report(std::move(p));
+      }
     }
   }
 };

@@ -30,18 +30,16 @@ class Reduce final : public Benchmark {
         if (!done.insert(count).second) continue;
         std::vector<std::byte> in(count * elem_size(elem), std::byte{1});
         std::vector<std::byte> result(in.size());
-        Summary s = measure(b, params.timing, timed_collective(b, [&] {
+        report(out, measure_collective(b, params, name_of(elem, 1, in.size()), [&] {
           b.reduce(in.data(), result.data(), count, elem, ReduceOp::sum, 0);
-        }, timer_overhead_seconds()));
-        report(out, b, elem, in.size(), count, 1, std::move(s));
+        }), in.size(), count, 1);
         if (!b.offers(Op::reduce_roots) || b.ranks() < 2) continue;
         for (int nroots : root_counts(b.ranks())) {
           std::vector<int> roots(static_cast<std::size_t>(nroots));
           for (int r = 0; r < nroots; ++r) roots[static_cast<std::size_t>(r)] = r;
-          Summary m = measure(b, params.timing, timed_collective(b, [&] {
+          report(out, measure_collective(b, params, name_of(elem, nroots, in.size()), [&] {
             b.reduce_roots(in.data(), result.data(), count, elem, ReduceOp::sum, roots);
-          }, timer_overhead_seconds()));
-          report(out, b, elem, in.size(), count, nroots, std::move(m));
+          }), in.size(), count, nroots);
         }
       }
     }
@@ -54,15 +52,18 @@ class Reduce final : public Benchmark {
     return {2, ranks};
   }
 
-  static void report(Reporter& out, Backend& b, Elem elem, std::size_t bytes, std::size_t count, int nroots,
-                     Summary s) {
+  static std::string name_of(Elem elem, int nroots, std::size_t bytes) {
     std::string name = "reduce/" + std::string(elem_name(elem));
     if (nroots > 1) name += "/roots:" + std::to_string(nroots);
-    PointResult p = make_point(name + "/size:" + std::to_string(bytes), b, std::move(s));
-    p.counters["bytes"] = static_cast<double>(bytes);
-    p.counters["elements"] = static_cast<double>(count);
-    p.counters["roots"] = nroots;
-    out.report(std::move(p));
+    return name + "/size:" + std::to_string(bytes);
+  }
+  static void report(Reporter& out, std::vector<PointResult> points, std::size_t bytes, std::size_t count, int nroots) {
+    for (PointResult& p : points) {
+      p.counters["bytes"] = static_cast<double>(bytes);
+      p.counters["elements"] = static_cast<double>(count);
+      p.counters["roots"] = nroots;
+      out.report(std::move(p));
+    }
   }
 };
 

@@ -1,6 +1,8 @@
 // The list of benchmarks (explicit, so a static library never drops one) and the
 // benchmark x backend matching that `copbench list` shows.
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "copbench/bench.h"
 
@@ -49,6 +51,27 @@ const Benchmark* find_benchmark(std::string_view name) {
   for (const Benchmark* b : all_benchmarks())
     if (b->name() == name) return b;
   return nullptr;
+}
+
+std::vector<Op> ops_of_worker_command(int argc, char** argv) {
+  std::string_view bench;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--verify") return {std::begin(kAllOps), std::end(kAllOps)};
+    if (a.starts_with("--bench=")) bench = a.substr(8);
+    if (a == "--bench" && i + 1 < argc) bench = argv[i + 1];
+  }
+  const Benchmark* b = bench.empty() ? nullptr : find_benchmark(bench);
+  if (!b) return {};
+  std::vector<Op> ops = b->needs();
+  for (Op op : b->optional_ops()) ops.push_back(op);
+  return ops;
+}
+
+bool uses_any(const std::vector<Op>& used, std::initializer_list<Op> ops) {
+  for (Op op : ops)
+    if (std::find(used.begin(), used.end(), op) != used.end()) return true;
+  return false;
 }
 
 bool BackendSpec::offers(Op op) const {

@@ -24,19 +24,22 @@ class Ring final : public Benchmark {
     std::vector<PointResult> points;
     std::vector<double> x, y;
     for (std::size_t size : sizes_for(*this, params)) {
-      std::vector<std::byte> buf = payload(size);
+      // Separate page-aligned send and receive buffers, as echo's (IMB / OSU).
+      EchoBuffers bufs(size);
       std::function<void()> lap = [&] {
         if (me == 0) {
-          b.send(next, buf);
-          b.recv(prev, buf);
+          b.send(next, bufs.send.span());
+          b.recv(prev, bufs.recv.span());
         } else {
-          b.recv(prev, buf);
-          b.send(next, buf);
+          b.recv(prev, bufs.recv.span());
+          b.send(next, bufs.send.span());
         }
       };
       // One iteration = one lap of n hops, timed on rank 0; per hop = lap / n.
       Summary s = measure(b, params.timing,
-                          timed_loop(b, lap, me == 0, 1.0 / n, timer_overhead_seconds()));
+                          timed_loop(b, lap, me == 0, 1.0 / n, timer_overhead_seconds(),
+                                     "ring: a sync, then the laps back to back (separate page-aligned send and receive "
+                                     "buffers), timed on rank 0 (which starts each lap); lap time / ranks per hop"));
       x.push_back(static_cast<double>(size));
       y.push_back(s.median);
       PointResult p = make_point("ring/size:" + std::to_string(size), b, std::move(s));

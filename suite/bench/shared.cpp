@@ -31,7 +31,9 @@ class Shared final : public Benchmark {
     };
     for (const Variant& v : variants) {
       if (std::string_view(v.name) == "write" && !b.offers(Op::shared_write)) continue;
-      Summary s = measure(b, params.timing, timed_loop(b, v.op, true, 1.0, overhead));
+      Summary s = measure(b, params.timing, timed_loop(b, v.op, true, 1.0, overhead,
+                                                             "every rank accesses the word back to back after a sync; "
+                                                             "per rank loop time / accesses, maximum over ranks"));
       out.report(make_point(std::string("shared/") + v.name, b, std::move(s)));
     }
   }

@@ -19,6 +19,9 @@ void add_campaign_command(CLI::App& app);
 // `copbench report DIR`: tables, plots and index of a campaign directory.
 void add_report_command(CLI::App& app);
 
+// `copbench compare OLD NEW [--tolerance 10%]`: medians side by side with a verdict.
+void add_compare_command(CLI::App& app);
+
 // `copbench cop compare`: libcop vs libpvm barrier/reduce with the bare round trip.
 void add_cop_command(CLI::App& app);
 

@@ -11,6 +11,7 @@ namespace {
 struct ReportCmdOptions {
   std::string dir, out;
   std::string reference = std::string(COPBENCH_SOURCE_DIR) + "/results/reference";
+  std::string collective_method = "sync";
   bool no_plots = false, quiet = false;
 };
 }  // namespace
@@ -22,6 +23,10 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--out", opt->out, "write the report here instead of into the campaign directory");
   cmd->add_option("--reference", opt->reference, "the seeds' tables, when the directory has no copy");
   cmd->add_flag("--no-plots", opt->no_plots, "tables and index only");
+  cmd->add_option("--collective-method", opt->collective_method,
+                  "collectives as timed by the thesis (sync: a sync before each call) or by IMB / OSU (loop)")
+      ->check(CLI::IsMember({"sync", "loop"}))
+      ->capture_default_str();
   cmd->add_flag("--quiet", opt->quiet, "print only where the report is");
   cmd->callback([opt] {
     report::ReportOptions o;
@@ -29,6 +34,7 @@ void add_report_command(CLI::App& app) {
     o.out = opt->out;
     o.reference_dir = opt->reference;
     o.plots = !opt->no_plots;
+    o.collective_method = opt->collective_method;
     report::ReportOutput r = report::make_report(o);
     if (!opt->quiet) std::printf("%s\n", r.main_table.c_str());
     if (!r.plot_problem.empty()) std::fprintf(stderr, "copbench: warning: %s\n", r.plot_problem.c_str());

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,8 @@ struct Measure {
   std::optional<double> modelled_us;
   bool ci_met = true;
   std::map<std::string, double> counters;
+  std::string source;  // the raw file's stem
+  bool loop = false;   // measured by the loop method (its name had method:loop/)
 };
 
 struct Status {
@@ -119,8 +122,16 @@ const std::set<std::string> kStandardKeys = {"real_time", "cpu_time", "iteration
                                              "repetition_index", "family_index", "per_family_instance_index",
                                              "discarded_reps", "ci95_half_us", "timer_overhead_us", "modelled_us"};
 
-std::vector<Measure> load_measures(const fs::path& raw_dir) {
+// A collective's points come both ways (suite/bench/common.h, measure_collective): the
+// thesis's sync method under the plain name, the loop method of IMB and OSU with
+// "method:loop/" before the last part. A report shows one: `method` "sync" drops the loop
+// points; "loop" drops the sync points that have a loop twin and gives the loop points the
+// plain name, so tables and the seeds' reference rows pair the same way for either.
+constexpr const char* kLoopPart = "method:loop/";
+
+std::vector<Measure> load_measures(const fs::path& raw_dir, const std::string& method) {
   std::vector<Measure> out;
+  std::set<std::tuple<std::string, std::string, int, int, std::string>> loop_twins;  // file stem, run name, ...
   if (!fs::is_directory(raw_dir)) return out;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(raw_dir))
@@ -145,7 +156,13 @@ std::vector<Measure> load_measures(const fs::path& raw_dir) {
       Measure m;
       m.benchmark = bench;
       m.run_name = b.value("run_name", "");
+      if (auto at = m.run_name.find(kLoopPart); at != std::string::npos) {
+        if (method != "loop") continue;
+        m.run_name.erase(at, std::string(kLoopPart).size());
+        loop_twins.insert({f.stem().string(), m.run_name, nodes, tasks, bench});
+      }
       m.family = family_of(m.run_name);
+      m.source = f.stem().string();
       m.placement = label_value(b.value("label", ""), "placement");
       m.plot_family = m.family;
       const std::string placed = "/" + m.placement;
@@ -156,6 +173,7 @@ std::vector<Measure> load_measures(const fs::path& raw_dir) {
       m.nodes = nodes;
       m.tasks = tasks;
       m.median_us = b.value("real_time", 0.0);
+      m.loop = b.value("run_name", std::string()).find(kLoopPart) != std::string::npos;
       // A zero modelled time means the operation did not touch the modelled hardware (cop's
       // echo goes through PVM): there is no modelled value to show.
       if (b.contains("modelled_us") && b["modelled_us"].get<double>() > 0) m.modelled_us = b["modelled_us"].get<double>();
@@ -166,6 +184,10 @@ std::vector<Measure> load_measures(const fs::path& raw_dir) {
       out.push_back(std::move(m));
     }
   }
+  if (method == "loop")
+    std::erase_if(out, [&](const Measure& m) {
+      return !m.loop && loop_twins.count({m.source, m.run_name, m.nodes, m.tasks, m.benchmark}) > 0;
+    });
   return out;
 }
 
@@ -388,7 +410,9 @@ class Report {
       throw std::runtime_error(fmt::format("{} is not valid JSON", manifest.string()));
     }
     name_ = manifest_.value("campaign", "campaign");
-    measures_ = load_measures(o.dir / campaign::kRawDir);
+    if (o.collective_method != "sync" && o.collective_method != "loop")
+      throw std::runtime_error("collective method '" + o.collective_method + "' is neither sync nor loop");
+    measures_ = load_measures(o.dir / campaign::kRawDir, o.collective_method);
     status_ = load_status(o.dir / campaign::kStatusDir);
     for (const auto& m : measures_) variants_.insert(m.variant);
     for (const auto& s : status_) variants_.insert(s.variant);
@@ -1041,6 +1065,9 @@ class Report {
       s += fmt::format("| cluster | {} ({} nodes) |\n", get(m["cluster"], "name"), m["cluster"].value("size", 0));
     s += "| profiles | " + profile_text() + " |\n";
     s += fmt::format("| points | {} measured, {} not run |\n", count_done(), status_.size());
+    s += o_.collective_method == "loop"
+             ? "| collectives | loop method (IMB, OSU): the calls back to back, loop time / n, maximum over ranks |\n"
+             : "| collectives | sync method (thesis ch. VI): a sync before each timed call, per-call maximum over ranks |\n";
     // The campaign's own files stay in its directory: links are relative to where index.md is.
     auto in_campaign = [&](const std::string& file) {
       return fs::weakly_canonical(o_.dir / file).lexically_relative(fs::weakly_canonical(out_)).generic_string();

@@ -61,8 +61,11 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
   ctx["link_profile"] = c.link_profile;
   ctx["commit"] = c.commit;
   ctx["timer"] = kTimerName;
+  for (const auto& [key, value] : c.settings) ctx[key] = value;
+  // What every point shares; each point's own entries say how its iterations were timed
+  // (timing_method: the sync method or a loop) and carry plain-word warnings.
   ctx["timing_method"] =
-      "warm-up; sync before each timed collective; per-iteration max over ranks; "
+      "warm-up; each point's timing_method says how its iterations were timed; "
       "Libsplit-C repetitions (first discarded, >3x mean of next three discarded, "
       ">=30 iterations, 95% CI <= 10% of mean); timer overhead subtracted";
 
@@ -95,6 +98,9 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
       e["ci_met"] = s.ci_met;
       e["timer_overhead_us"] = s.timer_overhead * kMicro;
       if (!s.modelled_reps.empty()) e["modelled_us"] = median_of(s.modelled_reps) * kMicro;
+      if (!s.method.empty()) e["timing_method"] = s.method;
+      e["kept_reps"] = s.reps.size();
+      e["warnings"] = summary_warnings(s);
       benches.push_back(std::move(e));
     };
     aggregate("mean", s.mean);

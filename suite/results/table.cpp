@@ -15,7 +15,8 @@ namespace {
 const std::set<std::string> kStandardKeys = {
     "name", "run_name", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label",
     "family_index", "per_family_instance_index", "run_type", "repetitions", "repetition_index",
-    "aggregate_name", "discarded_reps", "ci95_half_us", "ci_met", "timer_overhead_us", "nodes", "bytes"};
+    "aggregate_name", "discarded_reps", "ci95_half_us", "ci_met", "timer_overhead_us", "nodes", "bytes",
+    "kept_reps"};
 
 std::string fmt_us(double us) {
   if (us >= 1e5) return fmt::format("{:.0f}", us);
@@ -74,6 +75,17 @@ std::string render_table(const nlohmann::json& g) {
                        ci_text, counters);
   }
   out += "CI% = 95 % confidence half-width over mean of the kept repetitions; ! = target of 10 % not met\n";
+  // The same in words, one line per point and problem, and each point's timing method.
+  std::map<std::string, std::vector<std::string>> by_method;
+  for (const auto& run : order) {
+    const nlohmann::json& any = *rows[run].agg.begin()->second;
+    if (any.contains("timing_method")) by_method[any.at("timing_method").get<std::string>()].push_back(run);
+    if (any.contains("warnings"))
+      for (const auto& w : any.at("warnings")) out += fmt::format("warning: {}: {}\n", run, w.get<std::string>());
+  }
+  for (const auto& [method, runs] : by_method)
+    out += fmt::format("timing of {}{}: {}\n", runs.front(), runs.size() > 1 ? fmt::format(" and {} more", runs.size() - 1) : "",
+                       method);
   return out;
 }
 

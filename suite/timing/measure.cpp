@@ -1,5 +1,6 @@
 // Warm-up, repetitions and the per-iteration maximum over ranks (see timing.h).
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <numeric>
 #include <optional>
@@ -53,6 +54,12 @@ Repetition one_repetition(Backend& backend, const Batch& batch, std::vector<doub
   return {std::max(sum / iterations, 0.0), gathered[seconds.size()], gathered[seconds.size() + 1]};
 }
 
+void describe(Summary& s, const TimingConfig& config, const Batch& batch) {
+  s.method = batch.method();
+  s.max_reps = config.max_reps;
+  s.ci_target = config.ci_target;
+}
+
 void warm_up(const TimingConfig& config, const Batch& batch) {
   if (config.warmup <= 0) return;
   std::vector<double> warm(static_cast<std::size_t>(config.warmup));
@@ -76,7 +83,9 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
       if (modelled) kept_modelled.push_back(rep.modelled);
     }
   }
-  return summarize(protocol, std::move(kept_cpu), iterations, timer_overhead_seconds(), std::move(kept_modelled));
+  Summary s = summarize(protocol, std::move(kept_cpu), iterations, timer_overhead_seconds(), std::move(kept_modelled));
+  describe(s, config, batch);
+  return s;
 }
 
 std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingConfig& config,
@@ -101,32 +110,69 @@ std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingCo
       run(a, pa, cpu_a);
     }
   }
-  return {summarize(pa, std::move(cpu_a), iterations, timer_overhead_seconds()),
-          summarize(pb, std::move(cpu_b), iterations, timer_overhead_seconds())};
+  std::pair<Summary, Summary> out{summarize(pa, std::move(cpu_a), iterations, timer_overhead_seconds()),
+                                  summarize(pb, std::move(cpu_b), iterations, timer_overhead_seconds())};
+  describe(out.first, config, a);
+  describe(out.second, config, b);
+  return out;
 }
 
 Batch timed_collective(Backend& backend, std::function<void()> op, double timer_overhead) {
-  return [&backend, op = std::move(op), timer_overhead](std::vector<double>& seconds) {
-    for (double& x : seconds) {
-      backend.sync();
-      double t0 = now_seconds();
-      op();
-      double t1 = now_seconds();
-      x = t1 - t0 - timer_overhead;
-    }
-  };
+  return Batch(
+      [&backend, op = std::move(op), timer_overhead](std::vector<double>& seconds) {
+        for (double& x : seconds) {
+          backend.sync();
+          double t0 = now_seconds();
+          op();
+          double t1 = now_seconds();
+          x = t1 - t0 - timer_overhead;
+        }
+      },
+      "sync method (thesis ch. VI): per iteration a sync, then one timed call on every rank; "
+      "per-iteration maximum over ranks, mean over iterations");
 }
 
 Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, double scale,
-                 double timer_overhead) {
-  return [&backend, op = std::move(op), counted, scale, timer_overhead](std::vector<double>& seconds) {
-    backend.sync();
-    double t0 = now_seconds();
-    for (std::size_t i = 0; i < seconds.size(); ++i) op();
-    double t1 = now_seconds();
-    double per = counted ? (t1 - t0 - timer_overhead) / static_cast<double>(seconds.size()) * scale : 0.0;
-    std::fill(seconds.begin(), seconds.end(), per);
-  };
+                 double timer_overhead, std::string method) {
+  if (method.empty())
+    method = scale == 1.0 ? "loop: a sync, then the iterations back to back; loop time / iterations on the timing rank"
+                          : "loop: a sync, then the iterations back to back; loop time / iterations on the timing rank, "
+                            "scaled by " + std::to_string(scale);
+  return Batch(
+      [&backend, op = std::move(op), counted, scale, timer_overhead](std::vector<double>& seconds) {
+        backend.sync();
+        double t0 = now_seconds();
+        for (std::size_t i = 0; i < seconds.size(); ++i) op();
+        double t1 = now_seconds();
+        double per = counted ? (t1 - t0 - timer_overhead) / static_cast<double>(seconds.size()) * scale : 0.0;
+        std::fill(seconds.begin(), seconds.end(), per);
+      },
+      std::move(method));
+}
+
+Batch timed_collective_loop(Backend& backend, std::function<void()> op, double timer_overhead) {
+  Batch loop = timed_loop(backend, std::move(op), true, 1.0, timer_overhead,
+                          "loop method (IMB, OSU): a sync, then the iterations back to back on every rank; "
+                          "per rank loop time / iterations, maximum over ranks");
+  return loop;
+}
+
+std::vector<std::string> summary_warnings(const Summary& s) {
+  std::vector<std::string> w;
+  const auto kept = s.reps.size();
+  if (static_cast<std::size_t>(s.discarded) > kept)
+    w.push_back(std::to_string(s.discarded) + " repetitions discarded (the first, and those over 3x the mean of the "
+                "next three) but only " + std::to_string(kept) + " kept: the machine was disturbed during this point");
+  if (!s.ci_met) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f %%", s.mean > 0 ? 100.0 * s.ci95_half / s.mean : 0.0);
+    char target[32];
+    std::snprintf(target, sizeof target, "%.0f %%", 100.0 * s.ci_target);
+    w.push_back(std::string("confidence target missed: the 95 % interval is ") + buf + " of the mean (target " +
+                target + ") after " + std::to_string(kept + static_cast<std::size_t>(s.discarded)) +
+                " repetitions" + (s.max_reps > 0 ? " (limit " + std::to_string(s.max_reps) + ")" : std::string()));
+  }
+  return w;
 }
 
 }  // namespace copbench

@@ -83,6 +83,47 @@ TEST(Summary, MedianMeanSpread) {
   EXPECT_EQ(s.iterations, 30);
 }
 
+TEST(Summary, WarningsInWords) {
+  Summary s;
+  s.reps = {1.0, 1.0};
+  s.discarded = 3;
+  s.mean = 1.0;
+  s.ci95_half = 0.25;
+  s.ci_met = false;
+  s.max_reps = 5;
+  s.ci_target = 0.10;
+  std::vector<std::string> w = summary_warnings(s);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("3 repetitions discarded"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("only 2 kept"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("confidence target missed"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("25.0 % of the mean (target 10 %) after 5 repetitions (limit 5)"), std::string::npos) << w[1];
+  // As many discarded as kept, and the target met: nothing to say.
+  s.discarded = 2;
+  s.ci_met = true;
+  EXPECT_TRUE(summary_warnings(s).empty());
+}
+
+TEST(Summary, TheBatchSaysHowItTimed) {
+  struct Quiet final : Backend {
+    std::string name() const override { return "quiet"; }
+    std::string route() const override { return "-"; }
+    int rank() const override { return 0; }
+    int ranks() const override { return 1; }
+    bool offers(Op) const override { return false; }
+    void sync() override {}
+    void max_over_ranks(std::span<double>) override {}
+  } b;
+  TimingConfig c = config(2, 3);
+  c.iterations = 2;
+  c.warmup = 0;
+  Summary sync = measure(b, c, timed_collective(b, [] {}, 0.0));
+  Summary loop = measure(b, c, timed_collective_loop(b, [] {}, 0.0));
+  EXPECT_EQ(sync.method.rfind("sync method (thesis ch. VI)", 0), 0u) << sync.method;
+  EXPECT_EQ(loop.method.rfind("loop method (IMB, OSU)", 0), 0u) << loop.method;
+  EXPECT_EQ(sync.max_reps, 3);
+}
+
 TEST(Timer, OverheadIsSmallAndPositive) {
   double overhead = timer_overhead_seconds();
   EXPECT_GE(overhead, 0.0);

@@ -41,13 +41,19 @@ assert set(points) == {"echo/size:8"}, sorted(points)
 assert points["echo/size:8"]["label"] == "placement=inter-host" and "ranks" not in points["echo/size:8"]
 PY
   # A collective spans every rank: the point is named by nodes and counts the ranks.
+  # The context records mpi_yield_when_idle as the ranks ran with it.
   "$copbench" run barrier --backend mpi --nodes 2 --tasks-per-node 2 "${tiny[@]}" --out "$dir/barrier.json" >/dev/null
   python3 - "$dir/barrier.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
+assert j["context"]["mpi_yield_when_idle"] in ("0", "1"), j["context"]
 points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
-assert set(points) == {"barrier/nodes:2"}, sorted(points)
-assert points["barrier/nodes:2"]["ranks"] == 4, points
+# Both methods: the thesis's sync method under the old name, the loop method beside it.
+assert set(points) == {"barrier/nodes:2", "barrier/method:loop/nodes:2"}, sorted(points)
+for name, method in [("barrier/nodes:2", "sync"), ("barrier/method:loop/nodes:2", "loop")]:
+    assert points[name]["ranks"] == 4, points
+    assert points[name]["label"] == f"method={method}", points[name]
+    assert points[name]["timing_method"].startswith(f"{method} method"), points[name]
 PY
   # A hostfile of one host: both tasks on it, so echo has the on-host pair only.
   echo "localhost slots=2" >"$dir/hostfile"

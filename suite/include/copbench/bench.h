@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +65,13 @@ std::string format_size(std::size_t bytes);  // 8, 1K, 64K, 1M
 // All benchmarks, in the order `copbench list` shows them.
 const std::vector<const Benchmark*>& all_benchmarks();
 const Benchmark* find_benchmark(std::string_view name);
+
+// The operations a worker's command line (launch.h) will use, read before the backend is
+// brought up so that it sets up only those (an RMA window, a lock server): every
+// operation for --verify, the benchmark's needs() and optional_ops() for --bench NAME,
+// none otherwise (an unknown benchmark is refused later, by run_worker).
+std::vector<Op> ops_of_worker_command(int argc, char** argv);
+bool uses_any(const std::vector<Op>& used, std::initializer_list<Op> ops);
 
 // The static description of a backend: what the CLI needs without linking the system.
 enum class Launcher {

@@ -15,6 +15,9 @@ struct ReportOptions {
   std::filesystem::path out;            // where tables/, plots/ and index.md go; empty = dir
   std::filesystem::path reference_dir;  // seed tables when the directory has no copy of them
   bool plots = true;
+  // Which of a collective's two points the tables and plots show: "sync" (the thesis's
+  // method, ch. VI) or "loop" (IMB / OSU); index.md says which.
+  std::string collective_method = "sync";
 };
 
 struct ReportOutput {

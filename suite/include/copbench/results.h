@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct RunContext {
   std::string host;
   std::string commit;
   std::string executable;
+  // Settings of the measured system that change its times (mpi: mpi_yield_when_idle),
+  // written into the context as they are.
+  std::map<std::string, std::string> settings;
 };
 
 // The whole file: {"context": {...}, "benchmarks": [per repetition..., aggregates...]}.

@@ -16,9 +16,11 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,13 +80,35 @@ struct Summary {
   double ci95_half = 0;
   bool ci_met = false;
   double timer_overhead = 0;    // subtracted from every iteration
+  std::string method;           // what one iteration timed, in words (Batch::method)
+  int max_reps = 0;             // the repetition limit it ran under
+  double ci_target = 0.10;      // the confidence target it aimed for
 };
+// Plain-word warnings about a summary: more repetitions discarded than kept; the
+// confidence target missed. Empty when neither.
+std::vector<std::string> summary_warnings(const Summary& s);
 double median_of(std::vector<double> values);
 Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,
                   double timer_overhead, std::vector<double> modelled_reps = {});
 
 // One repetition: fills `seconds` (one entry per iteration) with this rank's times.
-using Batch = std::function<void(std::vector<double>& seconds)>;
+// `method` says in words what was timed and how (it becomes the point's timing_method in
+// the JSON): a collective with a sync before each call, a loop timed on one rank, ...
+class Batch {
+ public:
+  using Fn = std::function<void(std::vector<double>& seconds)>;
+  Batch() = default;
+  template <class F>
+    requires(!std::same_as<std::remove_cvref_t<F>, Batch> && std::invocable<F&, std::vector<double>&>)
+  Batch(F f, std::string method = "custom batch (see the benchmark's source)")  // NOLINT: implicit from a lambda
+      : fn_(std::move(f)), method_(std::move(method)) {}
+  void operator()(std::vector<double>& seconds) const { fn_(seconds); }
+  const std::string& method() const { return method_; }
+
+ private:
+  Fn fn_;
+  std::string method_;
+};
 
 // Runs warm-up (warmup_batch with config.warmup iterations) and then repetitions of
 // `batch` under the protocol, taking the per-iteration maximum over ranks. All ranks
@@ -97,12 +121,21 @@ std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingCo
                                                 const Batch& a, const Batch& b);
 
 // Helpers that build a Batch.
-// Collective: sync, then time one call of `op`, per iteration.
+// Collective, the thesis's method (ch. VI): sync, then time one call of `op`, per
+// iteration; the repetition is the mean over iterations of the maximum over ranks.
 Batch timed_collective(Backend& backend, std::function<void()> op, double timer_overhead);
 // Loop: sync, then time `op` n times back to back; every rank runs it, but only where
 // `counted` is true does the time count (elsewhere 0), and every iteration gets the loop's
-// mean scaled by `scale` (0.5 for echo's round trip / 2).
+// mean scaled by `scale` (0.5 for echo's round trip / 2). `method` describes it; empty
+// gives a generic description.
 Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, double scale,
-                 double timer_overhead);
+                 double timer_overhead, std::string method = "");
+// Collective, the loop method of IMB and OSU: sync, then n calls back to back timed on
+// every rank; the repetition is the maximum over ranks of (loop time / n).
+Batch timed_collective_loop(Backend& backend, std::function<void()> op, double timer_overhead);
+
+// The two ways a collective is timed; each point names which (its name and its label).
+inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
+inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
 
 }  // namespace copbench
