@@ -69,7 +69,8 @@ class Modes : public ::testing::TestWithParam<bool> {};
 
 TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   Stack s(2, 4);
-  const pid_t dup = s.start_driver(3, "1");
+  // Another node (another address) for a held channel: refused.
+  const pid_t dup = s.start_driver(3, "1", "127.0.0.2");
   EXPECT_EQ(cop::testing::wait_exit(dup, 8000), 1);
   EXPECT_NE(s.driver_log(3).find("already registered"), std::string::npos) << s.driver_log(3);
   const pid_t unknown = s.start_driver(4, "9");
@@ -78,59 +79,112 @@ TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   EXPECT_NE(s.copd_log().find("refused"), std::string::npos);
 }
 
-// A raw node: a UDP socket that speaks frames itself.
+// A raw node: a UDP socket that speaks frames itself, as its driver (the
+// secret) and as the tasks it enrols.
 struct RawNode {
   cop::link::UdpSocket sock{cop::link::parse_endpoint("127.0.0.1:0", 0)};
   std::vector<uint8_t> buf;
+  uint64_t secret = 0x5EC2E7D21A3B4C5Dull;
+  uint16_t channel = 0;
+  uint32_t session = 0;
+  uint32_t rx_next = 1;  // the reply stream's next seq
+  bool ack_replies = true;
+  uint32_t sup_seq = 0;
   explicit RawNode(const Stack& s) { sock.connect(cop::link::parse_endpoint(s.endpoint(), 0)); }
-  void send(const cop::link::Frame& f) {
+  void send(cop::link::Frame f) {
+    f.channel = channel;
+    f.session = session;
+    if (f.type != cop::link::FrameType::register_) f.ack = rx_next - 1;
     std::vector<uint8_t> bytes;
     cop::link::encode(f, bytes);
     sock.send(bytes);
   }
+  // The next frame; reply frames of the stream only in order (acknowledged), as a node takes them.
   std::optional<cop::link::Frame> receive(int ms = 2000) {
-    const long n = sock.receive(buf, ms);
-    if (n <= 0) return std::nullopt;
-    auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
-    if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
-    return std::get<cop::link::Frame>(d);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      const long n = sock.receive(buf, 50);
+      if (n <= 0) continue;
+      auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+      if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
+      auto f = std::get<cop::link::Frame>(d);
+      if (f.type == cop::link::FrameType::reply && f.seq != 0) {
+        if (f.seq != rx_next) continue;  // a resend of one taken already
+        rx_next++;
+        if (ack_replies) {
+          cop::link::Frame a;
+          a.type = cop::link::FrameType::ack;
+          a.token = secret;
+          send(a);
+        }
+      }
+      return f;
+    }
+    return std::nullopt;
   }
   bool register_channel(uint16_t c) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::register_;
-    f.channel = c;
+    f.token = secret;
+    channel = c;
     send(f);
     auto r = receive();
-    return r && r->type == cop::link::FrameType::registered;
+    if (!r || r->type != cop::link::FrameType::registered) return false;
+    session = r->session;
+    return true;
   }
-  cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0) {
+  // Tells copd (as the driver) that task tkno enrolled with `token`.
+  bool enrol(uint16_t tkno, uint64_t token, cop::link::FrameType type = cop::link::FrameType::enrol) {
+    cop::link::Frame f;
+    f.type = type;
+    f.tkno = tkno;
+    f.token = secret;
+    f.seq = ++sup_seq;
+    f.info[0] = uint32_t(token);
+    f.info[1] = uint32_t(token >> 32);
+    send(f);
+    auto r = receive();
+    return r && r->type == cop::link::FrameType::sup_ack && r->seq == sup_seq;
+  }
+  // A command frame of task tkno (token 0: the driver's own, with the secret).
+  cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0, uint64_t token = 0) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::command;
     f.tkno = tkno;
+    f.token = token ? token : secret;
     f.seq = seq;
     for (size_t i = 0; i < msgs.size(); ++i)
       f.entries.push_back(cop::link::make_entry(msgs[i], cop::wire::Direction::to_controller,
                                                 cop::link::EntryKind::command, seq, uint16_t(i)));
     return f;
   }
+  // The answers of the next reply frame (in order), decoded; empty when none came.
+  std::vector<std::pair<cop::link::Entry, Message>> answers(int ms = 2000) {
+    std::vector<std::pair<cop::link::Entry, Message>> out;
+    auto r = receive(ms);
+    if (!r || r->type != cop::link::FrameType::reply) return out;
+    for (const auto& e : r->entries)
+      out.emplace_back(e, std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node)));
+    return out;
+  }
 };
 
 TEST(Copd, MalformedInputGetsNackAndLogNotCrash) {
   Stack s(0, 8);
   RawNode node(s);
-  // Garbage: a frame NACK.
-  const uint8_t junk[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
-  node.sock.send(junk);
-  auto r = node.receive();
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->type, cop::link::FrameType::frame_nack);
   // A command from an address that registered nothing: refused.
   node.send(node.command(1, {cop::wire::make(Opcode::PROBE)}));
-  r = node.receive();
+  auto r = node.receive();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->type, cop::link::FrameType::refused);
-  // Registered, a bad opcode inside a good frame gets a NACK for that command only.
+  // Garbage from a registered node: a frame NACK (from anyone else: only a log line).
   ASSERT_TRUE(node.register_channel(5));
+  const uint8_t junk[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+  node.sock.send(junk);
+  r = node.receive();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->type, cop::link::FrameType::frame_nack);
+  // A bad opcode inside a good frame gets a NACK for that command only.
   auto f = node.command(2, {cop::wire::make(Opcode::PROBE), cop::wire::make(Opcode::PROBE)});
   f.entries[0].words[0] = (f.entries[0].words[0] & ~(0x7Fu << 23)) | (0x7Fu << 23);  // no such opcode
   node.send(f);
@@ -337,7 +391,7 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
   o.ack_timeout_ms = 20;
   o.retry_limit = 3;
   o.dead_ms = 60000;
-  cop::driver::ChannelClient client(window.get(), node.fd(), 1, o);
+  cop::driver::ChannelClient client(window.get(), node.fd(), 1, 0x1234, o);
   std::vector<Answer> a;
   std::vector<Message> probe = {cop::wire::make(Opcode::PROBE, 1)};
   EXPECT_EQ(client.exchange(probe, a), Error::retry_limit);

@@ -39,8 +39,8 @@
 namespace cop::link {
 
 inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
-inline constexpr uint8_t kVersion = 1;
-inline constexpr size_t kHeaderBytes = 48;
+inline constexpr uint8_t kVersion = 2;
+inline constexpr size_t kHeaderBytes = 64;
 inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr int kMaxEntries = 255;
 inline constexpr size_t kMaxFrameBytes = 65000;
@@ -56,6 +56,10 @@ enum class FrameType : uint8_t {
   heartbeat_ack = 7,  // copd -> node
   bye = 8,            // node -> copd: copdrv leaves, the channel is free
   frame_nack = 9,     // copd -> node: the frame (seq) failed its checksum; resend it
+  enrol = 10,         // driver -> copd: task tkno enrolled, info[0..1] = its token (low, high word)
+  task_end = 11,      // driver -> copd: task tkno ended
+  sup_ack = 12,       // copd -> node: the driver's request seq (enrol, task_end) is done
+  ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };
@@ -65,6 +69,7 @@ enum class Refusal : uint32_t {
   unknown_channel = 1,       // channel 0 or above copd's --channels
   already_registered = 2,    // another copdrv holds the channel
   not_registered = 3,        // frame from an address that registered no channel
+  bad_secret = 4,            // a driver frame without the channel's driver secret
 };
 
 struct Entry {
@@ -84,6 +89,9 @@ struct Frame {
   uint32_t seq = 0;
   uint64_t cycles = 0;
   std::array<uint32_t, 4> info{};
+  uint64_t token = 0;    // command: the task's token; driver frames: the driver secret
+  uint32_t ack = 0;      // node -> copd: the last in-order reply frame received
+  uint32_t session = 0;  // copd's number for the channel's current registration
   std::vector<Entry> entries;
   std::string text;
 };
