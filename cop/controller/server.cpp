@@ -377,6 +377,10 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       if (op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT)
         decoded = wire::DecodeError{wire::Error::unknown_opcode,
                                     fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
+      // The U/S bit is the sender's, not the command's to claim: only the
+      // driver (its secret) sends supervisor commands.
+      else if (m->ins.supervisor && !supervisor)
+        decoded = wire::DecodeError{wire::Error::privilege, "U/S set by a task (only its driver is supervisor)"};
     }
     if (e.kind != EntryKind::command || std::holds_alternative<wire::DecodeError>(decoded)) {
       const wire::DecodeError err = e.kind != EntryKind::command

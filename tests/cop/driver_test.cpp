@@ -6,6 +6,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <random>
 #include <thread>
 
 #include <cop/cop.h>
@@ -122,6 +124,7 @@ struct RawNode {
     }
     return std::nullopt;
   }
+  uint8_t ppn = 0;
   bool register_channel(uint16_t c) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::register_;
@@ -131,6 +134,7 @@ struct RawNode {
     auto r = receive();
     if (!r || r->type != cop::link::FrameType::registered) return false;
     session = r->session;
+    ppn = uint8_t(r->tkno);
     return true;
   }
   // Tells copd (as the driver) that task tkno enrolled with `token`.
@@ -233,6 +237,230 @@ TEST(Copd, ResentFrameIsAnsweredAgainNotExecutedTwice) {
   EXPECT_EQ(old_value(), 0u);
   node.send(node.command(12, {rmw}, 3));  // a new frame executes
   EXPECT_EQ(old_value(), 5u);
+}
+
+// The old value an RMW64 of frame `seq` fetched, from the next reply frames.
+std::optional<uint64_t> fetched(RawNode& node, uint32_t seq, int ms = 2000) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < until) {
+    for (const auto& [e, m] : node.answers(200))
+      if (m.ins.opcode == Opcode::RMW64 && e.seq == seq) return m.data64();
+  }
+  return std::nullopt;
+}
+
+Message faa(uint16_t tkno, uint32_t offset, uint64_t add) {
+  Message m = cop::wire::make(Opcode::RMW64, tkno, Space::TAS, cop::wire::Address::tas_tag(tkno, offset));
+  m.set_data64(add);
+  return m;
+}
+
+// Exactly once (cop/link.h): a command frame that arrives twice is answered
+// again from copd's cache, and an old frame arriving after a newer one (a late
+// duplicate) is ignored: the fetch-and-add counts each frame once.
+TEST(Copd, DuplicateAndLateCommandFramesAreNotExecutedAgain) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  const uint64_t token = 0xA11CE5EC;
+  ASSERT_TRUE(node.enrol(3, token));
+  auto f1 = node.command(1, {faa(3, 7, 1)}, 3, token);
+  auto f2 = node.command(2, {faa(3, 7, 1)}, 3, token);
+  node.send(f1);
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(f1);  // the same frame again: answered as before
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(f2);
+  EXPECT_EQ(fetched(node, 2), 1u);
+  for (int i = 0; i < 10; ++i) {  // late and duplicated copies of both
+    node.send(f1);
+    node.send(f2);
+  }
+  node.send(node.command(3, {faa(3, 7, 1)}, 3, token));
+  EXPECT_EQ(fetched(node, 3), 2u);  // 3 if a copy of f1 or f2 had run again
+  node.send(node.command(4, {faa(3, 7, 0)}, 3, token));
+  EXPECT_EQ(fetched(node, 4), 3u);
+}
+
+// A reply frame the node does not acknowledge (lost on the way) is sent
+// again until it is: here a broadcast result, which only copd has.
+TEST(Copd, LostResultIsResentUntilAcknowledged) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(4));
+  node.ack_replies = false;
+  auto gas = [&](Opcode op, uint32_t tag) {
+    Message m = cop::wire::make(op, 0, Space::GAS, tag);
+    m.ins.ppn = node.ppn;
+    return m;
+  };
+  Message setbm = gas(Opcode::SETBM, 50);
+  setbm.set_data64(bit(4));
+  setbm.set_count(1);
+  Message b = gas(Opcode::BCAST64, 50);
+  b.set_data64(4242);
+  node.send(node.command(1, {gas(Opcode::LOCK, 0), setbm, b, gas(Opcode::UNLOCK, 0)}));
+  auto result_in = [&](uint32_t* seq) -> std::optional<uint64_t> {
+    for (int frames = 0; frames < 10; ++frames) {
+      const uint32_t at = node.rx_next;
+      auto r = node.receive(1000);
+      if (!r) return std::nullopt;
+      if (r->type != cop::link::FrameType::reply) continue;
+      for (const auto& e : r->entries) {
+        auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        if (e.kind == cop::link::EntryKind::broadcast && m.ins.opcode == Opcode::BCAST64) {
+          *seq = at;
+          return m.data64();
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  uint32_t first = 0, again = 0;
+  ASSERT_EQ(result_in(&first), 4242u);
+  // "Lose" it: the node still expects that frame, and copd must send it again.
+  node.rx_next = first;
+  ASSERT_EQ(result_in(&again), 4242u);
+  EXPECT_EQ(again, first);
+  // Acknowledged, it stops: nothing more of the stream comes.
+  node.ack_replies = true;
+  cop::link::Frame ack;
+  ack.type = cop::link::FrameType::ack;
+  ack.token = node.secret;
+  node.send(ack);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // two resend timers: the assertion is the absence
+  while (auto r = node.receive(300)) EXPECT_NE(r->type, cop::link::FrameType::reply) << r->seq;
+}
+
+// Who sent a frame is the link's to say (its token), never the frame's: a
+// wrong token, a TKNO nobody enrolled and a task claiming U/S are refused
+// and change nothing.
+TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(2));
+  const uint64_t token = 0x7A5C0FFEE;
+  ASSERT_TRUE(node.enrol(3, token));
+  auto write = [&](uint16_t tkno, uint64_t v) {
+    Message w = cop::wire::make(Opcode::WSRAM64, tkno, Space::TAS, cop::wire::Address::tas_tag(tkno, 4));
+    w.ins.ppn = node.ppn;
+    w.set_data64(v);
+    return w;
+  };
+  auto error_of = [&](uint32_t seq) -> std::optional<Error> {
+    for (int frames = 0; frames < 10; ++frames)
+      for (const auto& [e, m] : node.answers(1000))
+        if (e.seq == seq && e.index == 0 && (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK))
+          return m.ins.opcode == Opcode::ACK ? Error::none : static_cast<Error>(m.data1 & 0xFF);
+    return std::nullopt;
+  };
+  node.send(node.command(1, {write(3, 77)}, 3, token));
+  EXPECT_EQ(error_of(1), Error::none);
+  node.send(node.command(2, {write(3, 13)}, 3, token ^ 1));  // a wrong token
+  EXPECT_EQ(error_of(2), Error::protection);
+  node.send(node.command(3, {write(4, 13)}, 4, token));  // a TKNO nobody enrolled
+  EXPECT_EQ(error_of(3), Error::protection);
+  node.send(node.command(4, {write(3, 13)}, 600, token));  // beyond the channel's tasks
+  EXPECT_EQ(error_of(4), Error::protection);
+  Message sas = cop::wire::make(Opcode::WSRAM64, 3, Space::SAS, 3);
+  sas.ins.supervisor = true;  // U/S from a task
+  sas.set_data64(1);
+  node.send(node.command(5, {sas}, 3, token));
+  EXPECT_EQ(error_of(5), Error::privilege);
+  // Nothing changed.
+  Message rd = cop::wire::make(Opcode::RSRAM64, 3, Space::TAS, cop::wire::Address::tas_tag(3, 4));
+  rd.ins.ppn = node.ppn;
+  Message rs = cop::wire::make(Opcode::RSRAM64, 3, Space::SAS, 3);
+  node.send(node.command(6, {rd, rs}, 3, token));
+  std::optional<uint64_t> tas, sas_word;
+  for (int frames = 0; frames < 10 && !(tas && sas_word); ++frames)
+    for (const auto& [e, m] : node.answers(1000))
+      if (e.seq == 6 && m.ins.opcode == Opcode::RSRAM64) (e.index == 0 ? tas : sas_word) = m.data64();
+  EXPECT_EQ(tas, 77u);
+  EXPECT_EQ(sas_word, 0u);
+  EXPECT_NE(s.copd_log().find("NACK protection"), std::string::npos) << s.copd_log();
+  // The task ended: its token is forgotten.
+  ASSERT_TRUE(node.enrol(3, 0, cop::link::FrameType::task_end));
+  node.send(node.command(7, {write(3, 13)}, 3, token));
+  EXPECT_EQ(error_of(7), Error::protection);
+}
+
+// copdrv killed and started again on its node within the lease takes its
+// channel back (copd fails what the old one left waiting); another node is
+// still refused (RefusesSecondRegistrationAndUnknownChannel).
+TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
+  Stack s(2);
+  {
+    auto p = open(s, 1, GetParam());
+    ASSERT_TRUE(p);
+  }
+  s.kill_driver(1);
+  const pid_t again = s.start_driver(1);
+  ASSERT_TRUE(s.wait_for_driver_log(1, "registered with copd", 2)) << s.driver_log(1) << s.copd_log();
+  EXPECT_EQ(::waitpid(again, nullptr, WNOHANG), 0);  // still running
+  EXPECT_NE(s.copd_log().find("taken over by a new driver"), std::string::npos) << s.copd_log();
+  auto p1 = open(s, 1, GetParam());
+  auto p2 = open(s, 2, GetParam());
+  ASSERT_TRUE(p1 && p2);
+  Error e2 = Error::none;
+  std::thread t([&] { e2 = barrier(*p2, 60, bit(1) | bit(2)); });
+  EXPECT_EQ(barrier(*p1, 60, bit(1) | bit(2)), Error::none);
+  t.join();
+  EXPECT_EQ(e2, Error::none);
+}
+
+long rss_kb(pid_t pid) {
+  const std::string status = cop::testing::read_file("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("VmRSS:");
+  return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 6);
+}
+
+// copd's state per channel is bounded: random datagrams (garbage, and frames
+// with random TKNOs, tokens and sequence numbers from a registered node) do
+// not grow it, and copd keeps serving.
+TEST(Copd, StateBoundedUnderRandomDatagrams) {
+  Stack s(1, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(2));
+  std::mt19937_64 rng(42);
+  auto sync = [&] {  // a heartbeat round trip: copd took everything sent before
+    cop::link::Frame hb;
+    hb.type = cop::link::FrameType::heartbeat;
+    hb.token = node.secret;
+    hb.seq = uint32_t(rng());
+    node.send(hb);
+    for (int i = 0; i < 5000; ++i) {
+      auto r = node.receive(2000);
+      if (!r) return false;
+      if (r->type == cop::link::FrameType::heartbeat_ack && r->seq == hb.seq) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(sync());
+  const long before = rss_kb(s.copd_pid());
+  std::vector<uint8_t> bytes;
+  for (int round = 0; round < 60; ++round) {
+    for (int i = 0; i < 1000; ++i) {
+      if (i % 2) {
+        bytes.resize(17 + rng() % 300);
+        for (auto& b : bytes) b = uint8_t(rng());
+        node.sock.send(bytes);
+      } else {
+        std::vector<Message> msgs(1 + rng() % 8, cop::wire::make(Opcode::PROBE));
+        auto f = node.command(uint32_t(rng()), msgs, uint16_t(rng()), rng() | 1);
+        node.send(f);
+      }
+    }
+    ASSERT_TRUE(sync()) << "round " << round;
+  }
+  const long after = rss_kb(s.copd_pid());
+  EXPECT_LT(after - before, 16 * 1024) << before << " kB before, " << after << " kB after";
+  // Still serving its real node.
+  auto p = open(s, 1, true);
+  ASSERT_TRUE(p);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+  EXPECT_EQ(p->exchange(probe, a), Error::none);
 }
 
 TEST(Copd, SigtermShutsDownCleanly) {
