@@ -120,7 +120,7 @@ class Server {
   static constexpr std::chrono::milliseconds kHoldAck{2};
   // The resend timer of the stream (doubling up to kRtoMaxMs while nothing is
   // acknowledged), and the most it keeps unacknowledged before it fails the channel.
-  static constexpr int kRtoMs = 30, kRtoMaxMs = 240;
+  static constexpr int kRtoMs = 15, kRtoMaxMs = 240;
   static constexpr size_t kMaxUnackedFrames = 4096, kMaxUnackedBytes = size_t(8) << 20;
   bool will_receive_result(int channel, const Origin& o) const;
   Task* task_of(Channel& ch, const Origin& o);

@@ -372,7 +372,7 @@ Error ChannelClient::pump() {
     if (satisfied()) break;
     const uint64_t now = monotonic_ns();
     const uint64_t ms = 1000000ull;
-    const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(resends_, 4);
+    const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(resends_, 5);
     if (answers_missing_ > 0 && now - sent_at_ns_ > timer_ms * ms) {
       if (++resends_ > opt_.retry_limit) return Error::retry_limit;
       w_->resends.fetch_add(1, std::memory_order_relaxed);

@@ -34,7 +34,7 @@ namespace cop::driver {
 inline constexpr int kSliceMs = 20;
 
 struct LinkOptions {
-  int ack_timeout_ms = 50;   // the transmit timer (doubled at each resend, up to 16 times this)
+  int ack_timeout_ms = 20;   // the transmit timer (doubled at each resend, up to 32 times this)
   int retry_limit = 8;       // resends before ERR retry_limit
   int dead_ms = 1500;        // copd silent this long while we wait: link_down
   int wait_timeout_ms = 0;   // a result not there after this long: timeout (0: no limit)
