@@ -112,6 +112,39 @@ int faulty_recv(int fd, std::span<InDatagram> in, int flags) {
     }
     if (k == in.size()) return int(k);
     InDatagram& d = in[k];
+    if (k == 0 && !real && !(flags & MSG_DONTWAIT)) {
+      // Waiting while the layer holds datagrams back: wake when the first is
+      // due (a delayed send must not wait for this receive's whole timeout).
+      long wait_ms = -1;
+      {
+        std::lock_guard lock(g_held_mu);
+        const auto now = Clock::now();
+        for (const Held& h : g_tx_held) {
+          const long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(h.due - now).count()) + 1;
+          wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+        }
+        for (const Held& h : g_rx_held)
+          if (h.fd == fd) {
+            const long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(h.due - now).count()) + 1;
+            wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+          }
+      }
+      if (wait_ms >= 0) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, int(std::max(0L, wait_ms))) <= 0) {
+          flags = MSG_DONTWAIT;
+          real = false;
+          // Nothing arrived: deliver or send whatever came due meanwhile.
+          std::lock_guard lock(g_held_mu);
+          flush_tx_locked(-1);
+          while (k < in.size() && take_rx_held_locked(fd, in[k], false)) ++k;
+          if (k > 0) return int(k);
+          errno = EAGAIN;
+          return -1;
+        }
+        flags = MSG_DONTWAIT;
+      }
+    }
     socklen_t len = sizeof d.from;
     const ssize_t n = ::recvfrom(fd, d.buf.data(), d.buf.size(), (k > 0 || real) ? MSG_DONTWAIT : flags,
                                  reinterpret_cast<sockaddr*>(&d.from), &len);

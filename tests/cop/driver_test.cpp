@@ -3,6 +3,7 @@
 // access modes, protection, and failures that must end in errors, not hangs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -461,6 +462,36 @@ TEST(Copd, StateBoundedUnderRandomDatagrams) {
   std::vector<Answer> a;
   std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
   EXPECT_EQ(p->exchange(probe, a), Error::none);
+}
+
+// A bad fault spec (cop/link/fault.h) is one line and a non-zero exit, from
+// either daemon's option or the environment.
+TEST(Faults, BadSpecIsOneLineAndNonZeroExit) {
+  char tmpl[] = "/tmp/copfaults.XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  struct Case {
+    std::vector<std::string> args;
+    const char* env;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {{COPD_BIN, "--listen", "127.0.0.1:0", "--faults", "drop=2"}, nullptr, "not a probability"},
+      {{COPD_BIN, "--listen", "127.0.0.1:0"}, "drop=0.1,bogus=1", "unknown fault 'bogus'"},
+      {{COPDRV_BIN, "--channel", "1", "--controller", "127.0.0.1:9", "--faults", "delay_ms=x"}, nullptr, "delay_ms"},
+  };
+  int k = 0;
+  for (const Case& c : cases) {
+    const std::string log = dir + "/" + std::to_string(k++) + ".log";
+    if (c.env) ::setenv("COP_FAULTS", c.env, 1);
+    const pid_t p = cop::testing::spawn(c.args, log);
+    ::unsetenv("COP_FAULTS");
+    EXPECT_EQ(cop::testing::wait_exit(p, 5000), 2) << c.args[0];
+    const std::string text = cop::testing::read_file(log);
+    EXPECT_NE(text.find(c.want), std::string::npos) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST(Copd, SigtermShutsDownCleanly) {

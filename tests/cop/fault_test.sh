@@ -23,7 +23,7 @@ seed=${FAULT_SEED:-7}
 if [ "$kind" = copbench ]; then
   # The benchmark itself under loss: it must complete (and check its result).
   export COP_FAULTS="drop=${1:-0.01},seed=$seed"
-  out=$("$bin/copbench" run barrier --backend cop --nodes 3 --iters 200 --reps 2 --out "$work/results" 2>&1) || {
+  out=$("$bin/copbench" run barrier --backend cop --nodes 3 --iters 200 --reps 2 --max-reps 3 --warmup 5 --timeout 120 2>&1) || {
     echo "$out" | tail -n 30
     exit 1
   }

@@ -13,19 +13,40 @@
 //
 // Frame (little-endian, one per datagram):
 //   header  magic 'COPL', version, type, channel, tkno, entry count, seq,
-//           cycles (copd's modelled clock when sent), info[4], payload length,
-//           CRC-32 of header (with checksum 0) and payload
+//           cycles (copd's modelled clock when sent), info[4], token (u64),
+//           ack (u32), session (u32), payload length, CRC-32 of header (with
+//           checksum 0) and payload
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
 //           word count (u8), then the COP message's 1..4 words
 //   text    the rest of the payload (REFUSED: the reason)
 //
-// A COMMAND frame carries up to kMaxEntries commands of one task (its TKNO in
-// the header) under one sequence number; copd answers each command with an
-// ANSWER entry tagged (seq, index): the ACK or NACK, then the command's data
-// (RSRAM, RMW, PROBE) if any. Results of global operations (barrier exits,
-// reduction results, BCAST data) come as BROADCAST entries. A COMMAND frame
-// received again with the same seq is a resend (XMIT): copd answers again from
-// what it sent, without executing anything twice.
+// Exactly once, both ways (seed 000 ch. V's interface protocol, done as seed
+// 001's go-back-N):
+//   node -> copd  A COMMAND frame carries up to kMaxEntries commands of one
+//           task (its TKNO in the header) under that task's next sequence
+//           number. copd answers each command with an ANSWER entry tagged
+//           (seq, index): the ACK or NACK, then the command's data (RSRAM,
+//           RMW, PROBE) if any. It executes a frame once: the same seq again
+//           is a resend (XMIT), answered from the task's one cached frame; an
+//           older seq (late or duplicated on the way) is ignored.
+//   copd -> node  Every REPLY frame to a channel (answers, and the BROADCAST
+//           entries: barrier exits, reduction results, BCAST data) carries the
+//           channel's next seq and copd's session of the registration, and is
+//           kept until acknowledged: the `ack` of any authenticated frame from
+//           the node is cumulative; on the resend timer (or an ACK frame
+//           reporting a gap) copd sends every unacknowledged frame again. The
+//           reader of the channel (the task holding the channel lock, or
+//           copdrv's drain) takes only the expected seq (kept in the channel
+//           window), drops duplicates and frames after a gap. A node that stops
+//           acknowledging fills the bounded window: copd fails the channel.
+//           REPLY frames with seq 0 are outside the stream (NACKs for a frame
+//           copd did not accept).
+// Who sent it: REGISTER carries a random driver secret in `token`; frames of
+// the driver (HEARTBEAT, BYE, ENROL, TASK_END, its ACKs) carry it. ENROL tells
+// copd a task's TKNO and token (random, per enrolment; TASK_END forgets it);
+// those requests are sequenced too and confirmed by SUP_ACK. A COMMAND frame
+// is executed only with the token of the task it names; the controller gets
+// that authenticated sender (controller.h Sender), never the frame's claim.
 #pragma once
 #include <cop/wire.h>
 
