@@ -410,6 +410,36 @@ TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
   EXPECT_EQ(e2, Error::none);
 }
 
+// copd restarted: each copdrv registers again (a new session of the reply
+// stream) and enrols its tasks again, so a task that was there before goes on
+// (after the link_down of the gap), with its token.
+TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
+  Stack s(2);
+  auto p = open(s, 1, GetParam());
+  ASSERT_TRUE(p);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+  ASSERT_EQ(p->exchange(probe, a), Error::none);
+  s.kill_copd();
+  s.start_copd();
+  // Both drivers register again (the copd log counts registrations of this copd too).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s.count_in_copd_log("registered by") < 4 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_GE(s.count_in_copd_log("registered by"), 4u) << s.copd_log();
+  // The CSR said link_down meanwhile; once the channel is up the same task's
+  // commands are accepted again (its enrolment renewed), not refused.
+  Error e = Error::link_down;
+  for (int tries = 0; tries < 200 && e != Error::none; ++tries) {
+    e = p->exchange(probe, a);
+    if (e != Error::none) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(e, Error::none);
+  ASSERT_TRUE(a[0].has_data);
+  EXPECT_EQ(a[0].error, Error::none);
+  EXPECT_EQ(a[0].data.addr.chno, 1);
+}
+
 long rss_kb(pid_t pid) {
   const std::string status = cop::testing::read_file("/proc/" + std::to_string(pid) + "/status");
   const size_t at = status.find("VmRSS:");

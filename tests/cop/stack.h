@@ -80,9 +80,8 @@ class Stack {
     std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
                                      "--lease-ms", "1000"};
     args.insert(args.end(), copd_extra.begin(), copd_extra.end());
-    copd_ = spawn(args, dir_ + "/copd.log");
-    for (int waited = 0; waited < 10000 && copd_log().find("serving") == std::string::npos; waited += 10)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    copd_args_ = args;
+    start_copd();
     for (int k = 1; k <= nodes; ++k) start_driver(k);
     for (int k = 1; k <= nodes; ++k) wait_for_driver(k);
   }
@@ -131,6 +130,19 @@ class Stack {
     }
     return false;
   }
+  // Starts copd (again, after kill_copd: the same address, a fresh controller).
+  void start_copd() {
+    const size_t before = count_in_copd_log("serving");
+    copd_ = spawn(copd_args_, dir_ + "/copd.log");
+    for (int waited = 0; waited < 10000 && count_in_copd_log("serving") <= before; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  size_t count_in_copd_log(const std::string& text) const {
+    const std::string log = copd_log();
+    size_t n = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
+    return n;
+  }
   // Kills a process of the stack outright (no clean shutdown).
   void kill_copd() { kill_hard(copd_); }
   void kill_driver(int k) { kill_hard(drivers_[size_t(k - 1)]); }
@@ -157,6 +169,7 @@ class Stack {
     p = -1;
   }
   std::string dir_;
+  std::vector<std::string> copd_args_;
   int port_ = 0;
   pid_t copd_ = -1;
   std::vector<pid_t> drivers_;
