@@ -328,6 +328,10 @@ void Server::end_task(int c, uint16_t tkno) {
   Channel& ch = chan(c);
   // Results still queued for routing go first: they are not the ended task's.
   route(deliveries_);
+  // The controller drops the task's queued commands unanswered (controller.h,
+  // end_task): so do their places in the answer order, which is what is left
+  // in the fifo (everything answered has been routed just now).
+  std::erase_if(ch.fifo, [&](const Origin& o) { return !o.supervisor && o.tkno == tkno; });
   const int failed = controller_.end_task(c, tkno, deliveries_);
   if (failed > 0 || config_.verbose)
     log_(fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
@@ -348,6 +352,18 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     if (config_.verbose) log_(fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
     ch.out.insert(ch.out.end(), task.answers.begin(), task.answers.end());
     ch.urgent = true;
+    if (task.outstanding > 0) {
+      // Not lost, waiting for service: the node must not give up on it.
+      Frame busy;
+      busy.type = FrameType::reply;
+      busy.channel = static_cast<uint16_t>(c);
+      busy.session = ch.session;
+      busy.cycles = controller_.cycles();
+      busy.entries.push_back(link::make_entry(wire::make(Opcode::ACK, uint16_t(f.tkno & wire::kMaxTkno)),
+                                              Direction::to_node, EntryKind::answer, f.seq, link::kInProgressIndex,
+                                              controller_.cycles()));
+      send_frame(busy, ch.addr);
+    }
     return;
   }
   if (task.executed && !newer(f.seq, task.seq)) {
@@ -398,6 +414,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     }
     const wire::Message& m = std::get<wire::Message>(decoded);
     ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
+    task.outstanding++;
     controller_.receive(c, m, controller_.cycles(), sender, deliveries_);
   }
 }
@@ -416,6 +433,9 @@ void Server::route(std::vector<Delivery>& deliveries) {
         }
         ch.last_answered = ch.fifo.front();
         ch.fifo.pop_front();
+        if (Task* t = task_of(ch, ch.last_answered); t && t->executed && t->seq == ch.last_answered.seq &&
+                                                     t->outstanding > 0)
+          t->outstanding--;
       }
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {

@@ -81,6 +81,7 @@ class Server {
     uint64_t token = 0;
     bool executed = false;
     uint32_t seq = 0;
+    uint32_t outstanding = 0;  // commands of that frame the controller has not answered yet
     std::vector<link::Entry> answers;
   };
   // A reply frame sent on the channel's sequenced stream, kept until acknowledged.

@@ -120,6 +120,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   answers_ = &pending_answers_;
   have_answer_.assign(commands.size() * 2, false);
   resends_ = 0;
+  backoff_ = 0;
   return transmit();
 }
 
@@ -153,8 +154,13 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
 
 bool ChannelClient::take_answer(const Entry& e) {
   if (e.kind != EntryKind::answer || (e.words[0] & wire::kMaxTkno) != tkno_) return false;
-  // Ours by the Pid register. An answer to an older frame (a resend's
-  // duplicate) is consumed and dropped.
+  // Ours by the Pid register. copd saying our resent frame waits for service:
+  // not lost, so the retry count starts again (the timer keeps its backoff).
+  if (e.index == link::kInProgressIndex) {
+    if (e.seq == seq_ && answers_missing_ > 0) resends_ = 0;
+    return true;
+  }
+  // An answer to an older frame (a resend's duplicate) is consumed and dropped.
   if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
   auto decoded = wire::decode(e.span(), Direction::to_node);
   if (!std::holds_alternative<wire::Message>(decoded)) return true;
@@ -329,9 +335,10 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
 void ChannelClient::take_reply(const Frame& f) {
   if (f.session != w_->rx_session.load(std::memory_order_relaxed)) return;  // an earlier registration's
   if (f.seq == 0) {
-    // Outside the stream: copd's NACK protection for a frame it did not accept
-    // (answers only: nothing here is filed).
-    for (const Entry& e : f.entries) take_answer(e);
+    // Outside the stream: copd's NACK protection for a frame it did not accept,
+    // and its word that a resent frame waits for service (filed for its task).
+    for (const Entry& e : f.entries)
+      if (!take_answer(e) && e.index == link::kInProgressIndex) file(e);
     return;
   }
   const uint32_t expected = w_->rx_next.load(std::memory_order_relaxed);
@@ -372,9 +379,10 @@ Error ChannelClient::pump() {
     if (satisfied()) break;
     const uint64_t now = monotonic_ns();
     const uint64_t ms = 1000000ull;
-    const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(resends_, 5);
+    const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5);
     if (answers_missing_ > 0 && now - sent_at_ns_ > timer_ms * ms) {
       if (++resends_ > opt_.retry_limit) return Error::retry_limit;
+      backoff_++;
       w_->resends.fetch_add(1, std::memory_order_relaxed);
       if (Error e = transmit(); e != Error::none) return e;
     }

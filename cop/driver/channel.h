@@ -123,7 +123,8 @@ class ChannelClient {
   std::vector<bool> have_answer_;
   size_t answers_missing_ = 0;
   uint64_t sent_at_ns_ = 0;
-  int resends_ = 0;
+  int resends_ = 0;  // toward the retry limit (restarts when copd says the frame waits for service)
+  int backoff_ = 0;  // the transmit timer's doublings
   // The result being waited for.
   const Wanted* wanted_ = nullptr;
   std::span<wire::Message> results_;

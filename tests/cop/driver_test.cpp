@@ -440,6 +440,40 @@ TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
   EXPECT_EQ(a[0].data.addr.chno, 1);
 }
 
+// A frame whose commands wait for service (here a LOCK held by another
+// channel) is not lost: copd answers its resends "in progress", and the
+// waiting task does not run into its retry limit however long the wait.
+TEST_P(Modes, CommandsWaitingForServiceDoNotExhaustTheRetryLimit) {
+  Stack s(2);
+  auto holder = open(s, 1, GetParam());
+  auto waiter = open(s, 2, GetParam());
+  ASSERT_TRUE(holder && waiter);
+  cop::driver::LinkOptions quick;
+  quick.ack_timeout_ms = 10;
+  quick.retry_limit = 2;  // 10 + 20 + 40 ms without the in-progress word
+  waiter->set_link_options(quick);
+  std::vector<Answer> a;
+  std::vector<Message> lock = {cmd(Opcode::LOCK, *holder)};
+  ASSERT_EQ(holder->exchange(lock, a), Error::none);
+  ASSERT_EQ(a[0].error, Error::none);
+  Error waited = Error::timeout;
+  std::vector<Answer> wa;
+  std::thread t([&] {
+    std::vector<Message> f = {cmd(Opcode::LOCK, *waiter), cmd(Opcode::PROBE, *waiter), cmd(Opcode::UNLOCK, *waiter)};
+    waited = waiter->exchange(f, wa);
+  });
+  // Far beyond the waiter's retry budget (the point is the length of the wait).
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
+  ASSERT_EQ(holder->exchange(unlock, a), Error::none);
+  t.join();
+  ASSERT_EQ(waited, Error::none);
+  ASSERT_EQ(wa.size(), 3u);
+  for (const auto& x : wa) EXPECT_EQ(x.error, Error::none);
+  ASSERT_TRUE(wa[1].has_data);
+  EXPECT_EQ(wa[1].data.addr.chno, 2);
+}
+
 long rss_kb(pid_t pid) {
   const std::string status = cop::testing::read_file("/proc/" + std::to_string(pid) + "/status");
   const size_t at = status.find("VmRSS:");

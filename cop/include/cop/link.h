@@ -66,6 +66,10 @@ inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr int kMaxEntries = 255;
 inline constexpr size_t kMaxFrameBytes = 65000;
 inline constexpr uint16_t kDefaultPort = 7040;
+// An ANSWER entry with this index (outside the stream, seq 0 frame) says: the
+// resent frame `seq` is there, its commands still wait for service (a LOCK
+// held elsewhere, an operation in progress); the node's retry count restarts.
+inline constexpr uint16_t kInProgressIndex = 0xFFFF;
 
 enum class FrameType : uint8_t {
   command = 1,        // node -> copd: COP commands of one task
