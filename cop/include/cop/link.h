@@ -27,8 +27,10 @@
 //           number. copd answers each command with an ANSWER entry tagged
 //           (seq, index): the ACK or NACK, then the command's data (RSRAM,
 //           RMW, PROBE) if any. It executes a frame once: the same seq again
-//           is a resend (XMIT), answered from the task's one cached frame; an
-//           older seq (late or duplicated on the way) is ignored.
+//           is a resend (XMIT), answered from the task's one cached frame
+//           (and, while its commands still wait for service, with an "in
+//           progress" entry, kInProgressIndex, so the node's retry count
+//           restarts); an older seq (late or duplicated on the way) is ignored.
 //   copd -> node  Every REPLY frame to a channel (answers, and the BROADCAST
 //           entries: barrier exits, reduction results, BCAST data) carries the
 //           channel's next seq and copd's session of the registration, and is
