@@ -7,6 +7,7 @@
 
 #include "controller/server.h"
 #include "link/daemon.h"
+#include "link/fault.h"
 
 namespace {
 
@@ -41,7 +42,26 @@ int main(int argc, char** argv) {
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
+  std::string faults;
+  app.add_option("--faults", faults,
+                 "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
+                 "(default: $COP_FAULTS)");
   CLI11_PARSE(app, argc, argv);
+  if (!faults.empty()) {
+    std::string why;
+    auto spec = cop::link::parse_faults(faults, why);
+    if (!spec) {
+      fmt::print(stderr, "copd: --faults: {}\n", why);
+      return 2;
+    }
+    cop::link::set_faults(*spec, 0);
+  } else if (const char* env = std::getenv("COP_FAULTS"); env && *env) {
+    std::string why;
+    if (!cop::link::parse_faults(env, why)) {
+      fmt::print(stderr, "copd: COP_FAULTS: {}\n", why);
+      return 2;
+    }
+  }
 
   try {
     config.listen = cop::link::parse_endpoint(listen, cop::link::kDefaultPort);
@@ -56,6 +76,7 @@ int main(int argc, char** argv) {
                          config.controller.channels, cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
                          config.controller.gas_words, config.lease_ms));
+    if (const auto* f = cop::link::active_faults()) log_line("injecting link faults: " + cop::link::to_string(*f));
     server.run(stop);
     const auto& st = server.controller().stats();
     log_line(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "

@@ -1,10 +1,19 @@
 // copd's network side: the controller core (controller.h) served over UDP
 // to up to 64 channels (cop/link.h has the frame format and the transport).
 //
-// A channel belongs to the copdrv that registered it, by its UDP address, for
-// as long as frames keep coming from it (a lease renewed by every frame and by
-// the driver's heartbeats). A second registration of a held channel and a
-// channel copd does not have are refused. A malformed frame or command gets a
+// A channel belongs to the copdrv that registered it, by its UDP address and
+// the driver secret it sent, for as long as its frames keep coming (a lease
+// renewed by its authenticated frames and heartbeats). A registration of a
+// held channel from the same IP address (a restarted copdrv) takes it over:
+// the old holder's pending operations fail as when its lease runs out; from
+// another address it is refused, as is a channel copd does not have.
+//
+// Exactly once (cop/link.h): a command frame is executed once per (channel,
+// task, seq); a resend is answered from the task's cache, an older frame is
+// ignored. Every reply frame to a channel is sequenced and kept until the node
+// acknowledges it, and resent (go-back-N) on the resend timer. A command frame
+// is executed only for the task its token belongs to (controller Sender); a
+// wrong token gets NACK protection for every command and changes nothing. A malformed frame or command gets a
 // NACK and a log line, never a crash. When a channel's lease runs out, every
 // global operation still waiting for it fails with NACK link_down, so the
 // other channels' tasks get an error instead of hanging.
@@ -24,6 +33,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "link/fault.h"
 #include "link/udp.h"
 
 namespace cop::controller {
@@ -56,6 +66,7 @@ class Server {
   // back to it because the core services a channel's commands in order.
   struct Origin {
     uint16_t tkno;
+    bool supervisor;  // sent with the driver secret
     uint32_t seq;
     uint16_t index;
     wire::Opcode op;
@@ -63,19 +74,32 @@ class Server {
     uint8_t ppn;
     bool frame_waits;  // the frame holds a BENTRY or a reduction: its task then waits
   };
-  // What copd answered to a task's last command frame, for resends.
-  struct TaskCache {
+  // One enrolled task (or the channel's driver): its token, and the last
+  // command frame executed for it with what copd answered (for resends).
+  struct Task {
+    bool enrolled = false;
+    uint64_t token = 0;
+    bool executed = false;
     uint32_t seq = 0;
-    bool valid = false;
+    uint32_t outstanding = 0;  // commands of that frame the controller has not answered yet
     std::vector<link::Entry> answers;
+  };
+  // A reply frame sent on the channel's sequenced stream, kept until acknowledged.
+  struct Sent {
+    uint32_t seq;
+    std::vector<uint8_t> bytes;
   };
   struct Channel {
     bool registered = false;
     sockaddr_in addr{};
+    uint64_t secret = 0;   // the driver secret given at registration
+    uint32_t session = 0;  // this registration's number (reply frames carry it)
     Clock::time_point last_heard{};
     std::deque<Origin> fifo;
     Origin last_answered{};
-    std::unordered_map<uint16_t, TaskCache> cache;
+    std::vector<Task> tasks;  // tasks_per_channel
+    Task driver;              // commands sent with the driver secret
+    uint32_t sup_seq = 0;     // the driver's last request done (enrol, task_end)
     std::vector<link::Entry> out;  // entries to send at the end of this round
     // Piggybacked acknowledgments: the answers to a frame whose task now waits
     // for a result this channel will receive are held (at most kHoldAck) and
@@ -83,20 +107,42 @@ class Server {
     // one out per channel. Anything else for the channel sends them at once.
     Clock::time_point hold_until{};
     bool urgent = false;
+    // The sequenced stream to the node (go-back-N): every reply frame gets the
+    // next seq and stays in `unacked` until the node acknowledges it.
+    uint32_t tx_seq = 0;
+    uint32_t acked = 0;
+    std::deque<Sent> unacked;
+    size_t unacked_bytes = 0;
+    Clock::time_point resend_at{};
+    int rto_ms = 0;
+    Clock::time_point fast_resend_at{};
+    uint64_t forged = 0;  // frames refused for a wrong token (logged rate-limited)
   };
   static constexpr std::chrono::milliseconds kHoldAck{2};
+  // The resend timer of the stream (doubling up to kRtoMaxMs while nothing is
+  // acknowledged), and the most it keeps unacknowledged before it fails the channel.
+  static constexpr int kRtoMs = 15, kRtoMaxMs = 240;
+  static constexpr size_t kMaxUnackedFrames = 4096, kMaxUnackedBytes = size_t(8) << 20;
   bool will_receive_result(int channel, const Origin& o) const;
+  Task* task_of(Channel& ch, const Origin& o);
 
   void handle(std::span<const uint8_t> bytes, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
-  void handle_command(int channel, const link::Frame& f);
+  void handle_command(int channel, const link::Frame& f, bool supervisor);
+  void handle_driver_request(int channel, const link::Frame& f);
+  void take_ack(int channel, const link::Frame& f);
+  void forged(int channel, const link::Frame& f, const std::string& why);
+  void end_task(int channel, uint16_t tkno);
   void route(std::vector<Delivery>& deliveries);
+  void route_failures();
   void flush();
   int next_timeout_ms() const;
   void check_leases();
   void drop_channel(int channel, const std::string& why);
   void send_frame(const link::Frame& f, const sockaddr_in& to);
   void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
+  // Rate-limited log (at most kLogBurst lines a second, then one count).
+  void log_limited(const std::string& line);
   Channel& chan(int c) { return channels_[size_t(c - 1)]; }
 
   ServerConfig config_;
@@ -107,13 +153,15 @@ class Server {
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
   std::vector<uint8_t> buf_, out_buf_;
-  std::vector<std::vector<uint8_t>> batch_;  // frames of one round, sent with one sendmmsg
-  static constexpr int kBatch = 64;          // datagrams taken with one recvmmsg
+  static constexpr int kBatch = 64;  // datagrams taken with one recv_datagrams
   std::vector<std::vector<uint8_t>> rx_;
-  std::vector<sockaddr_in> rx_from_;
-  std::vector<iovec> rx_iov_;
-  std::vector<mmsghdr> rx_msgs_;
+  std::vector<link::InDatagram> rx_in_;
   Clock::time_point last_lease_check_{};
+  uint32_t next_session_ = 1;
+  static constexpr int kLogBurst = 20;
+  Clock::time_point log_second_{};
+  int log_lines_ = 0;
+  uint64_t log_suppressed_ = 0;
 };
 
 }  // namespace cop::controller

@@ -20,7 +20,7 @@ using wire::Opcode;
 
 namespace {
 
-
+bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
 
 int items(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
@@ -39,8 +39,8 @@ bool result_matches(const Wanted& w, const wire::Message& m) {
 
 }  // namespace
 
-ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, LinkOptions options)
-    : w_(window), fd_(udp_fd), tkno_(tkno), opt_(options) {
+ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, uint64_t token, LinkOptions options)
+    : w_(window), fd_(udp_fd), tkno_(tkno), token_(token), opt_(options) {
   // The wait slice (copdrv sets the same on the channel socket; harmless twice).
   const timeval slice{0, kSliceMs * 1000};
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice);
@@ -60,12 +60,32 @@ bool ChannelClient::satisfied() const {
 }
 
 Error ChannelClient::transmit() {
-  if (::send(fd_, frame_bytes_.data(), frame_bytes_.size(), MSG_NOSIGNAL) < 0) {
+  // Every (re)transmission acknowledges what the channel has received by now.
+  frame_.ack = w_->rx_next.load(std::memory_order_acquire) - 1;
+  frame_.session = w_->rx_session.load(std::memory_order_relaxed);
+  link::encode(frame_, frame_bytes_);
+  w_->ack_sent.store(frame_.ack, std::memory_order_relaxed);
+  if (!link::send_datagram(fd_, frame_bytes_)) {
     if (errno == ECONNREFUSED) return Error::link_down;
     // A full send buffer and the like: the transmit timer resends.
   }
   sent_at_ns_ = monotonic_ns();
   return Error::none;
+}
+
+void ChannelClient::send_ack(bool gap) {
+  Frame f;
+  f.type = FrameType::ack;
+  f.channel = w_->channel;
+  f.tkno = tkno_;
+  f.token = token_;
+  f.session = w_->rx_session.load(std::memory_order_relaxed);
+  f.ack = w_->rx_next.load(std::memory_order_relaxed) - 1;
+  f.info[0] = gap ? 1 : 0;
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  w_->ack_sent.store(f.ack, std::memory_order_relaxed);
+  link::send_datagram(fd_, bytes);
 }
 
 Error ChannelClient::send_only(std::span<const wire::Message> commands) {
@@ -81,11 +101,13 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   }
   if (commands.size() > size_t(link::kMaxEntries)) return Error::word_count;
   if (++seq_ == 0) seq_ = 1;
-  Frame f;
+  Frame& f = frame_;
   f.type = FrameType::command;
   f.channel = w_->channel;
   f.tkno = tkno_;
+  f.token = token_;
   f.seq = seq_;
+  f.entries.clear();
   f.entries.reserve(commands.size());
   sent_.assign(commands.begin(), commands.end());
   answers_missing_ = 0;
@@ -94,11 +116,11 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
                                          static_cast<uint16_t>(i)));
     answers_missing_ += size_t(items(commands[i].ins.opcode));
   }
-  link::encode(f, frame_bytes_);
   pending_answers_.assign(commands.size(), Answer{});
   answers_ = &pending_answers_;
   have_answer_.assign(commands.size() * 2, false);
   resends_ = 0;
+  backoff_ = 0;
   return transmit();
 }
 
@@ -132,8 +154,13 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
 
 bool ChannelClient::take_answer(const Entry& e) {
   if (e.kind != EntryKind::answer || (e.words[0] & wire::kMaxTkno) != tkno_) return false;
-  // Ours by the Pid register. An answer to an older frame (a resend's
-  // duplicate) is consumed and dropped.
+  // Ours by the Pid register. copd saying our resent frame waits for service:
+  // not lost, so the retry count starts again (the timer keeps its backoff).
+  if (e.index == link::kInProgressIndex) {
+    if (e.seq == seq_ && answers_missing_ > 0) resends_ = 0;
+    return true;
+  }
+  // An answer to an older frame (a resend's duplicate) is consumed and dropped.
   if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
   auto decoded = wire::decode(e.span(), Direction::to_node);
   if (!std::holds_alternative<wire::Message>(decoded)) return true;
@@ -253,10 +280,10 @@ long ChannelClient::receive(int timeout_ms) {
   if (rx_.size() < link::kMaxFrameBytes + 64) rx_.resize(link::kMaxFrameBytes + 64);
   // Waiting: poll for opt_.poll_us (the Data Ready strobe), then one blocking recv: the
   // driver set the socket's receive timeout to the wait slice (kSliceMs).
-  ssize_t n = ::recv(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT);
-  if (n < 0 && errno == EAGAIN && timeout_ms > 0) {
+  ssize_t n = link::recv_datagram(fd_, rx_, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && timeout_ms > 0) {
     if (opt_.poll_us > 0) n = link::poll_recv(fd_, rx_, opt_.poll_us);
-    if (n < 0 && errno == EAGAIN) n = ::recv(fd_, rx_.data(), rx_.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) n = link::recv_datagram(fd_, rx_, 0);
   }
   if (n < 0) return errno == ECONNREFUSED ? -1 : 0;  // ECONNREFUSED: nothing listens where copd was
   handle(std::span<const uint8_t>(rx_.data(), size_t(n)));
@@ -270,8 +297,10 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
   w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
   switch (f.type) {
     case FrameType::reply:
-      for (const Entry& e : f.entries)
-        if (!take_answer(e) && !take_result(e)) file(e);
+      take_reply(f);
+      break;
+    case FrameType::sup_ack:
+      if (f.session == w_->rx_session.load() && newer(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
       break;
     case FrameType::frame_nack:
       if (f.seq == seq_ && answers_missing_ > 0 && ++resends_ <= opt_.retry_limit) {
@@ -287,6 +316,13 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
       w_->csr_err.store(1, std::memory_order_release);
       break;
     case FrameType::registered:
+      if (f.session != w_->rx_session.load()) {
+        // A new registration (copd restarted): its stream starts at 1.
+        w_->rx_next.store(1);
+        w_->ack_sent.store(0);
+        w_->sup_acked.store(0);
+        w_->rx_session.store(f.session, std::memory_order_release);
+      }
       w_->csr_err.store(0);
       w_->csr_err_code.store(0);
       w_->csr_rdy.store(1, std::memory_order_release);
@@ -294,6 +330,34 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
     default:
       break;
   }
+}
+
+void ChannelClient::take_reply(const Frame& f) {
+  if (f.session != w_->rx_session.load(std::memory_order_relaxed)) return;  // an earlier registration's
+  if (f.seq == 0) {
+    // Outside the stream: copd's NACK protection for a frame it did not accept,
+    // and its word that a resent frame waits for service (filed for its task).
+    for (const Entry& e : f.entries)
+      if (!take_answer(e) && e.index == link::kInProgressIndex) file(e);
+    return;
+  }
+  const uint32_t expected = w_->rx_next.load(std::memory_order_relaxed);
+  if (f.seq != expected) {
+    // go-back-N: a duplicate (copd missed our acknowledgment) or a frame after
+    // a gap (one was lost or is late) is dropped; copd hears where we are.
+    (newer(f.seq, expected) ? w_->rx_gaps : w_->rx_duplicates).fetch_add(1, std::memory_order_relaxed);
+    const uint64_t now = monotonic_ns();
+    if (now - w_->gap_reported_ns.load(std::memory_order_relaxed) > 2000000ull) {
+      w_->gap_reported_ns.store(now, std::memory_order_relaxed);
+      send_ack(newer(f.seq, expected));
+    }
+    return;
+  }
+  uint32_t next = expected + 1;
+  if (next == 0) next = 1;
+  w_->rx_next.store(next, std::memory_order_release);
+  for (const Entry& e : f.entries)
+    if (!take_answer(e) && !take_result(e)) file(e);
 }
 
 bool ChannelClient::drain(int timeout_ms) {
@@ -315,8 +379,10 @@ Error ChannelClient::pump() {
     if (satisfied()) break;
     const uint64_t now = monotonic_ns();
     const uint64_t ms = 1000000ull;
-    if (answers_missing_ > 0 && now - sent_at_ns_ > uint64_t(opt_.ack_timeout_ms) * ms) {
+    const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5);
+    if (answers_missing_ > 0 && now - sent_at_ns_ > timer_ms * ms) {
       if (++resends_ > opt_.retry_limit) return Error::retry_limit;
+      backoff_++;
       w_->resends.fetch_add(1, std::memory_order_relaxed);
       if (Error e = transmit(); e != Error::none) return e;
     }

@@ -6,12 +6,16 @@
 // normal mode runs the same code inside copdrv on the task's behalf, and the
 // task's data crosses the driver's socket twice each way (driver/protocol.h).
 //
-// Link protocol (seed 000 ch. V, the CSR): a frame of commands goes out under
-// a new sequence number; every command must come back ACKed or NACKed. No
-// answer before the transmit timer runs out, or a frame NACK (checksum), and
+// Link protocol (seed 000 ch. V, the CSR; seed 001's go-back-N): a frame of
+// commands goes out under the task's next sequence number with its token;
+// every command must come back ACKed or NACKed. No answer before the transmit
+// timer runs out (doubling at each resend), or a frame NACK (checksum), and
 // the frame is sent again (copd answers a resend from what it sent, without
 // executing twice); after the retry limit the task gets ERR with ERR_CODE
-// retry_limit. Waiting for a result, the task gets link_down within a bounded
+// retry_limit. copd's reply frames are sequenced per channel: whoever reads
+// the channel takes them in order only (the expected seq is in the window),
+// drops duplicates and frames after a gap, and acknowledges cumulatively
+// (on every command frame; a gap at once; copdrv's loop otherwise). Waiting for a result, the task gets link_down within a bounded
 // time when copd stops answering the driver's heartbeats or the driver dies.
 #pragma once
 #include <cop/link.h>
@@ -30,7 +34,7 @@ namespace cop::driver {
 inline constexpr int kSliceMs = 20;
 
 struct LinkOptions {
-  int ack_timeout_ms = 300;  // the transmit timer
+  int ack_timeout_ms = 20;   // the transmit timer (doubled at each resend, up to 32 times this)
   int retry_limit = 8;       // resends before ERR retry_limit
   int dead_ms = 1500;        // copd silent this long while we wait: link_down
   int wait_timeout_ms = 0;   // a result not there after this long: timeout (0: no limit)
@@ -58,7 +62,9 @@ struct Wanted {
 
 class ChannelClient {
  public:
-  ChannelClient(Window* window, int udp_fd, uint16_t tkno, LinkOptions options = {});
+  // `token` authenticates the frames: the task's (copdrv enrolled it with copd
+  // under it), or the driver secret for copdrv's own reader.
+  ChannelClient(Window* window, int udp_fd, uint16_t tkno, uint64_t token, LinkOptions options = {});
 
   // Sends up to link::kMaxEntries commands as one frame and waits for all
   // their answers. The return is a link error (none if every command got an
@@ -96,15 +102,20 @@ class ChannelClient {
   void take_from_buffer();
   wire::Error pump();
   wire::Error transmit();
+  // An acknowledgment of the reply stream; gap: ask copd to resend at once.
+  void send_ack(bool gap);
+  void take_reply(const link::Frame& f);
   bool satisfied() const;
   bool driver_alive() const;
 
   Window* w_;
   int fd_;
   uint16_t tkno_;
+  uint64_t token_;
   LinkOptions opt_;
   uint32_t seq_ = 0;
   // The frame in flight.
+  link::Frame frame_;
   std::vector<wire::Message> sent_;
   std::vector<uint8_t> frame_bytes_;
   std::vector<Answer>* answers_ = nullptr;
@@ -112,7 +123,8 @@ class ChannelClient {
   std::vector<bool> have_answer_;
   size_t answers_missing_ = 0;
   uint64_t sent_at_ns_ = 0;
-  int resends_ = 0;
+  int resends_ = 0;  // toward the retry limit (restarts when copd says the frame waits for service)
+  int backoff_ = 0;  // the transmit timer's doublings
   // The result being waited for.
   const Wanted* wanted_ = nullptr;
   std::span<wire::Message> results_;

@@ -7,6 +7,7 @@
 #include "driver/driver.h"
 #include "driver/port.h"
 #include "link/daemon.h"
+#include "link/fault.h"
 
 namespace {
 
@@ -38,8 +39,25 @@ int main(int argc, char** argv) {
   app.add_option("--register-timeout-ms", config.register_timeout_ms, "give up registering after this long")
       ->check(CLI::Range(100, 3600000))
       ->capture_default_str();
+  std::string faults;
+  app.add_option("--faults", faults,
+                 "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
+                 "(default: $COP_FAULTS)");
   CLI11_PARSE(app, argc, argv);
   g_channel = config.channel;
+  {
+    std::string why;
+    const char* env = std::getenv("COP_FAULTS");
+    const std::string spec_text = !faults.empty() ? faults : (env ? env : "");
+    if (!spec_text.empty()) {
+      auto spec = cop::link::parse_faults(spec_text, why);
+      if (!spec) {
+        fmt::print(stderr, "copdrv: {}: {}\n", faults.empty() ? "COP_FAULTS" : "--faults", why);
+        return 2;
+      }
+      cop::link::set_faults(*spec, (uint64_t(config.channel) << 16) | cop::wire::kMaxTkno);
+    }
+  }
   try {
     config.controller = cop::link::parse_endpoint(controller, cop::link::kDefaultPort);
     config.local = cop::link::parse_endpoint(local, 0);
@@ -50,6 +68,8 @@ int main(int argc, char** argv) {
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::driver::Driver driver(config, log_line);
+    if (const auto* f = cop::link::active_faults())
+      log_line("injecting link faults: " + cop::link::to_string(*f));
     driver.start(stop);
     driver.run(stop);
     driver.shutdown();

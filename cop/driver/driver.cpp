@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +26,15 @@ namespace {
 
 constexpr uint16_t kDriverTkno = wire::kMaxTkno;  // never a task's: tasks_per_channel <= 512
 constexpr int kDrainPeriodMs = 5;
+
+uint64_t random64() {
+  uint64_t v = 0;
+  while (v == 0)
+    if (::getrandom(&v, sizeof v, 0) != sizeof v) v = monotonic_ns() * 0x9E3779B97F4A7C15ull;
+  return v;
+}
+
+bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
 
 bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
   iovec iov{const_cast<void*>(data), len};
@@ -60,7 +70,8 @@ Driver::Driver(DriverConfig config, Log log) : config_(std::move(config)), log_(
   init_window(window_, ::getpid(), static_cast<uint16_t>(config_.channel));
   LinkOptions drain_opts;
   drain_opts.dead_ms = config_.dead_ms;
-  drain_ = std::make_unique<ChannelClient>(window_, udp_.fd(), kDriverTkno, drain_opts);
+  secret_ = random64();
+  drain_ = std::make_unique<ChannelClient>(window_, udp_.fd(), kDriverTkno, secret_, drain_opts);
 }
 
 Driver::~Driver() {
@@ -72,11 +83,18 @@ Driver::~Driver() {
   if (memfd_ >= 0) ::close(memfd_);
 }
 
-void Driver::send_frame(FrameType type, uint32_t seq) {
+void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t info) {
   Frame f;
   f.type = type;
   f.channel = static_cast<uint16_t>(config_.channel);
   f.seq = seq;
+  f.tkno = tkno;
+  f.token = secret_;
+  f.session = window_->rx_session.load();
+  f.ack = window_->rx_next.load() - 1;
+  f.info[0] = uint32_t(info);
+  f.info[1] = uint32_t(info >> 32);
+  if (type != FrameType::register_) window_->ack_sent.store(f.ack);
   std::vector<uint8_t> bytes;
   link::encode(f, bytes);
   udp_.send(bytes);
@@ -107,6 +125,11 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
       return false;
     }
     if (f.type != FrameType::registered) continue;
+    window_->rx_session.store(f.session);
+    window_->rx_next.store(1);
+    window_->ack_sent.store(0);
+    window_->sup_acked.store(0);
+    request_session_ = f.session;
     window_->ppn = f.tkno;
     window_->channels = f.info[0];
     window_->tasks_per_channel = std::min<uint32_t>(f.info[1], kMaxLocalTasks);
@@ -122,8 +145,6 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
 
 void Driver::start(const std::atomic<bool>& stop) {
   (void)stop;
-  std::string why;
-  if (!register_with_copd(config_.register_timeout_ms, why)) throw std::runtime_error(why);
   std::filesystem::create_directories(config_.dir);
   socket_path_ = config_.dir + "/" + kSocketName;
   sockaddr_un addr{};
@@ -135,10 +156,13 @@ void Driver::start(const std::atomic<bool>& stop) {
   const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
     ::close(probe);
-    send_frame(FrameType::bye, 0);
     throw std::runtime_error(fmt::format("another copdrv serves {}", socket_path_));
   }
   ::close(probe);
+  // Only then the channel: a copdrv restarted on this node takes it back from
+  // its dead predecessor (copd allows that from the same address).
+  std::string why;
+  if (!register_with_copd(config_.register_timeout_ms, why)) throw std::runtime_error(why);
   ::unlink(socket_path_.c_str());
   // Bound under a temporary name and renamed once listening: whoever sees the
   // socket file (tasks, scripts/cop-stack) can connect at once.
@@ -186,6 +210,12 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
 }
 
 void Driver::free_slot(int slot) {
+  {
+    std::lock_guard lock(requests_mu_);
+    tokens_[slot] = 0;
+  }
+  // copd forgets the task's token and frees what it left in the controller.
+  request(FrameType::task_end, uint16_t(slot), 0);
   lock_robust(&window_->table_lock);
   window_->tasks[slot].tkno = -1;
   pthread_mutex_unlock(&window_->table_lock);
@@ -224,6 +254,30 @@ void Driver::accept_task() {
     ::close(fd);
     return;
   }
+  // The task's token, enrolled with copd before the task may send.
+  const uint64_t token = random64();
+  {
+    std::lock_guard lock(requests_mu_);
+    tokens_[slot] = token;
+  }
+  const uint32_t seq = request(FrameType::enrol, uint16_t(slot), token);
+  const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
+  while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
+    pump_requests();
+    if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
+    heartbeat();
+  }
+  if (!confirmed(seq)) {
+    free_slot(slot);
+    rep.status = CopErrLinkDown;
+    std::snprintf(rep.detail, sizeof rep.detail, "copd did not confirm the task's enrolment within %d ms",
+                  config_.dead_ms);
+    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
+    ::close(fd);
+    return;
+  }
+  rep.token = token;
   rep.chno = static_cast<uint16_t>(config_.channel);
   rep.tkno = static_cast<uint16_t>(slot);
   rep.ppn = window_->ppn;
@@ -244,8 +298,59 @@ void Driver::accept_task() {
   }
 }
 
+uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {
+  std::lock_guard lock(requests_mu_);
+  if (++request_seq_ == 0) request_seq_ = 1;
+  requests_.push_back(DriverRequest{type, tkno, token, request_seq_, 0});
+  return request_seq_;
+}
+
+bool Driver::confirmed(uint32_t seq) const {
+  return window_->rx_session.load() == request_session_ && !newer(seq, window_->sup_acked.load());
+}
+
+void Driver::pump_requests() {
+  std::lock_guard lock(requests_mu_);
+  if (const uint32_t session = window_->rx_session.load(); session != request_session_) {
+    // copd restarted and knows no task: enrol every local one again, in a new sequence.
+    request_session_ = session;
+    requests_.clear();
+    request_seq_ = 0;
+    for (int t = 0; t < kMaxLocalTasks; ++t)
+      if (tokens_[t]) requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
+  }
+  const uint32_t acked = window_->sup_acked.load();
+  while (!requests_.empty() && !newer(requests_.front().seq, acked)) requests_.pop_front();
+  if (requests_.empty() || !window_->csr_rdy.load()) return;
+  DriverRequest& r = requests_.front();
+  const uint64_t now = monotonic_ns();
+  if (r.sent_ns != 0 && now - r.sent_ns < 30000000ull) return;  // its resend timer: 30 ms
+  r.sent_ns = now;
+  send_frame(r.type, r.seq, r.tkno, r.token);
+}
+
+void Driver::acknowledge() {
+  // Tasks acknowledge on their command frames; when none did for a whole
+  // drain period, the driver does.
+  const uint32_t have = window_->rx_next.load() - 1;
+  if (have == window_->ack_sent.load() || window_->rx_session.load() == 0) {
+    ack_seen_ = have;
+    return;
+  }
+  if (have != ack_seen_) {
+    ack_seen_ = have;
+    return;
+  }
+  send_frame(FrameType::ack, 0);
+}
+
 void Driver::serve_normal(int fd, int slot, LinkOptions link) {
-  ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot), link);
+  uint64_t token = 0;
+  {
+    std::lock_guard lock(requests_mu_);
+    token = tokens_[slot];
+  }
+  ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot), token, link);
   // The second copy: requests arrive in the driver's buffers, answers leave them.
   auto req = std::make_unique<ExchangeRequest>();
   auto rep = std::make_unique<ExchangeReply>();
@@ -358,7 +463,9 @@ void Driver::run(const std::atomic<bool>& stop) {
     if (monotonic_ns() >= udp_skip_until_ns_) {
       drain_->drain(0);
       udp_skip_until_ns_ = monotonic_ns() + uint64_t(kDrainPeriodMs) * 1000000ull;
+      acknowledge();
     }
+    pump_requests();
   }
 }
 

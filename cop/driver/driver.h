@@ -5,7 +5,9 @@
 //     lease with heartbeats, registers again when copd comes back after a
 //     restart, and puts link_down in the CSR when copd stops answering;
 //   - creates the channel window (window.h) and listens on DIR/copdrv.sock;
-//   - keeps the Pid table: each task registers (pid, tid) and gets a TKNO;
+//   - keeps the Pid table: each task registers (pid, tid) and gets a TKNO and a
+//     random token, which copdrv enrols with copd before it answers the task;
+//     when the task's connection closes copdrv tells copd the task ended;
 //     direct-mode tasks get the window and the channel socket, normal-mode
 //     tasks get a thread here that does the channel work for them;
 //   - reads the channel when no task does, filing what arrives (for instance
@@ -14,6 +16,7 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -35,6 +38,16 @@ struct DriverConfig {
   int heartbeat_ms = 100;
   int dead_ms = 1500;
   int register_timeout_ms = 30000;
+};
+
+// A request of the driver to copd (supervisor frames with the driver secret),
+// sent one at a time, in order, until copd confirms it (sup_ack).
+struct DriverRequest {
+  link::FrameType type;  // enrol or task_end
+  uint16_t tkno;
+  uint64_t token;
+  uint32_t seq;
+  uint64_t sent_ns;
 };
 
 class Driver {
@@ -60,7 +73,15 @@ class Driver {
   void free_slot(int slot);
   void serve_normal(int fd, int slot, LinkOptions link);
   void heartbeat();
-  void send_frame(link::FrameType type, uint32_t seq);
+  void send_frame(link::FrameType type, uint32_t seq, uint16_t tkno = 0, uint64_t info = 0);
+  // Queues a request for copd; returns its seq.
+  uint32_t request(link::FrameType type, uint16_t tkno, uint64_t token);
+  // Sends the oldest unconfirmed request (again, on its timer); after a new
+  // registration (copd restarted) enrols every local task again first.
+  void pump_requests();
+  bool confirmed(uint32_t seq) const;
+  // The periodic acknowledgment of the reply stream when no frame carried it.
+  void acknowledge();
 
   DriverConfig config_;
   Log log_;
@@ -73,6 +94,13 @@ class Driver {
   std::vector<std::thread> normal_threads_;
   std::unique_ptr<ChannelClient> drain_;
   uint32_t heartbeat_seq_ = 0;
+  uint64_t secret_ = 0;  // the driver secret: copd takes supervisor frames only with it
+  std::mutex requests_mu_;
+  std::deque<DriverRequest> requests_;
+  uint32_t request_seq_ = 0;
+  uint32_t request_session_ = 0;
+  uint64_t tokens_[kMaxLocalTasks] = {};  // each local task's token (0: free)
+  uint32_t ack_seen_ = 0;
   uint64_t last_heartbeat_ns_ = 0;
   uint64_t udp_skip_until_ns_ = 0;  // next periodic drain
   bool reported_silence_ = false;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "driver/protocol.h"
+#include "link/fault.h"
 
 namespace cop::driver {
 
@@ -22,10 +23,12 @@ namespace {
 
 class DirectPort final : public Port {
  public:
-  DirectPort(int conn, int udp, Window* w, const ChannelInfo& info, const LinkOptions& link)
-      : conn_(conn), udp_(udp), client_(w, udp, info.tkno, link) {
+  DirectPort(int conn, int udp, Window* w, const ChannelInfo& info, uint64_t token, const LinkOptions& link)
+      : conn_(conn), udp_(udp), client_(w, udp, info.tkno, token, link) {
     info_ = info;
     window_ = w;
+    // Tasks sharing a fault seed do not drop in lockstep.
+    link::set_fault_salt((uint64_t(info.chno) << 16) | info.tkno);
   }
   ~DirectPort() override {
     ::munmap(window_, sizeof(Window));
@@ -186,7 +189,7 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
   }
   ChannelInfo info{rep.chno, rep.tkno, rep.ppn, rep.channels, rep.tasks_per_channel, rep.tas_words, rep.gas_words};
   if (direct) {
-    r.port = std::make_unique<DirectPort>(conn, fds[1], w, info, link);
+    r.port = std::make_unique<DirectPort>(conn, fds[1], w, info, rep.token, link);
   } else {
     r.port = std::make_unique<NormalPort>(conn, w, info);
   }

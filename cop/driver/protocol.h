@@ -36,6 +36,10 @@ struct RegisterReply {
   uint16_t ppn = 0;
   uint16_t pad = 0;
   uint32_t channels = 0, tasks_per_channel = 0, tas_words = 0, gas_words = 0;
+  // The task's token: copdrv enrolled the task with copd under it, and every
+  // command frame of the task carries it (direct mode; in normal mode copdrv
+  // sends for the task). Random per enrolment; in no shared memory.
+  uint64_t token = 0;
   char detail[160] = {};
   // SCM_RIGHTS: the window memfd, then (direct mode) the UDP socket.
 };

@@ -15,6 +15,7 @@
 //   - the channel lock (the thesis's semaphore): who may read the channel;
 //     sending needs no lock, as each frame is one datagram;
 //   - the driver's task table (pid, tid, TKNO of each registered local task);
+//   - the receive state of copd's sequenced reply stream (cop/link.h);
 //   - the host area libcop uses for partial barriers, reductions and
 //     broadcasts among the tasks of this host before one of them uses the
 //     channel (ch. V, "Barrier Implementation").
@@ -30,7 +31,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 1;
+inline constexpr uint32_t kWindowVersion = 2;
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -88,6 +89,21 @@ struct Window {
   std::atomic<uint64_t> resends;        // frames sent again (link statistics)
   std::atomic<uint64_t> filed;          // messages filed out of context
   std::atomic<uint64_t> overflows;      // messages the buffer had no room for (should stay 0)
+  // The receive side of the channel's sequenced reply stream (cop/link.h),
+  // shared because whoever holds the channel lock reads the channel: copd's
+  // session of this registration, the next reply seq expected (both changed
+  // only under channel_lock), the last acknowledgment any sender of the
+  // channel put on a frame, and when a gap was last reported.
+  std::atomic<uint32_t> rx_session;
+  std::atomic<uint32_t> rx_next;
+  std::atomic<uint32_t> ack_sent;
+  std::atomic<uint64_t> gap_reported_ns;
+  std::atomic<uint64_t> rx_duplicates;  // reply frames received twice (dropped)
+  std::atomic<uint64_t> rx_gaps;        // reply frames received out of order (dropped, resent by copd)
+  // The driver's requests to copd (enrol, task_end) copd has confirmed: the
+  // highest seq of its sup_ack, whoever read it. (Tokens and the driver
+  // secret are never here: every task maps this window.)
+  std::atomic<uint32_t> sup_acked;
   pthread_mutex_t channel_lock;
   pthread_mutex_t buffer_lock;
   pthread_mutex_t table_lock;

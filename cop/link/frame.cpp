@@ -35,7 +35,7 @@ uint32_t crc(std::span<const uint8_t> bytes) {
   return static_cast<uint32_t>(c);
 }
 
-bool known_type(uint8_t t) { return t >= 1 && t <= 9; }
+bool known_type(uint8_t t) { return t >= 1 && t <= 13; }
 
 }  // namespace
 
@@ -50,6 +50,10 @@ std::string_view frame_type_name(FrameType t) {
     case FrameType::heartbeat_ack: return "heartbeat_ack";
     case FrameType::bye: return "bye";
     case FrameType::frame_nack: return "frame_nack";
+    case FrameType::enrol: return "enrol";
+    case FrameType::task_end: return "task_end";
+    case FrameType::sup_ack: return "sup_ack";
+    case FrameType::ack: return "ack";
   }
   return "?";
 }
@@ -60,6 +64,7 @@ std::string_view refusal_name(Refusal r) {
     case Refusal::unknown_channel: return "unknown channel";
     case Refusal::already_registered: return "channel already registered";
     case Refusal::not_registered: return "not registered";
+    case Refusal::bad_secret: return "wrong driver secret";
   }
   return "?";
 }
@@ -76,6 +81,9 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out) {
   put<uint32_t>(out, frame.seq);
   put<uint64_t>(out, frame.cycles);
   for (uint32_t v : frame.info) put<uint32_t>(out, v);
+  put<uint64_t>(out, frame.token);
+  put<uint32_t>(out, frame.ack);
+  put<uint32_t>(out, frame.session);
   put<uint32_t>(out, 0);  // payload length, filled below
   put<uint32_t>(out, 0);  // checksum, filled below
   for (const Entry& e : frame.entries) {
@@ -116,6 +124,9 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   f.seq = get<uint32_t>(in, 12);
   f.cycles = get<uint64_t>(in, 16);
   for (size_t i = 0; i < 4; ++i) f.info[i] = get<uint32_t>(in, 24 + 4 * i);
+  f.token = get<uint64_t>(in, 40);
+  f.ack = get<uint32_t>(in, 48);
+  f.session = get<uint32_t>(in, 52);
   size_t at = kHeaderBytes;
   f.entries.resize(n);
   for (uint16_t i = 0; i < n; ++i) {

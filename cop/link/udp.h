@@ -10,6 +10,32 @@
 
 namespace cop::link {
 
+// Every datagram of the link goes through this pair (and so through the
+// fault layer, fault.h, when COP_FAULTS or --faults switched it on).
+struct OutDatagram {
+  std::span<const uint8_t> bytes;
+  const sockaddr_in* to = nullptr;  // null: the connected peer
+};
+// Sends them (one sendmmsg without faults); returns how many went (a datagram
+// the fault layer dropped or holds counts as sent), -1 with errno when the first failed.
+int send_datagrams(int fd, std::span<const OutDatagram> out);
+inline bool send_datagram(int fd, std::span<const uint8_t> bytes, const sockaddr_in* to = nullptr) {
+  const OutDatagram d{bytes, to};
+  return send_datagrams(fd, std::span<const OutDatagram>(&d, 1)) == 1;
+}
+struct InDatagram {
+  std::span<uint8_t> buf;
+  size_t size = 0;
+  sockaddr_in from{};
+};
+// Receives up to in.size() datagrams: flags MSG_DONTWAIT, or 0 to wait as the
+// socket's SO_RCVTIMEO says for the first. Returns how many came, or -1 with
+// errno (EAGAIN/EWOULDBLOCK: none; ECONNREFUSED: the peer's port is closed).
+int recv_datagrams(int fd, std::span<InDatagram> in, int flags);
+// Sends what the fault layer holds back once its time has come; true while it
+// still holds something (callers then wake within a millisecond to flush it).
+bool fault_flush();
+
 // "IP:PORT" or "IP" (port = default_port) -> address; throws std::invalid_argument.
 sockaddr_in parse_endpoint(const std::string& text, uint16_t default_port);
 std::string to_string(const sockaddr_in& addr);
@@ -19,6 +45,8 @@ uint64_t endpoint_key(const sockaddr_in& addr);
 // node polls its interface's Data Ready strobe); returns the datagram's length, or -1
 // with errno EAGAIN when none came (or the receive's own errno). `from` as recvfrom.
 long poll_recv(int fd, std::vector<uint8_t>& buf, int poll_us, sockaddr_in* from = nullptr);
+// One datagram into buf (recv_datagrams with one slot): its length, or -1 with errno.
+long recv_datagram(int fd, std::vector<uint8_t>& buf, int flags, sockaddr_in* from = nullptr);
 
 class UdpSocket {
  public:

@@ -3,9 +3,12 @@
 // access modes, protection, and failures that must end in errors, not hangs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <random>
 #include <thread>
 
 #include <cop/cop.h>
@@ -69,7 +72,8 @@ class Modes : public ::testing::TestWithParam<bool> {};
 
 TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   Stack s(2, 4);
-  const pid_t dup = s.start_driver(3, "1");
+  // Another node (another address) for a held channel: refused.
+  const pid_t dup = s.start_driver(3, "1", "127.0.0.2");
   EXPECT_EQ(cop::testing::wait_exit(dup, 8000), 1);
   EXPECT_NE(s.driver_log(3).find("already registered"), std::string::npos) << s.driver_log(3);
   const pid_t unknown = s.start_driver(4, "9");
@@ -78,59 +82,114 @@ TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   EXPECT_NE(s.copd_log().find("refused"), std::string::npos);
 }
 
-// A raw node: a UDP socket that speaks frames itself.
+// A raw node: a UDP socket that speaks frames itself, as its driver (the
+// secret) and as the tasks it enrols.
 struct RawNode {
   cop::link::UdpSocket sock{cop::link::parse_endpoint("127.0.0.1:0", 0)};
   std::vector<uint8_t> buf;
+  uint64_t secret = 0x5EC2E7D21A3B4C5Dull;
+  uint16_t channel = 0;
+  uint32_t session = 0;
+  uint32_t rx_next = 1;  // the reply stream's next seq
+  bool ack_replies = true;
+  uint32_t sup_seq = 0;
   explicit RawNode(const Stack& s) { sock.connect(cop::link::parse_endpoint(s.endpoint(), 0)); }
-  void send(const cop::link::Frame& f) {
+  void send(cop::link::Frame f) {
+    f.channel = channel;
+    f.session = session;
+    if (f.type != cop::link::FrameType::register_) f.ack = rx_next - 1;
     std::vector<uint8_t> bytes;
     cop::link::encode(f, bytes);
     sock.send(bytes);
   }
+  // The next frame; reply frames of the stream only in order (acknowledged), as a node takes them.
   std::optional<cop::link::Frame> receive(int ms = 2000) {
-    const long n = sock.receive(buf, ms);
-    if (n <= 0) return std::nullopt;
-    auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
-    if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
-    return std::get<cop::link::Frame>(d);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      const long n = sock.receive(buf, 50);
+      if (n <= 0) continue;
+      auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+      if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
+      auto f = std::get<cop::link::Frame>(d);
+      if (f.type == cop::link::FrameType::reply && f.seq != 0) {
+        if (f.seq != rx_next) continue;  // a resend of one taken already
+        rx_next++;
+        if (ack_replies) {
+          cop::link::Frame a;
+          a.type = cop::link::FrameType::ack;
+          a.token = secret;
+          send(a);
+        }
+      }
+      return f;
+    }
+    return std::nullopt;
   }
+  uint8_t ppn = 0;
   bool register_channel(uint16_t c) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::register_;
-    f.channel = c;
+    f.token = secret;
+    channel = c;
     send(f);
     auto r = receive();
-    return r && r->type == cop::link::FrameType::registered;
+    if (!r || r->type != cop::link::FrameType::registered) return false;
+    session = r->session;
+    ppn = uint8_t(r->tkno);
+    return true;
   }
-  cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0) {
+  // Tells copd (as the driver) that task tkno enrolled with `token`.
+  bool enrol(uint16_t tkno, uint64_t token, cop::link::FrameType type = cop::link::FrameType::enrol) {
+    cop::link::Frame f;
+    f.type = type;
+    f.tkno = tkno;
+    f.token = secret;
+    f.seq = ++sup_seq;
+    f.info[0] = uint32_t(token);
+    f.info[1] = uint32_t(token >> 32);
+    send(f);
+    auto r = receive();
+    return r && r->type == cop::link::FrameType::sup_ack && r->seq == sup_seq;
+  }
+  // A command frame of task tkno (token 0: the driver's own, with the secret).
+  cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0, uint64_t token = 0) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::command;
     f.tkno = tkno;
+    f.token = token ? token : secret;
     f.seq = seq;
     for (size_t i = 0; i < msgs.size(); ++i)
       f.entries.push_back(cop::link::make_entry(msgs[i], cop::wire::Direction::to_controller,
                                                 cop::link::EntryKind::command, seq, uint16_t(i)));
     return f;
   }
+  // The answers of the next reply frame (in order), decoded; empty when none came.
+  std::vector<std::pair<cop::link::Entry, Message>> answers(int ms = 2000) {
+    std::vector<std::pair<cop::link::Entry, Message>> out;
+    auto r = receive(ms);
+    if (!r || r->type != cop::link::FrameType::reply) return out;
+    for (const auto& e : r->entries)
+      out.emplace_back(e, std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node)));
+    return out;
+  }
 };
 
 TEST(Copd, MalformedInputGetsNackAndLogNotCrash) {
   Stack s(0, 8);
   RawNode node(s);
-  // Garbage: a frame NACK.
-  const uint8_t junk[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
-  node.sock.send(junk);
-  auto r = node.receive();
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->type, cop::link::FrameType::frame_nack);
   // A command from an address that registered nothing: refused.
   node.send(node.command(1, {cop::wire::make(Opcode::PROBE)}));
-  r = node.receive();
+  auto r = node.receive();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->type, cop::link::FrameType::refused);
-  // Registered, a bad opcode inside a good frame gets a NACK for that command only.
+  // Garbage from a registered node: a frame NACK (from anyone else: only a log line).
   ASSERT_TRUE(node.register_channel(5));
+  const uint8_t junk[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+  node.sock.send(junk);
+  r = node.receive();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->type, cop::link::FrameType::frame_nack);
+  // A bad opcode inside a good frame gets a NACK for that command only.
   auto f = node.command(2, {cop::wire::make(Opcode::PROBE), cop::wire::make(Opcode::PROBE)});
   f.entries[0].words[0] = (f.entries[0].words[0] & ~(0x7Fu << 23)) | (0x7Fu << 23);  // no such opcode
   node.send(f);
@@ -179,6 +238,324 @@ TEST(Copd, ResentFrameIsAnsweredAgainNotExecutedTwice) {
   EXPECT_EQ(old_value(), 0u);
   node.send(node.command(12, {rmw}, 3));  // a new frame executes
   EXPECT_EQ(old_value(), 5u);
+}
+
+// The old value an RMW64 of frame `seq` fetched, from the next reply frames.
+std::optional<uint64_t> fetched(RawNode& node, uint32_t seq, int ms = 2000) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < until) {
+    for (const auto& [e, m] : node.answers(200))
+      if (m.ins.opcode == Opcode::RMW64 && e.seq == seq) return m.data64();
+  }
+  return std::nullopt;
+}
+
+Message faa(uint16_t tkno, uint32_t offset, uint64_t add) {
+  Message m = cop::wire::make(Opcode::RMW64, tkno, Space::TAS, cop::wire::Address::tas_tag(tkno, offset));
+  m.set_data64(add);
+  return m;
+}
+
+// Exactly once (cop/link.h): a command frame that arrives twice is answered
+// again from copd's cache, and an old frame arriving after a newer one (a late
+// duplicate) is ignored: the fetch-and-add counts each frame once.
+TEST(Copd, DuplicateAndLateCommandFramesAreNotExecutedAgain) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  const uint64_t token = 0xA11CE5EC;
+  ASSERT_TRUE(node.enrol(3, token));
+  auto f1 = node.command(1, {faa(3, 7, 1)}, 3, token);
+  auto f2 = node.command(2, {faa(3, 7, 1)}, 3, token);
+  node.send(f1);
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(f1);  // the same frame again: answered as before
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(f2);
+  EXPECT_EQ(fetched(node, 2), 1u);
+  for (int i = 0; i < 10; ++i) {  // late and duplicated copies of both
+    node.send(f1);
+    node.send(f2);
+  }
+  node.send(node.command(3, {faa(3, 7, 1)}, 3, token));
+  EXPECT_EQ(fetched(node, 3), 2u);  // 3 if a copy of f1 or f2 had run again
+  node.send(node.command(4, {faa(3, 7, 0)}, 3, token));
+  EXPECT_EQ(fetched(node, 4), 3u);
+}
+
+// A reply frame the node does not acknowledge (lost on the way) is sent
+// again until it is: here a broadcast result, which only copd has.
+TEST(Copd, LostResultIsResentUntilAcknowledged) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(4));
+  node.ack_replies = false;
+  auto gas = [&](Opcode op, uint32_t tag) {
+    Message m = cop::wire::make(op, 0, Space::GAS, tag);
+    m.ins.ppn = node.ppn;
+    return m;
+  };
+  Message setbm = gas(Opcode::SETBM, 50);
+  setbm.set_data64(bit(4));
+  setbm.set_count(1);
+  Message b = gas(Opcode::BCAST64, 50);
+  b.set_data64(4242);
+  node.send(node.command(1, {gas(Opcode::LOCK, 0), setbm, b, gas(Opcode::UNLOCK, 0)}));
+  auto result_in = [&](uint32_t* seq) -> std::optional<uint64_t> {
+    for (int frames = 0; frames < 10; ++frames) {
+      const uint32_t at = node.rx_next;
+      auto r = node.receive(1000);
+      if (!r) return std::nullopt;
+      if (r->type != cop::link::FrameType::reply) continue;
+      for (const auto& e : r->entries) {
+        auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        if (e.kind == cop::link::EntryKind::broadcast && m.ins.opcode == Opcode::BCAST64) {
+          *seq = at;
+          return m.data64();
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  uint32_t first = 0, again = 0;
+  ASSERT_EQ(result_in(&first), 4242u);
+  // "Lose" it: the node still expects that frame, and copd must send it again.
+  node.rx_next = first;
+  ASSERT_EQ(result_in(&again), 4242u);
+  EXPECT_EQ(again, first);
+  // Acknowledged, it stops: nothing more of the stream comes.
+  node.ack_replies = true;
+  cop::link::Frame ack;
+  ack.type = cop::link::FrameType::ack;
+  ack.token = node.secret;
+  node.send(ack);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // two resend timers: the assertion is the absence
+  while (auto r = node.receive(300)) EXPECT_NE(r->type, cop::link::FrameType::reply) << r->seq;
+}
+
+// Who sent a frame is the link's to say (its token), never the frame's: a
+// wrong token, a TKNO nobody enrolled and a task claiming U/S are refused
+// and change nothing.
+TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(2));
+  const uint64_t token = 0x7A5C0FFEE;
+  ASSERT_TRUE(node.enrol(3, token));
+  auto write = [&](uint16_t tkno, uint64_t v) {
+    Message w = cop::wire::make(Opcode::WSRAM64, tkno, Space::TAS, cop::wire::Address::tas_tag(tkno, 4));
+    w.ins.ppn = node.ppn;
+    w.set_data64(v);
+    return w;
+  };
+  auto error_of = [&](uint32_t seq) -> std::optional<Error> {
+    for (int frames = 0; frames < 10; ++frames)
+      for (const auto& [e, m] : node.answers(1000))
+        if (e.seq == seq && e.index == 0 && (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK))
+          return m.ins.opcode == Opcode::ACK ? Error::none : static_cast<Error>(m.data1 & 0xFF);
+    return std::nullopt;
+  };
+  node.send(node.command(1, {write(3, 77)}, 3, token));
+  EXPECT_EQ(error_of(1), Error::none);
+  node.send(node.command(2, {write(3, 13)}, 3, token ^ 1));  // a wrong token
+  EXPECT_EQ(error_of(2), Error::protection);
+  node.send(node.command(3, {write(4, 13)}, 4, token));  // a TKNO nobody enrolled
+  EXPECT_EQ(error_of(3), Error::protection);
+  node.send(node.command(4, {write(3, 13)}, 600, token));  // beyond the channel's tasks
+  EXPECT_EQ(error_of(4), Error::protection);
+  Message sas = cop::wire::make(Opcode::WSRAM64, 3, Space::SAS, 3);
+  sas.ins.supervisor = true;  // U/S from a task
+  sas.set_data64(1);
+  node.send(node.command(5, {sas}, 3, token));
+  EXPECT_EQ(error_of(5), Error::privilege);
+  // Nothing changed.
+  Message rd = cop::wire::make(Opcode::RSRAM64, 3, Space::TAS, cop::wire::Address::tas_tag(3, 4));
+  rd.ins.ppn = node.ppn;
+  Message rs = cop::wire::make(Opcode::RSRAM64, 3, Space::SAS, 3);
+  node.send(node.command(6, {rd, rs}, 3, token));
+  std::optional<uint64_t> tas, sas_word;
+  for (int frames = 0; frames < 10 && !(tas && sas_word); ++frames)
+    for (const auto& [e, m] : node.answers(1000))
+      if (e.seq == 6 && m.ins.opcode == Opcode::RSRAM64) (e.index == 0 ? tas : sas_word) = m.data64();
+  EXPECT_EQ(tas, 77u);
+  EXPECT_EQ(sas_word, 0u);
+  EXPECT_NE(s.copd_log().find("NACK protection"), std::string::npos) << s.copd_log();
+  // The task ended: its token is forgotten.
+  ASSERT_TRUE(node.enrol(3, 0, cop::link::FrameType::task_end));
+  node.send(node.command(7, {write(3, 13)}, 3, token));
+  EXPECT_EQ(error_of(7), Error::protection);
+}
+
+// copdrv killed and started again on its node within the lease takes its
+// channel back (copd fails what the old one left waiting); another node is
+// still refused (RefusesSecondRegistrationAndUnknownChannel).
+TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
+  Stack s(2);
+  {
+    auto p = open(s, 1, GetParam());
+    ASSERT_TRUE(p);
+  }
+  s.kill_driver(1);
+  const pid_t again = s.start_driver(1);
+  ASSERT_TRUE(s.wait_for_driver_log(1, "registered with copd", 2)) << s.driver_log(1) << s.copd_log();
+  EXPECT_EQ(::waitpid(again, nullptr, WNOHANG), 0);  // still running
+  EXPECT_NE(s.copd_log().find("taken over by a new driver"), std::string::npos) << s.copd_log();
+  auto p1 = open(s, 1, GetParam());
+  auto p2 = open(s, 2, GetParam());
+  ASSERT_TRUE(p1 && p2);
+  Error e2 = Error::none;
+  std::thread t([&] { e2 = barrier(*p2, 60, bit(1) | bit(2)); });
+  EXPECT_EQ(barrier(*p1, 60, bit(1) | bit(2)), Error::none);
+  t.join();
+  EXPECT_EQ(e2, Error::none);
+}
+
+// copd restarted: each copdrv registers again (a new session of the reply
+// stream) and enrols its tasks again, so a task that was there before goes on
+// (after the link_down of the gap), with its token.
+TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
+  Stack s(2);
+  auto p = open(s, 1, GetParam());
+  ASSERT_TRUE(p);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+  ASSERT_EQ(p->exchange(probe, a), Error::none);
+  s.kill_copd();
+  s.start_copd();
+  // Both drivers register again (the copd log counts registrations of this copd too).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s.count_in_copd_log("registered by") < 4 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_GE(s.count_in_copd_log("registered by"), 4u) << s.copd_log();
+  // The CSR said link_down meanwhile; once the channel is up the same task's
+  // commands are accepted again (its enrolment renewed), not refused.
+  Error e = Error::link_down;
+  for (int tries = 0; tries < 200 && e != Error::none; ++tries) {
+    e = p->exchange(probe, a);
+    if (e != Error::none) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(e, Error::none);
+  ASSERT_TRUE(a[0].has_data);
+  EXPECT_EQ(a[0].error, Error::none);
+  EXPECT_EQ(a[0].data.addr.chno, 1);
+}
+
+// A frame whose commands wait for service (here a LOCK held by another
+// channel) is not lost: copd answers its resends "in progress", and the
+// waiting task does not run into its retry limit however long the wait.
+TEST_P(Modes, CommandsWaitingForServiceDoNotExhaustTheRetryLimit) {
+  Stack s(2);
+  auto holder = open(s, 1, GetParam());
+  auto waiter = open(s, 2, GetParam());
+  ASSERT_TRUE(holder && waiter);
+  cop::driver::LinkOptions quick;
+  quick.ack_timeout_ms = 10;
+  quick.retry_limit = 2;  // 10 + 20 + 40 ms without the in-progress word
+  waiter->set_link_options(quick);
+  std::vector<Answer> a;
+  std::vector<Message> lock = {cmd(Opcode::LOCK, *holder)};
+  ASSERT_EQ(holder->exchange(lock, a), Error::none);
+  ASSERT_EQ(a[0].error, Error::none);
+  Error waited = Error::timeout;
+  std::vector<Answer> wa;
+  std::thread t([&] {
+    std::vector<Message> f = {cmd(Opcode::LOCK, *waiter), cmd(Opcode::PROBE, *waiter), cmd(Opcode::UNLOCK, *waiter)};
+    waited = waiter->exchange(f, wa);
+  });
+  // Far beyond the waiter's retry budget (the point is the length of the wait).
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
+  ASSERT_EQ(holder->exchange(unlock, a), Error::none);
+  t.join();
+  ASSERT_EQ(waited, Error::none);
+  ASSERT_EQ(wa.size(), 3u);
+  for (const auto& x : wa) EXPECT_EQ(x.error, Error::none);
+  ASSERT_TRUE(wa[1].has_data);
+  EXPECT_EQ(wa[1].data.addr.chno, 2);
+}
+
+long rss_kb(pid_t pid) {
+  const std::string status = cop::testing::read_file("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("VmRSS:");
+  return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 6);
+}
+
+// copd's state per channel is bounded: random datagrams (garbage, and frames
+// with random TKNOs, tokens and sequence numbers from a registered node) do
+// not grow it, and copd keeps serving.
+TEST(Copd, StateBoundedUnderRandomDatagrams) {
+  Stack s(1, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(2));
+  std::mt19937_64 rng(42);
+  auto sync = [&] {  // a heartbeat round trip: copd took everything sent before
+    cop::link::Frame hb;
+    hb.type = cop::link::FrameType::heartbeat;
+    hb.token = node.secret;
+    hb.seq = uint32_t(rng());
+    node.send(hb);
+    for (int i = 0; i < 5000; ++i) {
+      auto r = node.receive(2000);
+      if (!r) return false;
+      if (r->type == cop::link::FrameType::heartbeat_ack && r->seq == hb.seq) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(sync());
+  const long before = rss_kb(s.copd_pid());
+  std::vector<uint8_t> bytes;
+  for (int round = 0; round < 60; ++round) {
+    for (int i = 0; i < 1000; ++i) {
+      if (i % 2) {
+        bytes.resize(17 + rng() % 300);
+        for (auto& b : bytes) b = uint8_t(rng());
+        node.sock.send(bytes);
+      } else {
+        std::vector<Message> msgs(1 + rng() % 8, cop::wire::make(Opcode::PROBE));
+        auto f = node.command(uint32_t(rng()), msgs, uint16_t(rng()), rng() | 1);
+        node.send(f);
+      }
+    }
+    ASSERT_TRUE(sync()) << "round " << round;
+  }
+  const long after = rss_kb(s.copd_pid());
+  EXPECT_LT(after - before, 16 * 1024) << before << " kB before, " << after << " kB after";
+  // Still serving its real node.
+  auto p = open(s, 1, true);
+  ASSERT_TRUE(p);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+  EXPECT_EQ(p->exchange(probe, a), Error::none);
+}
+
+// A bad fault spec (cop/link/fault.h) is one line and a non-zero exit, from
+// either daemon's option or the environment.
+TEST(Faults, BadSpecIsOneLineAndNonZeroExit) {
+  char tmpl[] = "/tmp/copfaults.XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  struct Case {
+    std::vector<std::string> args;
+    const char* env;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {{COPD_BIN, "--listen", "127.0.0.1:0", "--faults", "drop=2"}, nullptr, "not a probability"},
+      {{COPD_BIN, "--listen", "127.0.0.1:0"}, "drop=0.1,bogus=1", "unknown fault 'bogus'"},
+      {{COPDRV_BIN, "--channel", "1", "--controller", "127.0.0.1:9", "--faults", "delay_ms=x"}, nullptr, "delay_ms"},
+  };
+  int k = 0;
+  for (const Case& c : cases) {
+    const std::string log = dir + "/" + std::to_string(k++) + ".log";
+    if (c.env) ::setenv("COP_FAULTS", c.env, 1);
+    const pid_t p = cop::testing::spawn(c.args, log);
+    ::unsetenv("COP_FAULTS");
+    EXPECT_EQ(cop::testing::wait_exit(p, 5000), 2) << c.args[0];
+    const std::string text = cop::testing::read_file(log);
+    EXPECT_NE(text.find(c.want), std::string::npos) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST(Copd, SigtermShutsDownCleanly) {
@@ -337,7 +714,7 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
   o.ack_timeout_ms = 20;
   o.retry_limit = 3;
   o.dead_ms = 60000;
-  cop::driver::ChannelClient client(window.get(), node.fd(), 1, o);
+  cop::driver::ChannelClient client(window.get(), node.fd(), 1, 0x1234, o);
   std::vector<Answer> a;
   std::vector<Message> probe = {cop::wire::make(Opcode::PROBE, 1)};
   EXPECT_EQ(client.exchange(probe, a), Error::retry_limit);

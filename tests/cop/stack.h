@@ -80,9 +80,8 @@ class Stack {
     std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
                                      "--lease-ms", "1000"};
     args.insert(args.end(), copd_extra.begin(), copd_extra.end());
-    copd_ = spawn(args, dir_ + "/copd.log");
-    for (int waited = 0; waited < 10000 && copd_log().find("serving") == std::string::npos; waited += 10)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    copd_args_ = args;
+    start_copd();
     for (int k = 1; k <= nodes; ++k) start_driver(k);
     for (int k = 1; k <= nodes; ++k) wait_for_driver(k);
   }
@@ -101,14 +100,26 @@ class Stack {
   std::string copd_log() const { return read_file(dir_ + "/copd.log"); }
   std::string driver_log(int k) const { return read_file(dir_ + "/copdrv" + std::to_string(k) + ".log"); }
 
-  pid_t start_driver(int k, const std::string& channel = "") {
+  // local: the node's address (another loopback address, 127.0.0.2, is another node).
+  pid_t start_driver(int k, const std::string& channel = "", const std::string& local = "127.0.0.1") {
     if (drivers_.size() < size_t(k)) drivers_.resize(size_t(k), -1);
     const pid_t p = spawn({COPDRV_BIN, "--channel", channel.empty() ? std::to_string(k) : channel, "--controller",
-                           endpoint(), "--local", "127.0.0.1", "--dir", driver_dir(k), "--heartbeat-ms", "50",
+                           endpoint(), "--local", local, "--dir", driver_dir(k), "--heartbeat-ms", "50",
                            "--dead-ms", "1000", "--register-timeout-ms", "5000"},
                           dir_ + "/copdrv" + std::to_string(k) + ".log");
     drivers_[size_t(k - 1)] = p;
     return p;
+  }
+  // Waits until node k's driver log has `text` `count` times (registration lines and the like).
+  bool wait_for_driver_log(int k, const std::string& text, int count = 1, int timeout_ms = 10000) const {
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+      const std::string log = driver_log(k);
+      int n = 0;
+      for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
+      if (n >= count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
   }
   bool wait_for_driver(int k, int timeout_ms = 10000) const {
     const std::string sock = driver_dir(k) + "/copdrv.sock";
@@ -118,6 +129,19 @@ class Stack {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
+  }
+  // Starts copd (again, after kill_copd: the same address, a fresh controller).
+  void start_copd() {
+    const size_t before = count_in_copd_log("serving");
+    copd_ = spawn(copd_args_, dir_ + "/copd.log");
+    for (int waited = 0; waited < 10000 && count_in_copd_log("serving") <= before; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  size_t count_in_copd_log(const std::string& text) const {
+    const std::string log = copd_log();
+    size_t n = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
+    return n;
   }
   // Kills a process of the stack outright (no clean shutdown).
   void kill_copd() { kill_hard(copd_); }
@@ -145,6 +169,7 @@ class Stack {
     p = -1;
   }
   std::string dir_;
+  std::vector<std::string> copd_args_;
   int port_ = 0;
   pid_t copd_ = -1;
   std::vector<pid_t> drivers_;

@@ -13,19 +13,42 @@
 //
 // Frame (little-endian, one per datagram):
 //   header  magic 'COPL', version, type, channel, tkno, entry count, seq,
-//           cycles (copd's modelled clock when sent), info[4], payload length,
-//           CRC-32 of header (with checksum 0) and payload
+//           cycles (copd's modelled clock when sent), info[4], token (u64),
+//           ack (u32), session (u32), payload length, CRC-32 of header (with
+//           checksum 0) and payload
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
 //           word count (u8), then the COP message's 1..4 words
 //   text    the rest of the payload (REFUSED: the reason)
 //
-// A COMMAND frame carries up to kMaxEntries commands of one task (its TKNO in
-// the header) under one sequence number; copd answers each command with an
-// ANSWER entry tagged (seq, index): the ACK or NACK, then the command's data
-// (RSRAM, RMW, PROBE) if any. Results of global operations (barrier exits,
-// reduction results, BCAST data) come as BROADCAST entries. A COMMAND frame
-// received again with the same seq is a resend (XMIT): copd answers again from
-// what it sent, without executing anything twice.
+// Exactly once, both ways (seed 000 ch. V's interface protocol, done as seed
+// 001's go-back-N):
+//   node -> copd  A COMMAND frame carries up to kMaxEntries commands of one
+//           task (its TKNO in the header) under that task's next sequence
+//           number. copd answers each command with an ANSWER entry tagged
+//           (seq, index): the ACK or NACK, then the command's data (RSRAM,
+//           RMW, PROBE) if any. It executes a frame once: the same seq again
+//           is a resend (XMIT), answered from the task's one cached frame
+//           (and, while its commands still wait for service, with an "in
+//           progress" entry, kInProgressIndex, so the node's retry count
+//           restarts); an older seq (late or duplicated on the way) is ignored.
+//   copd -> node  Every REPLY frame to a channel (answers, and the BROADCAST
+//           entries: barrier exits, reduction results, BCAST data) carries the
+//           channel's next seq and copd's session of the registration, and is
+//           kept until acknowledged: the `ack` of any authenticated frame from
+//           the node is cumulative; on the resend timer (or an ACK frame
+//           reporting a gap) copd sends every unacknowledged frame again. The
+//           reader of the channel (the task holding the channel lock, or
+//           copdrv's drain) takes only the expected seq (kept in the channel
+//           window), drops duplicates and frames after a gap. A node that stops
+//           acknowledging fills the bounded window: copd fails the channel.
+//           REPLY frames with seq 0 are outside the stream (NACKs for a frame
+//           copd did not accept).
+// Who sent it: REGISTER carries a random driver secret in `token`; frames of
+// the driver (HEARTBEAT, BYE, ENROL, TASK_END, its ACKs) carry it. ENROL tells
+// copd a task's TKNO and token (random, per enrolment; TASK_END forgets it);
+// those requests are sequenced too and confirmed by SUP_ACK. A COMMAND frame
+// is executed only with the token of the task it names; the controller gets
+// that authenticated sender (controller.h Sender), never the frame's claim.
 #pragma once
 #include <cop/wire.h>
 
@@ -39,12 +62,16 @@
 namespace cop::link {
 
 inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
-inline constexpr uint8_t kVersion = 1;
-inline constexpr size_t kHeaderBytes = 48;
+inline constexpr uint8_t kVersion = 2;
+inline constexpr size_t kHeaderBytes = 64;
 inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr int kMaxEntries = 255;
 inline constexpr size_t kMaxFrameBytes = 65000;
 inline constexpr uint16_t kDefaultPort = 7040;
+// An ANSWER entry with this index (outside the stream, seq 0 frame) says: the
+// resent frame `seq` is there, its commands still wait for service (a LOCK
+// held elsewhere, an operation in progress); the node's retry count restarts.
+inline constexpr uint16_t kInProgressIndex = 0xFFFF;
 
 enum class FrameType : uint8_t {
   command = 1,        // node -> copd: COP commands of one task
@@ -56,6 +83,10 @@ enum class FrameType : uint8_t {
   heartbeat_ack = 7,  // copd -> node
   bye = 8,            // node -> copd: copdrv leaves, the channel is free
   frame_nack = 9,     // copd -> node: the frame (seq) failed its checksum; resend it
+  enrol = 10,         // driver -> copd: task tkno enrolled, info[0..1] = its token (low, high word)
+  task_end = 11,      // driver -> copd: task tkno ended
+  sup_ack = 12,       // copd -> node: the driver's request seq (enrol, task_end) is done
+  ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };
@@ -65,6 +96,7 @@ enum class Refusal : uint32_t {
   unknown_channel = 1,       // channel 0 or above copd's --channels
   already_registered = 2,    // another copdrv holds the channel
   not_registered = 3,        // frame from an address that registered no channel
+  bad_secret = 4,            // a driver frame without the channel's driver secret
 };
 
 struct Entry {
@@ -84,6 +116,9 @@ struct Frame {
   uint32_t seq = 0;
   uint64_t cycles = 0;
   std::array<uint32_t, 4> info{};
+  uint64_t token = 0;    // command: the task's token; driver frames: the driver secret
+  uint32_t ack = 0;      // node -> copd: the last in-order reply frame received
+  uint32_t session = 0;  // copd's number for the channel's current registration
   std::vector<Entry> entries;
   std::string text;
 };

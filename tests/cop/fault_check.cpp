@@ -1,0 +1,237 @@
+// libcop under link faults (cop/link/fault.h): every operation must give the
+// right answer or a clear error, never a wrong or doubled one.
+//
+//   cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] [--access direct|normal]
+//                   [--max-errors E]
+// spawns N*T copies of itself on the local pvmd (task i on node i / T + 1,
+// COP_DRIVER=DIR/node<k>, COP_FAULTS=SPEC: the tasks' own sends and receives
+// suffer the faults too; copd and copdrv got the same spec from the harness,
+// fault_test.sh). Each task runs R rounds of a checked cop_barrier, a
+// cop_reduce (sums against a local computation), a cop_bcast (data checked)
+// and one fetch-and-add (cop_rmw +1 on task 0's task address space). The
+// parent checks the fetch-and-add exactly: every old value 0..N*T*R-1 fetched
+// once (a value twice is a doubled effect) and the word equal to N*T*R at the
+// end, and prints one line:
+//   FAULTS spec ops N errors N wrong N duplicated N us_per_op X
+// It exits non-zero on any wrong or duplicated result, and on more than E errors.
+#include <cop/cop.h>
+#include <pvm3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kReportTag = 4343;
+char kGroup[] = "copfault";
+constexpr int kFaaTag = 5;  // the counter: word 5 of task 0's task address space
+
+long long value(int inst, int i, int r) { return (inst + 1) * 7 + i * 3 - 11 + r; }
+
+struct Tally {
+  int ops = 0, errors = 0, wrong = 0;
+  std::map<int, int> codes;  // error code -> count
+  std::string first_problems;
+  void error(int rc, const std::string& what) {
+    errors++;
+    codes[rc]++;
+    if (first_problems.size() < 2000) first_problems += "  ERROR " + what + ": " + cop_strerror(rc) + "\n";
+  }
+  void check(bool ok, const std::string& what) {
+    if (ok) return;
+    wrong++;
+    if (first_problems.size() < 2000) first_problems += "  WRONG " + what + "\n";
+  }
+};
+
+int child(char** argv) {
+  const int node = std::atoi(argv[1]);
+  setenv("COP_ACCESS", argv[2], 1);
+  setenv("COP_DRIVER", (std::string(argv[3]) + "/node" + std::to_string(node)).c_str(), 1);
+  const int size = std::atoi(argv[4]), rounds = std::atoi(argv[5]);
+  setenv("COP_FAULTS", argv[6], 1);  // before the first link use: the fault layer reads it then
+  Tally t;
+  std::vector<long> fetched;
+  const int tid = cop_mytid();
+  int inst = -1;
+  double seconds = 0;
+  if (tid < 0) {
+    t.error(tid, "cop_mytid");
+  } else {
+    inst = pvm_joingroup(kGroup);
+    pvm_barrier(kGroup, size);  // setup only: PVM's own barrier
+    std::vector<int> tids;
+    for (int k = 0; k < size; ++k) tids.push_back(pvm_gettid(kGroup, k));
+    auto op = [&](int rc, const std::string& what) {
+      t.ops++;
+      if (rc < 0) t.error(rc, what);
+      return rc >= 0;
+    };
+    constexpr int kCount = 4, kBcast = 8;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < rounds; ++r) {
+      const std::string round = " round " + std::to_string(r);
+      op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
+      const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
+      long data[kCount];
+      for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
+      int roots[1] = {root};
+      if (op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) &&
+          inst == root) {
+        bool ok = true;
+        for (int i = 0; i < kCount; ++i) {
+          long want = 0;
+          for (int k = 0; k < size; ++k) want += long(value(k, i, r));
+          ok &= data[i] == want;
+        }
+        t.check(ok, "cop_reduce sum" + round);
+      }
+      double buf[kBcast];
+      if (inst == src) {
+        for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
+        op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
+      } else {
+        for (double& b : buf) b = -1;
+        if (op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
+          bool ok = true;
+          for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
+          t.check(ok, "cop_bcast data" + round);
+        }
+      }
+      long one = 1;
+      if (op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
+    }
+    op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    long counter = -1;
+    if (inst == 0 && op(cop_read(&counter, 1, PVM_LONG, tid, kFaaTag, COP_NORMAL), "cop_read of the counter")) {
+      // The harness compares it with the sum of the increments that returned success.
+    }
+    fetched.push_back(counter);  // last: the counter (task 0), or -1
+    pvm_barrier(kGroup, size);
+    pvm_lvgroup(kGroup);
+  }
+  pvm_initsend(PvmDataDefault);
+  int head[4] = {t.ops, t.errors, t.wrong, int(fetched.size())};
+  pvm_pkint(head, 4, 1);
+  std::vector<int> packed(fetched.begin(), fetched.end());  // PVM packs a long in 32 bits anyway
+  pvm_pkint(packed.data(), int(packed.size()), 1);
+  pvm_pkdouble(&seconds, 1, 1);
+  std::string codes;
+  for (auto [code, n] : t.codes) codes += std::string(" ") + cop_strerror(code) + " x" + std::to_string(n);
+  std::string report = "task inst " + std::to_string(inst) + " node " + std::to_string(node) + ":" + codes + "\n" +
+                       t.first_problems;
+  pvm_pkstr(const_cast<char*>(report.c_str()));
+  pvm_send(pvm_parent(), kReportTag);
+  cop_exit();
+  pvm_exit();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc == 7) return child(argv);
+  int nodes = 4, tasks = 2, rounds = 40, max_errors = 0;
+  std::string access = "direct", stack, faults;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
+    else if (k == "--tasks") tasks = std::atoi(argv[i + 1]);
+    else if (k == "--rounds") rounds = std::atoi(argv[i + 1]);
+    else if (k == "--access") access = argv[i + 1];
+    else if (k == "--stack") stack = argv[i + 1];
+    else if (k == "--faults") faults = argv[i + 1];
+    else if (k == "--max-errors") max_errors = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "cop_fault_check: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (stack.empty() || nodes < 1 || tasks < 1 || rounds < 1) {
+    std::fprintf(stderr, "usage: cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] "
+                         "[--access direct|normal] [--max-errors E]\n");
+    return 2;
+  }
+  if (faults.empty()) faults = "drop=0";
+  if (pvm_mytid() < 0) return 1;
+  const int size = nodes * tasks;
+  for (int i = 0; i < size; ++i) {
+    const std::string node = std::to_string(i / tasks + 1), n = std::to_string(size), r = std::to_string(rounds);
+    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
+                    const_cast<char*>(n.c_str()), const_cast<char*>(r.c_str()), const_cast<char*>(faults.c_str()),
+                    nullptr};
+    int tid = 0;
+    if (pvm_spawn(const_cast<char*>("cop_fault_check"), args, PvmTaskDefault, nullptr, 1, &tid) != 1) {
+      std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
+      pvm_exit();
+      return 1;
+    }
+  }
+  int ops = 0, errors = 0, wrong = 0, duplicated = 0, faa_ok = 0;
+  long counter = -1;
+  double seconds = 0;
+  std::vector<long> olds;
+  std::string reports;
+  for (int i = 0; i < size; ++i) {
+    timeval tmout{150, 0};
+    if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
+      std::fprintf(stderr, "no report from %d task(s) within 150 s\n", size - i);
+      pvm_exit();
+      return 1;
+    }
+    int head[4] = {};
+    pvm_upkint(head, 4, 1);
+    std::vector<int> packed(size_t(std::max(head[3], 0)));
+    pvm_upkint(packed.data(), head[3], 1);
+    std::vector<long> fetched(packed.begin(), packed.end());
+    double s = 0;
+    pvm_upkdouble(&s, 1, 1);
+    char report[8192] = {};
+    pvm_upkstr(report);
+    ops += head[0];
+    errors += head[1];
+    wrong += head[2];
+    seconds = std::max(seconds, s);
+    if (!fetched.empty()) {
+      if (fetched.back() >= 0) counter = fetched.back();
+      fetched.pop_back();
+    }
+    faa_ok += int(fetched.size());
+    olds.insert(olds.end(), fetched.begin(), fetched.end());
+    if (std::strchr(report, '\n') && std::strlen(std::strchr(report, '\n')) > 1) reports += report;
+    else if (std::strstr(report, " x")) reports += report;
+  }
+  // The fetch-and-add: every increment that returned success happened exactly
+  // once, so the old values are faa_ok distinct values and the counter is at
+  // least faa_ok (an increment that failed with a link error may or may not
+  // have reached copd: at most `errors` of them).
+  std::sort(olds.begin(), olds.end());
+  for (size_t i = 1; i < olds.size(); ++i)
+    if (olds[i] == olds[i - 1]) duplicated++;
+  const long faa_failed = long(size) * rounds - faa_ok;
+  if (counter < faa_ok || counter > faa_ok + faa_failed) {
+    if (counter > faa_ok + faa_failed) duplicated += int(counter - faa_ok - faa_failed);
+    if (counter < faa_ok) wrong++;
+    reports += "  counter " + std::to_string(counter) + " after " + std::to_string(faa_ok) + " successful increments (" +
+               std::to_string(faa_failed) + " failed)\n";
+  }
+  if (!olds.empty() && (olds.front() < 0 || olds.back() >= counter)) {
+    wrong++;
+    reports += "  fetched values outside 0.." + std::to_string(counter - 1) + "\n";
+  }
+  std::fputs(reports.c_str(), stdout);
+  std::printf("fetch-and-add: counter %ld, %d increments returned success, %ld failed\n", counter, faa_ok, faa_failed);
+  const bool failed = wrong > 0 || duplicated > 0 || errors > max_errors;
+  std::printf("FAULTS %s ops %d errors %d wrong %d duplicated %d us_per_op %.1f%s\n", faults.c_str(), ops, errors, wrong,
+              duplicated, ops ? seconds * 1e6 / (double(ops) / size) : 0.0, failed ? " FAILED" : "");
+  pvm_exit();
+  return failed ? 1 : 0;
+}
