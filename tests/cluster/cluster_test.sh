@@ -229,7 +229,8 @@ case $step in
       done
     }
     # Every compute host, by its own hostname, idle in the one partition.
-    got=$(on_node1 sinfo --noheader --Node --format '%N %P %T' 2>&1) || { echo "$got" >&2; slurm_logs; fail "sinfo failed"; }
+    # (on_node1 is ssh: the remote shell splits the command line again.)
+    got=$(on_node1 "sinfo --noheader --Node --format '%N %P %T'" 2>&1) || { echo "$got" >&2; slurm_logs; fail "sinfo failed"; }
     echo "$got"
     want=$(for h in $hosts; do echo "$h compute* idle"; done)
     [ "$(sort <<<"$got" | tr -s ' ')" = "$want" ] || { slurm_logs; fail "sinfo does not show every compute host idle: $got"; }
@@ -243,7 +244,7 @@ case $step in
     [ "$(sort <<<"$got" | paste -sd' ')" = "$hosts" ] || fail "srun -N $nodes hostname gave '$(paste -sd' ' <<<"$got")', want each of $hosts once"
     echo "srun -N $nodes hostname: $(paste -sd' ' <<<"$got")"
     # The job steps ran under slurmstepd on each host, as Slurm's tasks.
-    got=$(on_node1 srun -N $nodes --ntasks-per-node 2 sh -c 'echo $SLURM_NODEID $SLURM_PROCID $(hostname)' 2>&1) ||
+    got=$(on_node1 "srun -N $nodes --ntasks-per-node 2 sh -c 'echo \$SLURM_NODEID \$SLURM_PROCID \$(hostname)'" 2>&1) ||
       { echo "$got" >&2; fail "srun --ntasks-per-node 2 failed"; }
     want=$(i=0; for h in $hosts; do echo "$i $((2 * i)) $h"; echo "$i $((2 * i + 1)) $h"; i=$((i + 1)); done)
     [ "$(sort -k2n <<<"$got")" = "$want" ] || fail "srun -N $nodes --ntasks-per-node 2: node ids, ranks and hosts wrong: $got"
