@@ -37,7 +37,7 @@ CLUSTER_SLURM_ROOT=/run/copbench/slurm
 CLUSTER_HOST_ENV=(
   PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  SLURM_CONF=$CLUSTER_SLURM_ROOT/etc/slurm/slurm.conf
+  "SLURM_CONF=$CLUSTER_SLURM_ROOT/etc/slurm/slurm.conf"
 )
 
 cluster_is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -189,11 +189,11 @@ cluster_write_inventory() {
     echo "    copbench_link_profile: $profile"
     echo "    copbench_log_dir: $s/log/{{ inventory_hostname }}"
     echo "    # Slurm: slurmctld on the head host, slurmd on every compute host, started"
-    echo "    # without systemd, with every file in the host's own /run."
+    echo "    # without systemd, with every file in the host's own /run; the munge key"
+    echo "    # is generated beside copbench_cluster_key."
     echo "    slurm: true"
     echo "    slurm_service_mode: daemon"
     echo "    slurm_root: $CLUSTER_SLURM_ROOT"
-    echo "    slurm_munge_key_source: $s/keys/munge.key"
     echo "  children:"
     echo "    compute:"
     echo "      hosts:"
