@@ -26,12 +26,18 @@ CLUSTER_CONTROLLER_OCTET=250
 CLUSTER_BRIDGE_OCTET=254
 CLUSTER_MAX_NODES=64                       # one COP controller has 64 channels
 CLUSTER_INIT="$COPBENCH_ROOT/scripts/lib/cluster-init.sh"
+# Everything Slurm and munge keep on a host (configuration, munge key, state,
+# spool, logs, PID files) is under this directory of the host's own /run
+# (ansible role slurm, slurm_root): each host has its own, and it goes with the
+# host's namespaces at down, the daemons with the host's PID namespace.
+CLUSTER_SLURM_ROOT=/run/copbench/slurm
 
 # What every process on a host needs in its environment, as root on Debian: sshd
 # hands it to every session (SetEnv) and `cluster exec` sets it too.
 CLUSTER_HOST_ENV=(
   PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  "SLURM_CONF=$CLUSTER_SLURM_ROOT/etc/slurm/slurm.conf"
 )
 
 cluster_is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -182,6 +188,12 @@ cluster_write_inventory() {
     echo "    copbench_cop_subnet: $CLUSTER_COP_NET.0/24"
     echo "    copbench_link_profile: $profile"
     echo "    copbench_log_dir: $s/log/{{ inventory_hostname }}"
+    echo "    # Slurm: slurmctld on the head host, slurmd on every compute host, started"
+    echo "    # without systemd, with every file in the host's own /run; the munge key"
+    echo "    # is generated beside copbench_cluster_key."
+    echo "    slurm: true"
+    echo "    slurm_service_mode: daemon"
+    echo "    slurm_root: $CLUSTER_SLURM_ROOT"
     echo "  children:"
     echo "    compute:"
     echo "      hosts:"

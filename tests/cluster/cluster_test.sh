@@ -12,9 +12,13 @@
 #               rounds of cop_barrier + cop_reduce + cop_bcast, checked, while
 #               interface byte counters show the COP traffic on the COP network,
 #               at the controller, and (static groups) next to none on the primary
-#   idempotent  a second site.yml run changes nothing
-#   teardown    teardown.yml stops the services (status names them missing); a
-#               second run changes nothing; a crashed host is named by status
+#   slurm       Slurm (role slurm, on in the emulated cluster): sinfo lists every
+#               compute host idle in the partition, at its primary address;
+#               srun -N 3 hostname answers once from each host (and -N 4 is refused)
+#   idempotent  a second site.yml run changes nothing (the slurm role included)
+#   teardown    teardown.yml stops the services (status names them missing, no
+#               Slurm daemon runs); a second run changes nothing; a crashed host
+#               is named by status
 #   down        teardown leaves no namespace, link or process
 # Usage: cluster_test.sh STEP BINDIR. Exits 77 (skip) when not root.
 set -uo pipefail
@@ -215,11 +219,47 @@ case $step in
     suite_verify cop
     echo "cop: ok"
     ;;
+  slurm)
+    check_owner
+    slurm_logs() {
+      local h
+      for h in $hosts; do
+        echo "--- $h" >&2
+        "$cluster" exec "$h" sh -c 'tail -n 20 /run/copbench/slurm/var/log/slurm/*.log /run/copbench/slurm/var/log/munge/*.log' >&2
+      done
+    }
+    # Every compute host, by its own hostname, idle in the one partition.
+    # (on_node1 is ssh: the remote shell splits the command line again.)
+    got=$(on_node1 "sinfo --noheader --Node --format '%N %P %T'" 2>&1) || { echo "$got" >&2; slurm_logs; fail "sinfo failed"; }
+    echo "$got"
+    want=$(for h in $hosts; do echo "$h compute* idle"; done)
+    [ "$(sort <<<"$got" | tr -s ' ')" = "$want" ] || { slurm_logs; fail "sinfo does not show every compute host idle: $got"; }
+    # slurmctld reaches each slurmd on the primary network.
+    for h in $hosts; do
+      addr=$(on_node1 scontrol show node "$h" | grep -o 'NodeAddr=[^ ]*') || fail "scontrol show node $h"
+      [ "$addr" = "NodeAddr=198.18.$COPBENCH_CLUSTER_ID.${h#node}" ] || fail "$h: $addr, not its primary address"
+    done
+    # One task on each of the 3 hosts: each name exactly once.
+    got=$(on_node1 srun -N $nodes hostname 2>&1) || { echo "$got" >&2; slurm_logs; fail "srun -N $nodes hostname failed"; }
+    [ "$(sort <<<"$got" | paste -sd' ')" = "$hosts" ] || fail "srun -N $nodes hostname gave '$(paste -sd' ' <<<"$got")', want each of $hosts once"
+    echo "srun -N $nodes hostname: $(paste -sd' ' <<<"$got")"
+    # The job steps ran under slurmstepd on each host, as Slurm's tasks.
+    got=$(on_node1 "srun -N $nodes --ntasks-per-node 2 sh -c 'echo \$SLURM_NODEID \$SLURM_PROCID \$(hostname)'" 2>&1) ||
+      { echo "$got" >&2; fail "srun --ntasks-per-node 2 failed"; }
+    want=$(i=0; for h in $hosts; do echo "$i $((2 * i)) $h"; echo "$i $((2 * i + 1)) $h"; i=$((i + 1)); done)
+    [ "$(sort -k2n <<<"$got")" = "$want" ] || fail "srun -N $nodes --ntasks-per-node 2: node ids, ranks and hosts wrong: $got"
+    # More nodes than the partition holds: refused, not run on fewer.
+    out=$(on_node1 srun -N $((nodes + 1)) hostname 2>&1) && fail "srun -N $((nodes + 1)) ran on a $nodes-host partition: $out"
+    grep -qi 'node configuration is not available\|node count specification invalid' <<<"$out" ||
+      fail "srun -N $((nodes + 1)) failed without saying why: $out"
+    echo "slurm: ok"
+    ;;
   idempotent)
     check_owner
     out=$("$cluster" provision 2>&1)
     rc=$?
     [ $rc -eq 0 ] || { echo "$out" >&2; fail "second site.yml failed"; }
+    grep -q '^TASK \[slurm : Start slurmd\]' <<<"$out" || fail "the second site.yml did not run the slurm role"
     counts=$(changed_counts <<<"$out")
     echo "$counts"
     [ "$(wc -l <<<"$counts")" -eq $((nodes + 1)) ] || fail "no recap for every host"
@@ -236,6 +276,10 @@ case $step in
     echo "$out"
     grep -q "node1: pvmd MISSING" <<<"$out" || fail "pvmd still runs after teardown.yml"
     grep -q "sshd MISSING" <<<"$out" && fail "teardown.yml took sshd down"
+    for h in $hosts; do
+      "$cluster" exec "$h" pgrep -x 'slurmd|slurmctld|munged' && fail "a Slurm daemon still runs on $h after teardown.yml"
+    done
+    on_node1 sinfo >/dev/null 2>&1 && fail "sinfo still answers after teardown.yml"
     out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "second teardown.yml failed"; }
     grep -q 'changed=[1-9]' <<<"$out" && fail "second teardown.yml changed something"
     # A host that crashes is named by the health check (and down still cleans up).
