@@ -625,7 +625,10 @@ TEST_P(Modes, BroadcastBeforeTheReceiverAsksIsBufferedNotLost) {
   std::vector<Answer> a;
   ASSERT_EQ(sender->exchange(frame, a), Error::none);
   for (const auto& x : a) EXPECT_EQ(x.error, Error::none);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the driver files them meanwhile
+  // The driver files them meanwhile (nobody reads the receivers' channels): wait for it.
+  for (const auto t0 = std::chrono::steady_clock::now();
+       receiver->window()->filed.load() < 3u && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10);)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_GE(receiver->window()->filed.load(), 3u);
   for (Port* p : {receiver.get(), late.get()}) {
     Message got[3];
