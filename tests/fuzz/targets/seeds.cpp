@@ -91,6 +91,9 @@ void frame_seeds(const fs::path& dir) {
   cmd.channel = 3;
   cmd.tkno = 2;
   cmd.seq = 7;
+  cmd.token = 0xfeedfacecafebeefull;  // the task's token
+  cmd.ack = 5;                        // the last in-order reply frame
+  cmd.session = 1;
   for (Opcode op : {Opcode::SETTC, Opcode::BENTRY, Opcode::SUMI64, Opcode::RSRAM32, Opcode::WSRAM64, Opcode::LOCK})
     cmd.entries.push_back(link::make_entry(sample(op), Direction::to_controller, EntryKind::command, 7,
                                            uint16_t(cmd.entries.size())));
@@ -99,6 +102,8 @@ void frame_seeds(const fs::path& dir) {
   reply.type = FrameType::reply;
   reply.channel = 3;
   reply.cycles = 1234;
+  reply.seq = 6;  // the channel's reply stream
+  reply.session = 1;
   reply.entries.push_back(link::make_entry(wire::make(Opcode::ACK, 2), Direction::to_node, EntryKind::answer, 7, 0, 10));
   reply.entries.push_back(link::make_entry(sample(Opcode::RSRAM64), Direction::to_node, EntryKind::answer, 7, 1, 20));
   reply.entries.push_back(link::make_entry(sample(Opcode::BCAST64), Direction::to_node, EntryKind::broadcast, 0, 0, 30));
@@ -118,11 +123,17 @@ void frame_seeds(const fs::path& dir) {
   refused.info[0] = uint32_t(link::Refusal::already_registered);
   refused.text = "channel 5 is held by 127.0.0.1:4000";
   emit("refused", refused);
-  for (FrameType t : {FrameType::heartbeat, FrameType::heartbeat_ack, FrameType::bye, FrameType::frame_nack}) {
+  for (FrameType t : {FrameType::heartbeat, FrameType::heartbeat_ack, FrameType::bye, FrameType::frame_nack,
+                      FrameType::enrol, FrameType::task_end, FrameType::sup_ack, FrameType::ack}) {
     Frame f;
     f.type = t;
     f.channel = 9;
+    f.tkno = 4;
     f.seq = 3;
+    f.token = 0x0123456789abcdefull;  // driver frames carry the driver secret, ENROL a task token in info
+    f.ack = 2;
+    f.session = 1;
+    if (t == FrameType::enrol) f.info = {0x89abcdefu, 0x01234567u, 0, 0};
     emit(std::string(link::frame_type_name(t)), f);
   }
   // Mode 1: the target writes magic, length and CRC itself (entries reached at once).
