@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <random>
@@ -664,6 +665,51 @@ TEST_P(Modes, OnlyTheOwnerWritesItsTaskAddressSpace) {
   ASSERT_EQ(other->exchange(f, a), Error::none);
   ASSERT_TRUE(a[0].has_data);
   EXPECT_EQ(a[0].data.data64(), 77u);
+}
+
+// A task that ends holding the LOCK, a terminal-count mask it set and words in its
+// task address space leaves none of it behind (copdrv reports the end, copd's
+// controller runs end_task): the other channel's LOCK and SETTC on the same tag
+// are serviced, and the next task with the same TKNO reads a zero space.
+TEST_P(Modes, TaskEndingReleasesItsLockMaskAndAddressSpace) {
+  Stack s(2);
+  auto holder = open(s, 1, GetParam());
+  auto waiter = open(s, 2, GetParam());
+  ASSERT_TRUE(holder && waiter);
+  const int tkno = holder->info().tkno;
+  const uint32_t tag = 50, tas = cop::wire::Address::tas_tag(uint32_t(tkno), 4);
+  const uint64_t mask = bit(1) | bit(2);
+  Message w = cmd(Opcode::WSRAM64, *holder, Space::TAS, tas);
+  w.set_data64(77);
+  std::vector<Message> f = {cmd(Opcode::LOCK, *holder), mask_cmd(Opcode::SETTC, *holder, tag, mask), w};
+  std::vector<Answer> a;
+  ASSERT_EQ(holder->exchange(f, a), Error::none);
+  for (const Answer& x : a) ASSERT_EQ(x.error, Error::none);
+  holder.reset();  // the task ends with the LOCK held, no UNLOCK
+  // Bounded: if the LOCK were never released the exchange would wait on; copd killed
+  // after 20 s turns that into an error the assertions below report.
+  auto taken = std::async(std::launch::async, [&] {
+    std::vector<Message> g = {cmd(Opcode::LOCK, *waiter), mask_cmd(Opcode::SETTC, *waiter, tag, mask),
+                              cmd(Opcode::UNLOCK, *waiter)};
+    std::vector<Answer> b;
+    const Error e = waiter->exchange(g, b);
+    return std::make_pair(e, b);
+  });
+  if (taken.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
+  const auto [e, b] = taken.get();
+  ASSERT_EQ(e, Error::none);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].error, Error::none);  // the LOCK was released
+  EXPECT_EQ(b[1].error, Error::none);  // the mask entry it set was freed (not mask_in_use)
+  EXPECT_EQ(b[2].error, Error::none);
+  // The next task with the same number reads its space as zero.
+  auto next = open(s, 1, GetParam(), 0x40003, tkno);
+  ASSERT_TRUE(next);
+  ASSERT_EQ(next->info().tkno, tkno);
+  f = {cmd(Opcode::RSRAM64, *next, Space::TAS, tas)};
+  ASSERT_EQ(next->exchange(f, a), Error::none);
+  ASSERT_TRUE(a[0].has_data);
+  EXPECT_EQ(a[0].data.data64(), 0u);
 }
 
 // Nodes 1-3 wait in a barrier over all 4 channels; `kill` ends a piece of
