@@ -243,6 +243,7 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     fs::path p = ref;
     if (p.is_relative()) p = fs::absolute(file).parent_path() / p;
     p = p.lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();  // "dir/." -> "dir"
     if (ref.empty() || !fs::exists(p))
       r.fail(root["reference"], fmt::format("reference directory '{}' does not exist ({})", ref, p.string()));
     if (!fs::is_directory(p) || !fs::exists(p / kManifest))

@@ -465,9 +465,15 @@ class Report {
     tables.emplace_back("summary", summary_table());
     if (auto md = md_table_v()) tables.emplace_back(std::string("md-table5"), std::move(*md));
     for (const auto& t : manifest_.value("compare", std::vector<std::string>{})) tables.emplace_back(t, seed_table(t));
-    if (auto ref = reference_table(result)) tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
     std::string main = manifest_.value("main_table", "");
     if (main.empty()) main = tables.size() > 1 ? tables[1].first : "summary";
+    if (auto ref = reference_table(result)) {
+      tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
+    } else {
+      // No comparison this time: a table left by an earlier report would be stale.
+      std::error_code ec;
+      for (const char* ext : {".md", ".csv"}) fs::remove(out_ / "tables" / (std::string(kReferenceTable) + ext), ec);
+    }
     for (const auto& [stem, table] : tables) {
       fs::path md = out_ / "tables" / (stem + ".md"), csv = out_ / "tables" / (stem + ".csv");
       write_file_atomically(md, "# " + name_ + ": " + table.title + "\n\n" + table.markdown().substr(3 + table.title.size() + 2));
@@ -563,7 +569,7 @@ class Report {
       t.rows.push_back({r.point, r.old_us ? num(*r.old_us) : "—", r.new_us ? num(*r.new_us) : "—",
                         r.ratio > 0 ? fmt::format("{:.3f}", r.ratio) : "—", compare::verdict_name(r.verdict)});
     t.notes = {compare::summary(rows) + fmt::format(" (tolerance {}).", tol)};
-    result.reference_summary = fmt::format("against reference campaign {}: {}", shown, t.notes.front());
+    result.reference_summary = fmt::format("against the reference campaign {} (tolerance {}): {}", shown, tol, compare::summary(rows));
     return t;
   }
 
@@ -1253,7 +1259,7 @@ class Report {
     if (!result.reference_summary.empty() || !result.reference_problem.empty()) {
       s += "\n## Against the reference campaign\n\n";
       if (!result.reference_summary.empty())
-        s += fmt::format("Every point {} ([table](tables/{}.md), [CSV](tables/{}.csv)).\n", result.reference_summary,
+        s += fmt::format("Every point {}: [table](tables/{}.md) ([CSV](tables/{}.csv)).\n", result.reference_summary,
                          kReferenceTable, kReferenceTable);
       else
         s += result.reference_problem + "\n";
