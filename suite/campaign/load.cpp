@@ -12,6 +12,7 @@
 
 #include "copbench/bench.h"
 #include "copbench/campaign.h"
+#include "copbench/compare.h"
 #include "copbench/launch.h"
 #include "copbench/results.h"
 
@@ -24,7 +25,8 @@ const std::vector<std::string> kPlannedBackends = {"cop"};
 // cop's driver modes (thesis ch. V) before its spec lands; PVM's routes otherwise.
 const std::vector<std::string> kPlannedRoutes = {"normal", "direct"};
 
-const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare", "main_table", "runs"};
+const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare",
+                                           "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
                                            "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params"};
 const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
@@ -233,6 +235,29 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     // md-table5: thesis Table V, built by the report from the md application's points.
     if (c.main_table != "summary" && c.main_table != "md-table5" && !contains(c.compare, c.main_table))
       r.fail(root["main_table"], fmt::format("main_table '{}' is neither 'summary', 'md-table5' nor one of compare", c.main_table));
+  }
+
+  // A previous results directory to judge every point against (copbench compare's verdicts).
+  if (root["reference"]) {
+    const std::string ref = r.scalar(root["reference"], "reference");
+    fs::path p = ref;
+    if (p.is_relative()) p = fs::absolute(file).parent_path() / p;
+    p = p.lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();  // "dir/." -> "dir"
+    if (ref.empty() || !fs::exists(p))
+      r.fail(root["reference"], fmt::format("reference directory '{}' does not exist ({})", ref, p.string()));
+    if (!fs::is_directory(p) || !fs::exists(p / kManifest))
+      r.fail(root["reference"], fmt::format("reference '{}' is not a campaign results directory (no {} in {})", ref, kManifest, p.string()));
+    c.reference = p;
+  }
+  if (root["tolerance"]) {
+    if (!root["reference"]) r.fail(root["tolerance"], "'tolerance' needs 'reference' (the results directory the verdicts compare with)");
+    c.tolerance = r.scalar(root["tolerance"], "tolerance");
+    try {
+      compare::parse_tolerance(c.tolerance);
+    } catch (const std::invalid_argument& e) {
+      r.fail(root["tolerance"], e.what());
+    }
   }
 
   Timing defaults;

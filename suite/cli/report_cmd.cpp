@@ -38,6 +38,8 @@ void add_report_command(CLI::App& app) {
     report::ReportOutput r = report::make_report(o);
     if (!opt->quiet) std::printf("%s\n", r.main_table.c_str());
     if (!r.plot_problem.empty()) std::fprintf(stderr, "copbench: warning: %s\n", r.plot_problem.c_str());
+    if (!r.reference_problem.empty()) std::fprintf(stderr, "copbench: warning: %s\n", r.reference_problem.c_str());
+    if (!r.reference_summary.empty()) std::printf("%s\n", r.reference_summary.c_str());
     std::printf("tables: %s\n", r.tables.empty() ? "" : r.tables.front().parent_path().c_str());
     std::printf("plots:  %zu in %s\n", r.plots.size(), (r.index.parent_path() / "plots").c_str());
     std::printf("index:  %s\n", r.index.c_str());

@@ -17,9 +17,11 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "copbench/bench.h"
 #include "copbench/campaign.h"
+#include "copbench/compare.h"
 #include "copbench/report.h"
 #include "copbench/results.h"
 
@@ -216,14 +218,39 @@ std::vector<Status> load_status(const fs::path& dir) {
 // A seed table as data: one published cell per line. The optional columns say what a
 // row needs beyond its benchmarks (`needs`: operation names, as `copbench list` prints
 // them), which benchmark writes the point a ratio divides by (`over_benchmark`, default
-// `benchmark`), and where our points are not the seed's method (`note`).
+// `benchmark`), where our points are not the seed's method (`note`), and the spread the
+// seed states for its number (`tolerance`, in the row's unit: "X" for value ± X, "-A+B"
+// for value - A to value + B).
 struct RefCell {
   std::string source, table, row, column, unit, benchmark, point, metric, backend;
   double value = 0;
   std::optional<int> nodes;
   std::string over_benchmark, note;
   std::vector<Op> needs;
+  std::optional<std::pair<double, double>> spread;  // below, above the value
 };
+
+// "X" -> (X, X); "-A+B" -> (A, B); nullopt with `why` set on anything else.
+std::optional<std::pair<double, double>> parse_spread(const std::string& text, std::string& why) {
+  auto number = [](const std::string& t, double& out) {
+    if (t.empty() || t[0] == '+' || t[0] == '-') return false;
+    char* end = nullptr;
+    out = std::strtod(t.c_str(), &end);
+    return *end == '\0' && std::isfinite(out) && out >= 0;
+  };
+  double below = 0, above = 0;
+  if (!text.empty() && text[0] == '-') {
+    auto plus = text.find('+');
+    if (plus != std::string::npos && number(text.substr(1, plus - 1), below) && number(text.substr(plus + 1), above))
+      return std::make_pair(below, above);
+  } else if (number(text, below)) {
+    return std::make_pair(below, below);
+  }
+  why = text.find('%') != std::string::npos
+            ? fmt::format("tolerance '{}' is a percentage; write the seed's spread in the row's unit (X for ± X, -A+B)", text)
+            : fmt::format("tolerance '{}' is neither X (± X) nor -A+B, in the row's unit", text);
+  return std::nullopt;
+}
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
@@ -269,7 +296,7 @@ std::vector<RefCell> load_reference(const fs::path& file) {
     return static_cast<std::size_t>(it - header.begin());
   };
   std::optional<std::size_t> c_needs = optional_col("needs"), c_over = optional_col("over_benchmark"),
-                             c_note = optional_col("note");
+                             c_note = optional_col("note"), c_tolerance = optional_col("tolerance");
   std::vector<RefCell> out;
   int lineno = 1;
   while (std::getline(f, line)) {
@@ -278,7 +305,7 @@ std::vector<RefCell> load_reference(const fs::path& file) {
     std::vector<std::string> v = split_csv_line(line);
     if (v.size() != header.size())
       throw std::runtime_error(fmt::format("{}:{}: {} fields, the header has {}", file.string(), lineno, v.size(), header.size()));
-    RefCell c{v[c_source], v[c_table], v[c_row], v[c_column], v[c_unit], v[c_bench], v[c_point], v[c_metric], v[c_backend], 0, {}, {}, {}, {}};
+    RefCell c{v[c_source], v[c_table], v[c_row], v[c_column], v[c_unit], v[c_bench], v[c_point], v[c_metric], v[c_backend], 0, {}, {}, {}, {}, {}};
     char* end = nullptr;
     c.value = std::strtod(v[c_value].c_str(), &end);
     if (v[c_value].empty() || *end) throw std::runtime_error(fmt::format("{}:{}: value '{}' is not a number", file.string(), lineno, v[c_value]));
@@ -286,6 +313,11 @@ std::vector<RefCell> load_reference(const fs::path& file) {
     if (c.metric.empty()) c.metric = "median";
     if (c_over) c.over_benchmark = v[*c_over];
     if (c_note) c.note = v[*c_note];
+    if (c_tolerance && !v[*c_tolerance].empty()) {
+      std::string why;
+      c.spread = parse_spread(v[*c_tolerance], why);
+      if (!c.spread) throw std::runtime_error(fmt::format("{}:{}: {}", file.string(), lineno, why));
+    }
     if (c_needs) {
       std::stringstream ss(v[*c_needs]);
       std::string name;
@@ -431,10 +463,17 @@ class Report {
     fs::create_directories(out_ / "tables");
     std::vector<std::pair<std::string, Table>> tables;
     tables.emplace_back("summary", summary_table());
-    if (auto md = md_table_v()) tables.emplace_back("md-table5", *md);
+    if (auto md = md_table_v()) tables.emplace_back(std::string("md-table5"), std::move(*md));
     for (const auto& t : manifest_.value("compare", std::vector<std::string>{})) tables.emplace_back(t, seed_table(t));
     std::string main = manifest_.value("main_table", "");
     if (main.empty()) main = tables.size() > 1 ? tables[1].first : "summary";
+    if (auto ref = reference_table(result)) {
+      tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
+    } else {
+      // No comparison this time: a table left by an earlier report would be stale.
+      std::error_code ec;
+      for (const char* ext : {".md", ".csv"}) fs::remove(out_ / "tables" / (std::string(kReferenceTable) + ext), ec);
+    }
     for (const auto& [stem, table] : tables) {
       fs::path md = out_ / "tables" / (stem + ".md"), csv = out_ / "tables" / (stem + ".csv");
       write_file_atomically(md, "# " + name_ + ": " + table.title + "\n\n" + table.markdown().substr(3 + table.title.size() + 2));
@@ -450,8 +489,88 @@ class Report {
     std::vector<std::pair<std::string, std::string>> plots;  // stem, title
     if (o_.plots) plots = draw_plots(result);
     result.index = out_ / "index.md";
-    write_file_atomically(result.index, index(tables, main, plots, result.plot_problem));
+    write_file_atomically(result.index, index(tables, main, plots, result.plot_problem, result));
     return result;
+  }
+
+  // ---------------------------------------------------------------- reference campaign
+
+  static constexpr const char* kReferenceTable = "reference-campaign";
+
+  // The campaign's `reference:` and `tolerance:`: from the manifest (a run writes the
+  // resolved directory there), else from the campaign file's copy, a relative directory
+  // resolved against where the campaign file was (the manifest's `file`).
+  std::optional<std::pair<fs::path, std::string>> reference_of(std::string& problem) const {
+    const json& m = manifest_;
+    if (m.contains(campaign::kManifestReference) && m[campaign::kManifestReference].is_string()) {
+      fs::path p = m[campaign::kManifestReference].get<std::string>();
+      std::string tol = m.contains(campaign::kManifestTolerance) && m[campaign::kManifestTolerance].is_string()
+                            ? m[campaign::kManifestTolerance].get<std::string>()
+                            : "10%";
+      return std::make_pair(p.is_relative() ? o_.dir / p : p, tol);
+    }
+    fs::path copy = o_.dir / campaign::kCampaignCopy;
+    if (!fs::exists(copy)) return std::nullopt;
+    try {
+      YAML::Node root = YAML::LoadFile(copy.string());
+      if (!root.IsMap() || !root["reference"]) return std::nullopt;
+      fs::path p = root["reference"].as<std::string>();
+      std::string tol = root["tolerance"] ? root["tolerance"].as<std::string>() : "10%";
+      if (p.is_relative()) {
+        fs::path base = m.contains("file") && m["file"].is_string() ? fs::path(m["file"].get<std::string>()).parent_path() : o_.dir;
+        p = base / p;
+      }
+      return std::make_pair(p, tol);
+    } catch (const YAML::Exception& e) {
+      problem = fmt::format("{}: {}: no comparison with a reference campaign", copy.string(), e.what());
+      return std::nullopt;
+    }
+  }
+
+  // Every point of this campaign against the reference campaign's, with copbench compare's
+  // verdicts. The report is not a gate: `copbench compare REF DIR` is (its exit code).
+  std::optional<Table> reference_table(ReportOutput& result) const {
+    std::string problem;
+    auto ref = reference_of(problem);
+    if (!ref) {
+      result.reference_problem = problem;
+      return std::nullopt;
+    }
+    const fs::path dir = ref->first.lexically_normal();
+    // Shown relative to this campaign directory, so a report does not depend on where the two live.
+    const std::string shown = fs::weakly_canonical(dir).lexically_proximate(fs::weakly_canonical(o_.dir)).generic_string();
+    std::vector<compare::Row> rows;
+    double tolerance = 0;
+    try {
+      tolerance = compare::parse_tolerance(ref->second);
+      if (!fs::is_directory(dir)) throw std::runtime_error(dir.string() + ": no such directory");
+      rows = compare::compare(compare::load_medians(dir), compare::load_medians(o_.dir), tolerance);
+    } catch (const std::exception& e) {
+      result.reference_problem = fmt::format("reference campaign {}: {}: no comparison table", shown, e.what());
+      return std::nullopt;
+    }
+    std::string ref_name;
+    try {
+      ref_name = json::parse(read_file(dir / campaign::kManifest)).value("campaign", "");
+    } catch (const std::exception&) {
+    }
+    Table t;
+    t.title = "every point against the reference campaign" + (ref_name.empty() ? "" : " " + ref_name);
+    t.source = "reference campaign directory " + shown + " (relative to this campaign directory)";
+    const std::string tol = fmt::format("{:g} %", tolerance * 100);
+    t.description = fmt::format(
+        "Each point's median µs in the reference campaign and in this one, this ÷ reference, and a verdict with a "
+        "tolerance of {}: slower or faster beyond the tolerance, same within it, or missing on one side (in old: not in "
+        "the reference; in new: not in this campaign). The report is not a gate; `copbench compare {} . --tolerance {}`, "
+        "run in this campaign directory, is: it exits 3 when a point got slower beyond the tolerance.",
+        tol, shown, ref->second);
+    t.header = {"point", "reference µs", "this campaign µs", "this ÷ reference", "verdict"};
+    for (const auto& r : rows)
+      t.rows.push_back({r.point, r.old_us ? num(*r.old_us) : "—", r.new_us ? num(*r.new_us) : "—",
+                        r.ratio > 0 ? fmt::format("{:.3f}", r.ratio) : "—", compare::verdict_name(r.verdict)});
+    t.notes = {compare::summary(rows) + fmt::format(" (tolerance {}).", tol)};
+    result.reference_summary = fmt::format("against the reference campaign {} (tolerance {}): {}", shown, tol, compare::summary(rows));
+    return t;
   }
 
  private:
@@ -784,6 +903,17 @@ class Report {
         if (c.column == col && !c.backend.empty()) backends.insert(c.backend);
       if (!backends.empty()) mapped.emplace_back(col, backends.size() == 1 ? *backends.begin() : "");
     }
+    // Seed columns with a stated spread in some row get a verdict column: ours within the
+    // seed's spread or not. A table without tolerances has none (its layout stays as it was).
+    std::vector<std::string> judged;
+    for (const auto& col : columns)
+      if (std::any_of(cells.begin(), cells.end(), [&](const RefCell& c) { return c.column == col && c.spread; }))
+        judged.push_back(col);
+    auto column_backend_of = [&](const std::string& col) {
+      for (const auto& [c, b] : mapped)
+        if (c == col) return b;
+      return std::string();
+    };
 
     t.header = {"row"};
     for (const auto& col : columns) t.header.push_back("published " + col);
@@ -793,6 +923,7 @@ class Report {
       for (const auto& h : ratio_header()) t.header.push_back(h + suffix);
       for (const auto& [col, backend] : mapped)
         t.header.push_back(fmt::format("{} ÷ published {}{}", backend.empty() ? "ours" : backend, col, suffix));
+      for (const auto& col : judged) t.header.push_back(fmt::format("verdict published {}{}", col, suffix));
     }
     t.header.push_back("unit");
     t.header.push_back("note");
@@ -816,7 +947,12 @@ class Report {
       if (!key) notes.push_back("no matching benchmark");
       else if (!nodes) notes.push_back("not measured in this campaign");
       else if (key->nodes && at != *key->nodes) notes.push_back(fmt::format("ours at {} nodes (seed: {})", at, *key->nodes));
+      // The row's notes: its cells' notes, each once (a cell with a tolerance says where the seed states it).
       if (key && !key->note.empty()) notes.push_back(key->note);
+      if (key)
+        for (const auto& c : cells)
+          if (c.row == row && !c.note.empty() && std::find(notes.begin(), notes.end(), c.note) == notes.end())
+            notes.push_back(c.note);
       for (const auto& p : profiles) {
         std::map<Variant, double> values, modelled;
         for (Variant v : header_variants) {
@@ -851,6 +987,29 @@ class Report {
           std::string text = ours && pub->value != 0 ? ratio(*ours / pub->value) : "—";
           r.push_back(column_backend.empty() ? backend + ": " + text : text);
         }
+        for (const auto& col : judged) {
+          const RefCell* pub = by_column.count(col) ? by_column[col] : nullptr;
+          if (!pub || !pub->spread) {
+            r.push_back("—");  // the seed states no spread for this number: no verdict
+            continue;
+          }
+          const std::string backend = !pub->backend.empty() ? pub->backend : column_backend_of(col);
+          if (!backend.empty()) {
+            std::optional<double> ours = best_of(backend == "cop" ? (modelled.empty() ? values : modelled) : values, backend, p);
+            r.push_back(ours ? verdict_text(*ours, *pub) : "—");
+            continue;
+          }
+          // A seed column that stands for none of our backends: a verdict for each backend and mode.
+          std::vector<std::string> each;
+          for (Variant v : header_variants) {
+            v.profile = p;
+            auto m = modelled.find(v);
+            auto x = values.find(v);
+            if (v.backend == "cop" && m != modelled.end()) each.push_back(label(v, false) + ": " + verdict_text(m->second, *pub));
+            else if (x != values.end()) each.push_back(label(v, false) + ": " + verdict_text(x->second, *pub));
+          }
+          r.push_back(each.empty() ? "—" : fmt::format("{}", fmt::join(each, "; ")));
+        }
       }
       r.push_back(unit);
       r.push_back(fmt::format("{}", fmt::join(notes, "; ")));
@@ -860,7 +1019,21 @@ class Report {
     t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time; X ÷ published C: our best mode "
                "of X divided by the seed's column C (for cop, its modelled time).",
                "The seeds' numbers are data in results/reference/" + stem + ".csv (copied into this campaign directory)."};
+    if (!judged.empty())
+      t.notes.push_back("verdict published C: ours (the best mode of the backend column C stands for; for cop its modelled "
+                        "time; where C stands for none of ours, each backend and mode) against the spread the seed states "
+                        "for its number (column tolerance of the CSV; the row's note says where the seed states it): within "
+                        "the seed's spread, or outside with ours ÷ the seed's value; — where the seed states no spread.");
     return t;
+  }
+
+  // Ours against one published number with a stated spread.
+  static std::string verdict_text(double ours, const RefCell& pub) {
+    const double lo = pub.value - pub.spread->first, hi = pub.value + pub.spread->second;
+    const double eps = 1e-9 * std::max({std::fabs(lo), std::fabs(hi), 1.0});  // the CSV's decimals, not a tolerance
+    if (ours >= lo - eps && ours <= hi + eps) return "within the seed's spread";
+    if (pub.value == 0) return "outside";
+    return "outside (ours " + ratio(ours / pub.value) + " the seed)";
   }
 
   // ---------------------------------------------------------------- plots
@@ -1050,7 +1223,8 @@ class Report {
   // ---------------------------------------------------------------- index
 
   std::string index(const std::vector<std::pair<std::string, Table>>& tables, const std::string& main,
-                    const std::vector<std::pair<std::string, std::string>>& plots, const std::string& plot_problem) const {
+                    const std::vector<std::pair<std::string, std::string>>& plots, const std::string& plot_problem,
+                    const ReportOutput& result) const {
     std::string s = "# Campaign " + name_ + "\n\n";
     if (!manifest_.value("description", std::string()).empty()) s += manifest_["description"].get<std::string>() + "\n\n";
     const json& m = manifest_;
@@ -1082,6 +1256,14 @@ class Report {
       s += fmt::format("- [{}](tables/{}.md) ([CSV](tables/{}.csv){}){}\n", t.title, stem, stem,
                        t.pairing_header.empty() ? "" : fmt::format(", [points read](tables/{}.pairing.csv)", stem),
                        stem == main ? " — main table" : "");
+    if (!result.reference_summary.empty() || !result.reference_problem.empty()) {
+      s += "\n## Against the reference campaign\n\n";
+      if (!result.reference_summary.empty())
+        s += fmt::format("Every point {}: [table](tables/{}.md) ([CSV](tables/{}.csv)).\n", result.reference_summary,
+                         kReferenceTable, kReferenceTable);
+      else
+        s += result.reference_problem + "\n";
+    }
     s += "\n## Plots\n\n";
     if (!plot_problem.empty()) s += plot_problem + "\n\n";
     for (const auto& [stem, title] : plots)

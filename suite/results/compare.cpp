@@ -129,17 +129,19 @@ std::string render(const std::vector<Row>& rows, double tolerance) {
   for (const Row& r : rows) width = std::max(width, r.point.size());
   std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}  {}\n", "point", width, "old us", "new us", "new/old",
                                 fmt::format("verdict (tolerance {:g} %)", tolerance * 100));
-  std::map<Verdict, int> count;
   auto us = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("-"); };
-  for (const Row& r : rows) {
-    ++count[r.verdict];
+  for (const Row& r : rows)
     out += fmt::format("{:<{}} {:>12} {:>12} {:>8}  {}\n", r.point, width, us(r.old_us), us(r.new_us),
                        r.ratio > 0 ? fmt::format("{:.3f}", r.ratio) : std::string("-"), verdict_name(r.verdict));
-  }
-  out += fmt::format("{} points: {} faster, {} slower, {} same within tolerance, {} missing in old, {} missing in new\n",
+  return out + summary(rows) + "\n";
+}
+
+std::string summary(const std::vector<Row>& rows) {
+  std::map<Verdict, int> count;
+  for (const Row& r : rows) ++count[r.verdict];
+  return fmt::format("{} points: {} faster, {} slower, {} same within tolerance, {} missing in old, {} missing in new",
                      rows.size(), count[Verdict::faster], count[Verdict::slower], count[Verdict::same],
                      count[Verdict::missing_old], count[Verdict::missing_new]);
-  return out;
 }
 
 }  // namespace copbench::compare

@@ -66,6 +66,11 @@ struct Campaign {
   std::vector<std::string> profiles;
   std::vector<std::string> compare;  // results/reference/<name>.csv
   std::string main_table;            // the table scripts/bench prints ("" = summary)
+  // A previous campaign results directory to compare every point with (`reference:`,
+  // resolved against the campaign file's directory; "" = none), and the tolerance of the
+  // verdicts (`tolerance:`, "10%" or "0.1"; default 10 %), as `copbench compare` takes it.
+  std::filesystem::path reference;
+  std::string tolerance = "10%";
   std::vector<Point> points;
 };
 
@@ -81,6 +86,9 @@ inline constexpr const char* kRawDir = "raw";
 inline constexpr const char* kStatusDir = "status";
 inline constexpr const char* kLog = "campaign.log";
 inline constexpr const char* kReferenceCopy = "reference";
+// The manifest keys a run writes for `reference:` (absolute path) and `tolerance:`.
+inline constexpr const char* kManifestReference = "reference_campaign";
+inline constexpr const char* kManifestTolerance = "tolerance";
 
 struct RunOptions {
   std::filesystem::path file;

@@ -37,5 +37,7 @@ std::vector<Row> compare(const std::map<std::string, double>& old_set, const std
 double parse_tolerance(const std::string& text);
 // The table printed by the command, with a last line counting each verdict.
 std::string render(const std::vector<Row>& rows, double tolerance);
+// That last line: "N points: a faster, b slower, c same within tolerance, d missing in old, e missing in new".
+std::string summary(const std::vector<Row>& rows);
 
 }  // namespace copbench::compare

@@ -27,6 +27,9 @@ struct ReportOutput {
   std::vector<std::filesystem::path> tables;
   std::vector<std::filesystem::path> plots;  // PNG files
   std::string plot_problem;                  // why plots were not drawn, or ""
+  // The campaign's `reference:` comparison: its summary line (verdict counts), or why
+  // there is none although the campaign names a reference ("" when it names none).
+  std::string reference_summary, reference_problem;
 };
 
 // Throws std::runtime_error with a one-line reason when `dir` is not a campaign directory.
