@@ -616,7 +616,7 @@ RunSummary run_campaign(const RunOptions& o) {
       const BackendSpec* spec = find_backend_spec(p.backend);
       if (!outcome)
         if (auto why = launcher->refuse(*spec)) outcome = Outcome{"failed", *why};
-      if (!outcome && spec->launcher == Launcher::pvm_master && runtime_problem(*spec)) {
+      if (!outcome && spec->launcher == Launcher::pvm_master && !launcher->starts_pvm() && runtime_problem(*spec)) {
         if (cluster.name == "local" && !pvmd_tried) {
           pvmd_tried = true;
           record.pvmd_dir = pvmd.dir();

@@ -87,13 +87,63 @@ bool job_ended(const std::string& state) {
   return ended.count(state) > 0;
 }
 
+// The job script's start for PVM: a virtual machine of exactly the allocated hosts,
+// private to the job (its own PVM_TMP on each host, so the cluster's own pvmd is never
+// met), the master pvmd here on the job's first host and one on each other host
+// (through dx=, a wrapper that gives them the same PVM_TMP); halted when the script
+// ends, also when Slurm cancels the job (SIGTERM). The worker follows on the last line.
+std::string pvm_in_allocation(const fs::path& dir, const std::string& bindir) {
+  const std::string d = shell_quote(dir.string());
+  return fmt::format(R"SH(# PVM inside the allocation: a virtual machine of the allocated hosts, halted at the end.
+set -u
+dir={0}
+export PVM_ROOT=/usr/lib/pvm3 PVM_TMP=/tmp/copbench-slurm-pvm.$SLURM_JOB_ID PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
+mkdir -p "$PVM_TMP"
+cat >"$dir/pvmd-on-host" <<WRAPPER
+#!/bin/sh
+export PVM_ROOT=$PVM_ROOT PVM_TMP=$PVM_TMP PVM_ALLOW_ROOT=1 PVM_RSH=$PVM_RSH
+mkdir -p "\$PVM_TMP"
+exec "\$PVM_ROOT/lib/pvmd" "\$@"
+WRAPPER
+chmod +x "$dir/pvmd-on-host"
+hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+want=$(echo "$hosts" | wc -l)
+{{ echo "* ep={1}:$PVM_ROOT/lib:$PVM_ROOT/bin/LINUX64 dx=$dir/pvmd-on-host"; echo "$hosts"; }} >"$dir/hostfile"
+daemon=$PVM_TMP/pvmd.$(id -u)
+halt() {{
+  [ -e "$daemon" ] && echo halt | timeout 10 "$PVM_ROOT/lib/pvm" >/dev/null 2>&1
+  [ -n "${{pvmd:-}}" ] && kill "$pvmd" 2>/dev/null
+  rm -rf "$PVM_TMP"
+}}
+trap halt EXIT
+trap 'exit 143' TERM INT
+"$dir/pvmd-on-host" "$dir/hostfile" >"$dir/pvmd.log" 2>&1 </dev/null &
+pvmd=$!
+i=0
+# Until every allocated host is in the virtual machine (the console only once the
+# daemon is there: without one it would start its own).
+until [ -e "$daemon" ] && [ "$(echo conf | timeout 5 "$PVM_ROOT/lib/pvm" 2>/dev/null | grep -o '[0-9]* host' | head -1)" = "$want host" ]; do
+  i=$((i + 1))
+  if [ $i -gt 600 ] || ! kill -0 $pvmd 2>/dev/null; then
+    echo "copbench: the virtual machine of the $want allocated hosts did not come up: $(tail -1 "$dir/pvmd.log")" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+)SH", d, bindir);
+}
+
 class SlurmLaunch : public LaunchMethod {
  public:
   std::string name() const override { return "slurm"; }
+  bool starts_pvm() const override { return true; }
   std::optional<std::string> refuse(const BackendSpec& spec) const override {
-    if (spec.launcher != Launcher::mpirun)
-      return fmt::format("{} under --launcher slurm is not supported yet (its daemons would have to start inside "
-                         "each allocation); run its points without --launcher slurm",
+    // COP's controller copd runs on the copctl host, outside the partition, and each
+    // compute host's copdrv is bound to its channel by the cop roles: a job cannot start
+    // them inside its allocation yet.
+    if (spec.launcher == Launcher::cop_master)
+      return fmt::format("{} under --launcher slurm is not supported yet (copd and copdrv are the cluster's, "
+                         "started by the cop roles, not the job's); run its points without --launcher slurm",
                          spec.name);
     for (const char* tool : {"sbatch", "scontrol", "scancel"})
       if (!on_path(tool)) return fmt::format("{} not found on PATH (install slurm-client)", tool);
@@ -126,9 +176,17 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   if (req.on_temp_dir) req.on_temp_dir(dir.string());
   req.hostfile.clear();
   std::vector<std::string> argv = worker_command(req, worker.string(), dir / "result.json", dir / "error.txt", true);
+  std::string started_by;
   {
     std::ofstream script(dir / "job.sh");
-    script << "#!/bin/sh\n# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
+    script << "#!/bin/sh\n";
+    if (spec.launcher == Launcher::mpirun) {
+      script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
+      started_by = "mpirun inside the allocation (Open MPI reads it)";
+    } else {
+      script << pvm_in_allocation(dir, executable_dir());
+      started_by = "a pvmd of the allocated hosts, started and halted by the job";
+    }
     for (const auto& a : argv) script << ' ' << shell_quote(a);
     script << "\n";
   }
@@ -155,7 +213,7 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   if (req.on_job) req.on_job(job);
   out.context["launcher"] = "slurm";
   out.context["slurm_job"] = job;
-  out.context["slurm_started_by"] = "mpirun inside the allocation (Open MPI reads it)";
+  out.context["slurm_started_by"] = started_by;
 
   // Wait for the job's end, asking the controller (never a fixed sleep for an outcome).
   using clock = std::chrono::steady_clock;

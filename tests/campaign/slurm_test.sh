@@ -2,9 +2,11 @@
 # slurm_test.sh COPBENCH CAMPAIGN WORK [INVENTORY]: a campaign through --launcher slurm.
 #  - its first job is held PENDING (Reason=Resources) and cancelled with scancel: that
 #    point is recorded failed with Slurm's words (CANCELLED), nothing is lost;
-#  - every other mpi and armci point is done as a Slurm job: its result's context says
-#    launcher slurm, its job id and who started the ranks, and the manifest and the log
-#    name the same job ids; pvm and cop points are refused, one line each (cop has no echo: not offered);
+#  - every other mpi, armci and pvm point is done as a Slurm job: its result's context
+#    says launcher slurm, its job id and who started the ranks (mpirun inside the
+#    allocation; for pvm a pvmd of the allocated hosts), and the manifest and the log
+#    name the same job ids; cop points are refused, one line each (cop has no echo: not
+#    offered); no job's files and no job's pvmd stay behind;
 #  - --resume --launcher slurm runs the cancelled point again and completes it;
 #  - the same campaign without --launcher slurm gives the same points, in kind: the same
 #    benchmarks in each result, every sample verified.
@@ -69,28 +71,29 @@ assert m["jobs"]["barrier.mpi.n2.native"] == [job], m.get("jobs")
 assert m["sessions"][0]["launcher"] == "slurm", m["sessions"]
 log = open(f"{d}/campaign.log").read()
 done = sorted(f[:-5] for f in os.listdir(f"{d}/raw"))
-want = sorted(f"{b}.{k}.n{n}.native" for b in ("barrier", "echo") for k in ("mpi", "armci") for n in (2, 3)
-              if (b, k, n) != ("barrier", "mpi", 2))
+want = sorted(f"{b}.{k}.n{n}.native" for b in ("barrier", "echo") for k in ("mpi", "armci", "pvm-direct-raw")
+              for n in (2, 3) if (b, k, n) != ("barrier", "mpi", 2))
 assert done == want, (done, want)
 for p in done:
     r = json.load(open(f"{d}/raw/{p}.json"))
     c = r["context"]
-    assert c["launcher"] == "slurm" and c["slurm_started_by"].startswith("mpirun inside the allocation"), c
+    by = "a pvmd of the allocated hosts" if ".pvm-" in p else "mpirun inside the allocation"
+    assert c["launcher"] == "slurm" and c["slurm_started_by"].startswith(by), c
     assert m["jobs"][p] == [c["slurm_job"]], (p, m["jobs"].get(p), c["slurm_job"])
     assert f"slurm job {c['slurm_job']}: point {p}" in log, p
 for p in os.listdir(f"{d}/status"):
     s = json.load(open(f"{d}/status/{p}"))
     if s["status"] == "not offered":
         assert s["reason"] == "cop has no echo", s
-    elif s["backend"] in ("pvm", "cop"):
+    elif s["backend"] == "cop":
         assert s["status"] == "failed" and "under --launcher slurm is not supported yet" in s["reason"] and "\n" not in s["reason"], s
-print("first run: cancelled point failed with Slurm's reason; 7 mpi/armci points done as Slurm jobs; pvm, cop refused")
+print("first run: cancelled point failed with Slurm's reason; 11 mpi/armci/pvm points done as Slurm jobs; cop refused")
 PY
 
 set +e
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --resume "$dir" --quiet >"$work/second.out" 2>&1
 set -e
-grep -q "16 points: 7 already done, 1 ran, 2 not offered, 0 skipped, 6 failed" "$work/second.out" ||
+grep -q "16 points: 11 already done, 1 ran, 2 not offered, 0 skipped, 2 failed" "$work/second.out" ||
   fail "resume: $(cat "$work/second.out")"
 py "$job" <<'PY' || fail "resume: see above"
 import json, os, sys
@@ -103,6 +106,9 @@ assert not os.path.exists(f"{d}/status/barrier.mpi.n2.native.json")
 assert not [f for f in os.listdir(f"{d}/jobs")], os.listdir(f"{d}/jobs")  # the jobs' files are removed
 print("resume: the cancelled point ran again as job", jobs[1])
 PY
+# The jobs' private virtual machines are halted (their PVM_TMP is gone on this host).
+left=$(ls -d /tmp/copbench-slurm-pvm.* 2>/dev/null || true)
+[ -z "$left" ] || fail "a job's pvmd directory is left: $left"
 
 # The same campaign without Slurm: the same points, in kind.
 "$copbench" campaign run "$campaign" "${cluster[@]}" --results "$work/direct" --quiet >"$work/direct.out" 2>&1 ||

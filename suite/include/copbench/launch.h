@@ -74,6 +74,8 @@ class LaunchMethod {
   virtual std::string name() const = 0;
   // Why this method cannot start `spec`'s workers (one line), or nullopt.
   virtual std::optional<std::string> refuse(const BackendSpec& spec) const = 0;
+  // True when each run starts its own PVM virtual machine (so none need run here).
+  virtual bool starts_pvm() const { return false; }
   // Starts the worker and waits for it; request.hostfile is the method's own.
   virtual LaunchOutcome run(LaunchRequest request) = 0;
 };
