@@ -228,6 +228,7 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
       // The controller forgets a job MinJobAge after its end; right after submission
       // or in a controller restart it may not answer: a few tries before giving up.
       if (++unknown < 20) continue;
+      slurm_command({"scancel", job}, dir, rc);  // in case it still runs, unseen
       out.exit_code = 1;
       out.error = fmt::format("Slurm job {}: the controller no longer knows it ({})", job, last_line(shown));
       break;
