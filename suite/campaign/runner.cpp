@@ -247,12 +247,14 @@ struct RunRecord {
   uint64_t pvmd_start = 0;
   int worker_pid = 0;
   uint64_t worker_start = 0;
+  std::string slurm_job;  // the batch job of the running point (--launcher slurm)
   std::set<std::string> temp_dirs;
 
   json to_json() const {
     return {{"token", token}, {"host", host}, {"pid", pid}, {"start", start}, {"results", results.string()},
             {"point", point}, {"pvmd_dir", pvmd_dir}, {"pvmd_pid", pvmd_pid}, {"pvmd_start", pvmd_start},
-            {"worker_pid", worker_pid}, {"worker_start", worker_start}, {"temp_dirs", temp_dirs}};
+            {"worker_pid", worker_pid}, {"worker_start", worker_start}, {"slurm_job", slurm_job},
+            {"temp_dirs", temp_dirs}};
   }
   static RunRecord from_json(const json& j) {
     RunRecord r;
@@ -267,6 +269,7 @@ struct RunRecord {
     r.pvmd_start = j.value("pvmd_start", uint64_t{0});
     r.worker_pid = j.value("worker_pid", 0);
     r.worker_start = j.value("worker_start", uint64_t{0});
+    r.slurm_job = j.value("slurm_job", "");
     for (const auto& d : j.value("temp_dirs", json::array())) r.temp_dirs.insert(d.get<std::string>());
     return r;
   }
@@ -318,6 +321,11 @@ int stop_processes(const std::vector<std::pair<int, uint64_t>>& procs) {
 // Stops what the run of `r` left running and removes its temporary directories.
 Reaped reap(const RunRecord& r) {
   Reaped out;
+  // A batch job runs on the allocation's nodes, not under this process: the controller ends it.
+  if (!r.slurm_job.empty() && r.slurm_job.find_first_not_of("0123456789") == std::string::npos) {
+    command_output(fmt::format("scancel {} 2>&1", r.slurm_job));
+    ++out.processes;
+  }
   std::vector<std::pair<int, uint64_t>> procs;
   if (same_process(r.worker_pid, r.worker_start)) {
     // The worker leads its own process group (mpirun and its ranks): the group first.
@@ -464,6 +472,13 @@ std::vector<std::string> worker_args(const Point& p, const Campaign& c) {
 RunSummary run_campaign(const RunOptions& o) {
   Cluster cluster = describe_cluster(o.cluster);
   Campaign c = load_campaign(o.file, cluster, o.reference_dir);
+  // How every point's worker starts: chosen here, once (launch.h).
+  std::unique_ptr<LaunchMethod> launcher;
+  try {
+    launcher = make_launch_method(o.launcher, cluster.hostfile);
+  } catch (const std::invalid_argument& e) {
+    throw CampaignError(e.what());
+  }
 
   RunSummary sum;
   sum.total = static_cast<int>(c.points.size());
@@ -531,13 +546,15 @@ RunSummary run_campaign(const RunOptions& o) {
                                   {"commit", source_commit()},
                                   {"cluster", cluster.name},
                                   {"profile", cluster.profile},
+                                  {"launcher", launcher->name()},
                                   {"resumed", !o.resume.empty()}});
   write_file_atomically(sum.dir / kManifest, manifest.dump(2) + "\n");
 
   std::ofstream log(sum.dir / kLog, std::ios::app);
   auto log_line = [&](const std::string& s) { log << now_string("%Y-%m-%dT%H:%M:%S ") << s << "\n" << std::flush; };
-  log_line(fmt::format("{} campaign {} ({} points) on cluster {} (profile {}), commit {}",
-                       o.resume.empty() ? "start" : "resume", c.name, sum.total, cluster.name, cluster.profile, source_commit()));
+  log_line(fmt::format("{} campaign {} ({} points) on cluster {} (profile {}), launcher {}, commit {}",
+                       o.resume.empty() ? "start" : "resume", c.name, sum.total, cluster.name, cluster.profile,
+                       launcher->name(), source_commit()));
   for (const std::string& line : cleaned) {
     log_line(line);
     if (!o.quiet) std::fprintf(stderr, "copbench: %s\n", line.c_str());
@@ -597,7 +614,9 @@ RunSummary run_campaign(const RunOptions& o) {
       fs::path status = sum.dir / kStatusDir / (p.id + ".json");
       std::optional<Outcome> outcome = cannot_run(p, cluster);
       const BackendSpec* spec = find_backend_spec(p.backend);
-      if (!outcome && spec->launcher == Launcher::pvm_master && runtime_problem(*spec)) {
+      if (!outcome)
+        if (auto why = launcher->refuse(*spec)) outcome = Outcome{"failed", *why};
+      if (!outcome && spec->launcher == Launcher::pvm_master && !launcher->starts_pvm() && runtime_problem(*spec)) {
         if (cluster.name == "local" && !pvmd_tried) {
           pvmd_tried = true;
           record.pvmd_dir = pvmd.dir();
@@ -619,6 +638,16 @@ RunSummary run_campaign(const RunOptions& o) {
         req.hostfile = cluster.hostfile;
         req.timeout_s = p.timing.timeout;
         req.worker_args = worker_args(p, c);
+        req.job_name = p.id;
+        req.shared_dir = (record.results / "jobs").string();
+        req.on_job = [&](const std::string& job) {
+          record.slurm_job = job;
+          save_record();
+          // Every job of every session, in the manifest and the log.
+          manifest["jobs"][p.id].push_back(job);
+          write_file_atomically(sum.dir / kManifest, manifest.dump(2) + "\n");
+          log_line(fmt::format("{} job {}: point {}", launcher->name(), job, p.id));
+        };
         req.on_temp_dir = [&](const std::string& d) {
           record.temp_dirs.insert(d);
           save_record();
@@ -636,9 +665,10 @@ RunSummary run_campaign(const RunOptions& o) {
                         {"profile", p.profile}, {"sizes", p.sizes}, {"status", "running"},
                         {"reason", fmt::format("started {} by pid {}", now_string("%Y-%m-%dT%H:%M:%S"), ::getpid())}};
         write_file_atomically(status, running.dump(2) + "\n");
-        LaunchOutcome lo = launch(req);
+        LaunchOutcome lo = launcher->run(req);
         record.worker_pid = 0;
         record.worker_start = 0;
+        record.slurm_job.clear();
         for (auto it = record.temp_dirs.begin(); it != record.temp_dirs.end();)
           it = fs::exists(*it) ? std::next(it) : record.temp_dirs.erase(it);
         save_record();
@@ -650,6 +680,7 @@ RunSummary run_campaign(const RunOptions& o) {
             result["context"]["campaign"] = c.name;
             result["context"]["campaign_point"] = p.id;
             result["context"]["cluster"] = cluster.name;
+            for (const auto& [k, v] : lo.context.items()) result["context"][k] = v;
             write_file_atomically(raw, result.dump(2) + "\n");
             outcome = Outcome{"done", ""};
           } catch (const json::exception& e) {

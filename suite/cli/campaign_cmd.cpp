@@ -1,4 +1,4 @@
-// `copbench campaign run FILE [--cluster local|INVENTORY] [--resume DIR]` and
+// `copbench campaign run FILE [--cluster local|INVENTORY] [--launcher local|ssh|slurm] [--resume DIR]` and
 // `copbench campaign check FILE`: campaigns (suite/campaigns/*.yml).
 #include <cstdio>
 #include <memory>
@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "copbench/campaign.h"
+#include "copbench/launch.h"
 
 namespace copbench::cli {
 namespace fs = std::filesystem;
@@ -16,6 +17,7 @@ struct CampaignOptions {
   std::string file;
   std::string cluster = "local";
   std::string resume;
+  std::string launcher;
   std::string results = "results/campaigns";
   std::string reference = std::string(COPBENCH_SOURCE_DIR) + "/results/reference";
   bool quiet = false;
@@ -30,6 +32,10 @@ void add_campaign_command(CLI::App& app) {
   CLI::App* run = campaign->add_subcommand("run", "run every point of a campaign, or the rest of one with --resume");
   run->add_option("file", opt->file, "campaign file, e.g. suite/campaigns/quick.yml")->required();
   run->add_option("--cluster", opt->cluster, "`local` (ranks on loopback) or the cluster's Ansible inventory (run on its head node)");
+  run->add_option("--launcher", opt->launcher,
+                  "how each point's worker starts: local, ssh (the cluster's hostfile) or slurm (a Slurm job of exactly "
+                  "its node count); default: ssh with --cluster INVENTORY, local otherwise")
+      ->check(CLI::IsMember(launch_method_names()));
   run->add_option("--resume", opt->resume, "a results directory of this campaign: run only the points not finished there");
   run->add_option("--results", opt->results, "where the new results/campaigns/<name>-<timestamp>/ goes");
   run->add_option("--reference", opt->reference, "the seeds' tables (results/reference)");
@@ -39,6 +45,7 @@ void add_campaign_command(CLI::App& app) {
     o.file = opt->file;
     o.cluster = opt->cluster;
     o.resume = opt->resume;
+    o.launcher = opt->launcher;
     o.results_root = opt->results;
     o.reference_dir = opt->reference;
     o.quiet = opt->quiet;

@@ -18,10 +18,11 @@
 #include <fmt/format.h>
 
 #include "copbench/launch.h"
+#include "launch/internal.h"
 
 namespace copbench {
 namespace fs = std::filesystem;
-namespace {
+namespace launch_detail {
 
 std::string read_all(const fs::path& p) {
   std::ifstream f(p);
@@ -43,6 +44,10 @@ std::string last_line(const std::string& s) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   return last;
 }
+
+}  // namespace launch_detail
+using namespace launch_detail;
+namespace {
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -82,7 +87,11 @@ HostfileCount count_hostfile(const std::string& hostfile) {
 
 volatile sig_atomic_t g_cancelled = 0;
 
-// Runs argv in its own process group; kills the group at the deadline or on cancel_launches().
+}  // namespace
+
+namespace launch_detail {
+bool cancelled() { return g_cancelled != 0; }
+
 // The worker's own output (mpirun and libpvm chatter included) goes to `log`.
 int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out,
                      const std::function<void(int)>& on_worker) {
@@ -123,7 +132,7 @@ int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const 
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-}  // namespace
+}  // namespace launch_detail
 
 void cancel_launches() { g_cancelled = 1; }
 
@@ -192,6 +201,37 @@ LaunchOutcome launch(const LaunchRequest& req) {
   fs::path result = dir / "result.json";
   fs::path error = dir / "error.txt";
 
+  // A cop run on a cluster: every task binds to the copdrv of its own host (COP_DRIVER
+  // there, or the default directory), never to a private loopback stack.
+  if (spec.launcher == Launcher::cop_master && !req.hostfile.empty() && !std::getenv("COP_STACK_DIR") &&
+      !std::getenv("COP_DRIVER_1"))
+    ::setenv("COP_USE_RUNNING", "1", 1);
+  std::vector<std::string> argv = worker_command(req, worker.string(), result, error, false);
+
+  bool timed_out = false;
+  fs::path log = dir / "worker.log";
+  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out, req.on_worker);
+  if (timed_out && std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
+  if (timed_out && g_cancelled) {
+    out.exit_code = 130;
+    out.error = fmt::format("{} worker killed: interrupted", spec.name);
+  } else if (timed_out) {
+    out.exit_code = 124;
+    out.error = fmt::format("{} worker did not finish within {} s (killed)", spec.name, req.timeout_s);
+  } else {
+    read_worker_files(out, spec, dir);
+  }
+  out.context["launcher"] = req.hostfile.empty() ? "local" : "ssh";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return out;
+}
+
+namespace launch_detail {
+
+std::vector<std::string> worker_command(const LaunchRequest& req, const std::string& worker, const fs::path& result,
+                                        const fs::path& error, bool in_allocation) {
+  const BackendSpec& spec = *req.spec;
   std::vector<std::string> argv;
   if (spec.launcher == Launcher::mpirun) {
     const int ranks = req.nodes * req.tasks_per_node;
@@ -201,37 +241,27 @@ LaunchOutcome launch(const LaunchRequest& req) {
     // there are more ranks than cores let waiting ranks yield (CLUSTER-NOTES.md).
     argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
     unsigned cores = std::thread::hardware_concurrency();
-    if (req.hostfile.empty() && ranks > static_cast<int>(cores))
+    if (req.hostfile.empty() && !in_allocation && ranks > static_cast<int>(cores))
       argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
-    if (!req.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", req.hostfile});
+    if (!req.hostfile.empty() && !in_allocation) argv.insert(argv.end(), {"--hostfile", req.hostfile});
     // Ranks in blocks, T per host in hostfile order (on one machine all are local anyway).
-    if (!req.hostfile.empty() && req.tasks_per_node > 1)
+    if ((!req.hostfile.empty() || in_allocation) && req.tasks_per_node > 1)
       argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", req.tasks_per_node)});
     argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   }
-  // A cop run on a cluster: every task binds to the copdrv of its own host (COP_DRIVER
-  // there, or the default directory), never to a private loopback stack.
-  if (spec.launcher == Launcher::cop_master && !req.hostfile.empty() && !std::getenv("COP_STACK_DIR") &&
-      !std::getenv("COP_DRIVER_1"))
-    ::setenv("COP_USE_RUNNING", "1", 1);
-  argv.push_back(worker.string());
+  argv.push_back(worker);
   argv.insert(argv.end(), req.worker_args.begin(), req.worker_args.end());
   argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--tasks-per-node", std::to_string(req.tasks_per_node),
                            "--timeout", std::to_string(req.timeout_s + 30),
                            "--result", result.string(),
                            "--error-file", error.string()});
+  return argv;
+}
 
-  bool timed_out = false;
-  fs::path log = dir / "worker.log";
-  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out, req.on_worker);
+void read_worker_files(LaunchOutcome& out, const BackendSpec& spec, const fs::path& dir) {
+  const fs::path result = dir / "result.json", error = dir / "error.txt", log = dir / "worker.log";
   if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
-  if (timed_out && g_cancelled) {
-    out.exit_code = 130;
-    out.error = fmt::format("{} worker killed: interrupted", spec.name);
-  } else if (timed_out) {
-    out.exit_code = 124;
-    out.error = fmt::format("{} worker did not finish within {} s (killed)", spec.name, req.timeout_s);
-  } else if (fs::exists(error) && !read_all(error).empty()) {
+  if (fs::exists(error) && !read_all(error).empty()) {
     out.error = first_line(read_all(error));
     if (out.exit_code == 0) out.exit_code = 1;
   } else if (out.exit_code != 0) {
@@ -241,9 +271,7 @@ LaunchOutcome launch(const LaunchRequest& req) {
     out.error = fmt::format("{} worker wrote no result", spec.name);
   }
   if (out.exit_code == 0 || fs::exists(result)) out.result = fs::exists(result) ? read_all(result) : "";
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  return out;
 }
 
+}  // namespace launch_detail
 }  // namespace copbench

@@ -15,6 +15,10 @@
 #   slurm       Slurm (role slurm, on in the emulated cluster): sinfo lists every
 #               compute host idle in the partition, at its primary address;
 #               srun -N 3 hostname answers once from each host (and -N 4 is refused)
+#   campaign_slurm  a campaign through --launcher slurm (tests/campaign/slurm_test.sh):
+#               mpi and armci points run as Slurm jobs, a cancelled job's point
+#               fails with Slurm's reason and --resume completes it; pvm and cop
+#               are refused; the same campaign without Slurm matches in kind
 #   idempotent  a second site.yml run changes nothing (the slurm role included)
 #   teardown    teardown.yml stops the services (status names them missing, no
 #               Slurm daemon runs); a second run changes nothing; a crashed host
@@ -253,6 +257,23 @@ case $step in
     grep -qi 'node configuration is not available\|node count specification invalid' <<<"$out" ||
       fail "srun -N $((nodes + 1)) failed without saying why: $out"
     echo "slurm: ok"
+    ;;
+  campaign_slurm)
+    check_owner
+    # tests/campaign/slurm_test.sh on the head node against the cluster's own Slurm:
+    # barrier and echo on mpi, armci, pvm and cop at 2 and 3 nodes through
+    # --launcher slurm (a job held PENDING behind a job on every node, cancelled:
+    # failed with Slurm's reason, completed by --resume), and the same campaign
+    # without Slurm alike in kind. The results lie in this tree, which every host sees.
+    work="$bindir/../tests/cluster/campaign-slurm"
+    out=$(on_node1 "$repo/tests/campaign/slurm_test.sh" "$bindir/copbench" "$repo/tests/campaign/data/slurm.yml" \
+      "$work" "$COPBENCH_CLUSTER_STATE/inventory.yml" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || fail "the Slurm campaign test failed (results in $work)"
+    left=$(on_node1 "squeue -h -o '%i %j %T'")
+    [ -z "$left" ] || fail "jobs left in the queue: $left"
+    echo "campaign_slurm: ok"
     ;;
   idempotent)
     check_owner

@@ -96,6 +96,7 @@ struct RunOptions {
   std::filesystem::path resume;        // empty: a new directory
   std::filesystem::path results_root;  // where <name>-<timestamp>/ is made
   std::filesystem::path reference_dir;
+  std::string launcher;  // "" (the cluster's own: ssh with a hostfile, local otherwise), local, ssh or slurm (launch.h)
   bool quiet = false;
 };
 struct RunSummary {

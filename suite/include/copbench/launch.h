@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,12 +26,19 @@ struct LaunchRequest {
   // worker's pid (also its process group).
   std::function<void(const std::string& dir)> on_temp_dir;
   std::function<void(int pid)> on_worker;
+  // Batch systems (Slurm): the job's name, a directory every node sees (the worker's
+  // result file is written there, on whichever node runs rank 0), and told the job id
+  // as soon as the job is submitted.
+  std::string job_name;
+  std::string shared_dir;
+  std::function<void(const std::string& job)> on_job;
 };
 
 struct LaunchOutcome {
   int exit_code = 0;
   std::string error;   // the worker's one-line error, or ours
   std::string result;  // the result file's contents when exit_code == 0
+  nlohmann::json context = nlohmann::json::object();  // how it was started (merged into the result's context)
 };
 
 // How many ranks this machine (or the hostfile's cluster: its slots) offers to `spec`; PVM
@@ -53,5 +61,30 @@ LaunchOutcome launch(const LaunchRequest& request);
 // Async-signal-safe: the running launch (and every later one) kills its worker's process
 // group and returns at once with exit code 130. For a campaign's SIGINT/SIGTERM handler.
 void cancel_launches();
+
+// ---- How a point's worker is started: the one place a launcher is chosen ----
+//
+// `local` (ranks on loopback), `ssh` (the hostfile's hosts: mpirun over ssh, PVM's own
+// virtual machine) and `slurm` (each run in a Slurm allocation of exactly its node
+// count). A batch system more (PBS, Flux) is one more LaunchMethod and one more name
+// in make_launch_method().
+class LaunchMethod {
+ public:
+  virtual ~LaunchMethod() = default;
+  virtual std::string name() const = 0;
+  // Why this method cannot start `spec`'s workers (one line), or nullopt.
+  virtual std::optional<std::string> refuse(const BackendSpec& spec) const = 0;
+  // True when each run starts its own PVM virtual machine (so none need run here).
+  virtual bool starts_pvm() const { return false; }
+  // Starts the worker and waits for it; request.hostfile is the method's own.
+  virtual LaunchOutcome run(LaunchRequest request) = 0;
+};
+
+// The launcher names make_launch_method() knows.
+const std::vector<std::string>& launch_method_names();
+// `kind` "" picks `ssh` when there is a hostfile and `local` otherwise (what a run
+// without --launcher always did). Throws std::invalid_argument for an unknown name or
+// for `ssh` without a hostfile.
+std::unique_ptr<LaunchMethod> make_launch_method(const std::string& kind, const std::string& hostfile);
 
 }  // namespace copbench

@@ -1,0 +1,298 @@
+// The launch methods (launch.h): local, ssh (a hostfile's hosts) and slurm. The first
+// two are launch() as it always was; slurm submits each run as a batch job of exactly
+// its node count and waits for the job's end in the controller's own words
+// (scontrol show job: JobState, Reason, ExitCode), so that a job that fails, is
+// cancelled or runs past its time limit is reported with Slurm's reason.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "copbench/launch.h"
+#include "launch/internal.h"
+
+namespace copbench {
+namespace fs = std::filesystem;
+using namespace launch_detail;
+namespace {
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+class DirectLaunch : public LaunchMethod {
+ public:
+  DirectLaunch(std::string name, std::string hostfile) : name_(std::move(name)), hostfile_(std::move(hostfile)) {}
+  std::string name() const override { return name_; }
+  std::optional<std::string> refuse(const BackendSpec&) const override { return std::nullopt; }
+  LaunchOutcome run(LaunchRequest req) override {
+    req.hostfile = hostfile_;
+    return launch(req);
+  }
+
+ private:
+  std::string name_, hostfile_;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs a short Slurm command (sbatch, scontrol, scancel); its output, and its exit code in `rc`.
+std::string slurm_command(const std::vector<std::string>& argv, const fs::path& dir, int& rc) {
+  bool timed_out = false;
+  const fs::path out = dir / "slurm-command.out";
+  rc = run_with_timeout(argv, 60, out, timed_out, nullptr);
+  std::string text = read_all(out);
+  std::error_code ec;
+  fs::remove(out, ec);
+  if (timed_out) rc = 124;
+  return text;
+}
+
+// `scontrol show job -o ID`: KEY=VALUE words on one line.
+std::map<std::string, std::string> job_fields(const std::string& text) {
+  std::map<std::string, std::string> f;
+  std::stringstream ss(text);
+  std::string word;
+  while (ss >> word) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos && !f.count(word.substr(0, eq))) f[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return f;
+}
+
+// Job states after which nothing of the job runs any more (squeue(1), JOB STATE CODES).
+bool job_ended(const std::string& state) {
+  static const std::set<std::string> ended = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
+                                              "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",     "DEADLINE",
+                                              "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
+  return ended.count(state) > 0;
+}
+
+// The job script's start for PVM: a virtual machine of exactly the allocated hosts,
+// private to the job (its own PVM_TMP on each host, so the cluster's own pvmd is never
+// met), the master pvmd here on the job's first host and one on each other host
+// (through dx=, a wrapper that gives them the same PVM_TMP); halted when the script
+// ends, also when Slurm cancels the job (SIGTERM). The worker follows on the last line.
+std::string pvm_in_allocation(const fs::path& dir, const std::string& bindir) {
+  const std::string d = shell_quote(dir.string());
+  return fmt::format(R"SH(# PVM inside the allocation: a virtual machine of the allocated hosts, halted at the end.
+set -u
+dir={0}
+export PVM_ROOT=/usr/lib/pvm3 PVM_TMP=/tmp/copbench-slurm-pvm.$SLURM_JOB_ID PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
+mkdir -p "$PVM_TMP"
+cat >"$dir/pvmd-on-host" <<WRAPPER
+#!/bin/sh
+export PVM_ROOT=$PVM_ROOT PVM_TMP=$PVM_TMP PVM_ALLOW_ROOT=1 PVM_RSH=$PVM_RSH
+mkdir -p "\$PVM_TMP"
+exec "\$PVM_ROOT/lib/pvmd" "\$@"
+WRAPPER
+chmod +x "$dir/pvmd-on-host"
+hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+want=$(echo "$hosts" | wc -l)
+{{ echo "* ep={1}:$PVM_ROOT/lib:$PVM_ROOT/bin/LINUX64 dx=$dir/pvmd-on-host"; echo "$hosts"; }} >"$dir/hostfile"
+daemon=$PVM_TMP/pvmd.$(id -u)
+halt() {{
+  [ -e "$daemon" ] && echo halt | timeout 10 "$PVM_ROOT/lib/pvm" >/dev/null 2>&1
+  [ -n "${{pvmd:-}}" ] && kill "$pvmd" 2>/dev/null
+  rm -rf "$PVM_TMP"
+}}
+trap halt EXIT
+trap 'exit 143' TERM INT
+"$dir/pvmd-on-host" "$dir/hostfile" >"$dir/pvmd.log" 2>&1 </dev/null &
+pvmd=$!
+i=0
+# Until every allocated host is in the virtual machine (the console only once the
+# daemon is there: without one it would start its own).
+until [ -e "$daemon" ] && [ "$(echo conf | timeout 5 "$PVM_ROOT/lib/pvm" 2>/dev/null | grep -o '[0-9]* host' | head -1)" = "$want host" ]; do
+  i=$((i + 1))
+  if [ $i -gt 600 ] || ! kill -0 $pvmd 2>/dev/null; then
+    echo "copbench: the virtual machine of the $want allocated hosts did not come up: $(tail -1 "$dir/pvmd.log")" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+)SH", d, bindir);
+}
+
+class SlurmLaunch : public LaunchMethod {
+ public:
+  std::string name() const override { return "slurm"; }
+  bool starts_pvm() const override { return true; }
+  std::optional<std::string> refuse(const BackendSpec& spec) const override {
+    // COP's controller copd runs on the copctl host, outside the partition, and each
+    // compute host's copdrv is bound to its channel by the cop roles: a job cannot start
+    // them inside its allocation yet.
+    if (spec.launcher == Launcher::cop_master)
+      return fmt::format("{} under --launcher slurm is not supported yet (copd and copdrv are the cluster's, "
+                         "started by the cop roles, not the job's); run its points without --launcher slurm",
+                         spec.name);
+    for (const char* tool : {"sbatch", "scontrol", "scancel"})
+      if (!on_path(tool)) return fmt::format("{} not found on PATH (install slurm-client)", tool);
+    return std::nullopt;
+  }
+  LaunchOutcome run(LaunchRequest req) override;
+};
+
+LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
+  LaunchOutcome out;
+  const BackendSpec& spec = *req.spec;
+  if (auto why = refuse(spec)) {
+    out.exit_code = 1;
+    out.error = *why;
+    return out;
+  }
+  const fs::path worker = fs::path(executable_dir()) / spec.worker;
+  if (::access(worker.c_str(), X_OK) != 0) {
+    out.exit_code = 1;
+    out.error = fmt::format("worker {} not found (build the target {})", worker.string(), spec.worker);
+    return out;
+  }
+  // The job's files lie where every node sees them: rank 0 writes the result on
+  // whichever node Slurm gives it.
+  const fs::path shared = req.shared_dir.empty() ? fs::current_path() : fs::absolute(req.shared_dir);
+  fs::create_directories(shared);
+  std::string tmpl = (shared / "copbench-run.XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a directory in " + shared.string());
+  const fs::path dir = tmpl;
+  if (req.on_temp_dir) req.on_temp_dir(dir.string());
+  req.hostfile.clear();
+  std::vector<std::string> argv = worker_command(req, worker.string(), dir / "result.json", dir / "error.txt", true);
+  std::string started_by;
+  {
+    std::ofstream script(dir / "job.sh");
+    script << "#!/bin/sh\n";
+    if (spec.launcher == Launcher::mpirun) {
+      script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
+      started_by = "mpirun inside the allocation (Open MPI reads it)";
+    } else {
+      script << pvm_in_allocation(dir, executable_dir());
+      started_by = "a pvmd of the allocated hosts, started and halted by the job";
+    }
+    for (const auto& a : argv) script << ' ' << shell_quote(a);
+    script << "\n";
+  }
+  ::chmod((dir / "job.sh").c_str(), 0755);
+  // Slurm's time limit (whole minutes) is the point's timeout and the worker's own
+  // margin; our deadline follows it, so Slurm's TIMEOUT is what a run past it reports.
+  const int minutes = std::max(1, (req.timeout_s + 30 + 59) / 60);
+  const std::string name = req.job_name.empty() ? "copbench" : "copbench-" + req.job_name;
+  std::vector<std::string> sbatch = {"sbatch", "--parsable", fmt::format("--nodes={}", req.nodes),
+                                     fmt::format("--ntasks-per-node={}", req.tasks_per_node), "--overcommit",
+                                     "--exclusive", fmt::format("--job-name={}", name),
+                                     fmt::format("--time={}", minutes), "--output=" + (dir / "worker.log").string(),
+                                     "--chdir=" + dir.string(), "--export=ALL", (dir / "job.sh").string()};
+  int rc = 0;
+  const std::string submitted = slurm_command(sbatch, dir, rc);
+  const std::string job = first_line(submitted.substr(0, submitted.find(';')));
+  if (rc != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
+    out.exit_code = rc != 0 ? rc : 1;
+    out.error = fmt::format("sbatch refused the job: {}", last_line(submitted));
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return out;
+  }
+  if (req.on_job) req.on_job(job);
+  out.context["launcher"] = "slurm";
+  out.context["slurm_job"] = job;
+  out.context["slurm_started_by"] = started_by;
+
+  // Wait for the job's end, asking the controller (never a fixed sleep for an outcome).
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> running_since;
+  std::map<std::string, std::string> f;
+  std::string our_reason;
+  int unknown = 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::string shown = slurm_command({"scontrol", "show", "job", "-o", job}, dir, rc);
+    if (rc != 0) {
+      // The controller forgets a job MinJobAge after its end; right after submission
+      // or in a controller restart it may not answer: a few tries before giving up.
+      if (++unknown < 20) continue;
+      slurm_command({"scancel", job}, dir, rc);  // in case it still runs, unseen
+      out.exit_code = 1;
+      out.error = fmt::format("Slurm job {}: the controller no longer knows it ({})", job, last_line(shown));
+      break;
+    }
+    unknown = 0;
+    f = job_fields(shown);
+    const std::string state = f["JobState"];
+    if (job_ended(state)) break;
+    if (state == "RUNNING" && !running_since) running_since = clock::now();
+    const bool late = running_since && clock::now() > *running_since + std::chrono::seconds(minutes * 60 + 120);
+    if (cancelled() || late) {
+      our_reason = cancelled() ? "interrupted" : "still running 2 minutes past its time limit";
+      slurm_command({"scancel", job}, dir, rc);
+      for (int i = 0; i < 200; ++i) {  // until the controller says it ended (bounded)
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        f = job_fields(slurm_command({"scontrol", "show", "job", "-o", job}, dir, rc));
+        if (rc != 0 || job_ended(f["JobState"])) break;
+      }
+      break;
+    }
+  }
+  if (!f["NodeList"].empty()) out.context["slurm_nodes"] = f["NodeList"];
+  const std::string state = f["JobState"];
+  if (!our_reason.empty()) {
+    out.exit_code = cancelled() ? 130 : 124;
+    out.error = fmt::format("Slurm job {} cancelled by copbench: {} (JobState={})", job, our_reason, state);
+  } else if (state == "COMPLETED") {
+    out.exit_code = 0;
+    read_worker_files(out, spec, dir);
+    if (out.exit_code != 0) out.error = fmt::format("Slurm job {}: {}", job, out.error);
+  } else if (out.error.empty()) {
+    LaunchOutcome worker_said;
+    worker_said.exit_code = 1;
+    read_worker_files(worker_said, spec, dir);
+    const std::string exit = f["ExitCode"];
+    out.exit_code = std::max(1, std::atoi(exit.c_str()));
+    out.error = fmt::format("Slurm job {} {} (Reason={}, ExitCode={})", job, state, f["Reason"], exit);
+    if (state == "FAILED" && !worker_said.error.empty()) out.error += ": " + worker_said.error;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& launch_method_names() {
+  static const std::vector<std::string> names = {"local", "ssh", "slurm"};
+  return names;
+}
+
+std::unique_ptr<LaunchMethod> make_launch_method(const std::string& kind, const std::string& hostfile) {
+  if (kind.empty()) return std::make_unique<DirectLaunch>(hostfile.empty() ? "local" : "ssh", hostfile);
+  if (kind == "local") {
+    if (!hostfile.empty())
+      throw std::invalid_argument(fmt::format("--launcher local runs on this machine only, but the cluster has the hostfile {}", hostfile));
+    return std::make_unique<DirectLaunch>("local", "");
+  }
+  if (kind == "ssh") {
+    if (hostfile.empty()) throw std::invalid_argument("--launcher ssh needs a cluster (--cluster INVENTORY): it has no hosts here");
+    return std::make_unique<DirectLaunch>("ssh", hostfile);
+  }
+  if (kind == "slurm") return std::make_unique<SlurmLaunch>();
+  throw std::invalid_argument(fmt::format("unknown launcher '{}' (local, ssh or slurm)", kind));
+}
+
+}  // namespace copbench
