@@ -511,6 +511,10 @@ RunSummary run_campaign(const RunOptions& o) {
     manifest["profiles"] = c.profiles;
     manifest["compare"] = c.compare;
     manifest["main_table"] = c.main_table;
+    if (!c.reference.empty()) {
+      manifest[campaign::kManifestReference] = fs::absolute(c.reference).string();
+      manifest[campaign::kManifestTolerance] = c.tolerance;
+    }
     manifest["packages"] = package_versions();
     manifest["sessions"] = json::array();
     write_file_atomically(sum.dir / kCampaignCopy, read_file(o.file));

@@ -10,9 +10,8 @@
 #  - --resume --launcher slurm runs the cancelled point again and completes it;
 #  - the same campaign without --launcher slurm gives the same points, in kind: the same
 #    benchmarks in each result, every sample verified.
-# With FAKE_SLURM_DIR set, tests/campaign/fake-slurm stands in for Slurm (jobs on this
-# machine) and holds the job through its hold file; on a real Slurm (the cluster test),
-# a job occupying every node of the partition holds it.
+# It runs against a real Slurm (the emulated cluster's, from the cluster test): a job
+# occupying every node of the partition holds the first job PENDING.
 set -euo pipefail
 copbench=$1 campaign=$2 work=$3 inventory=${4:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -28,14 +27,9 @@ cleanup() {
   [ -z "${runner:-}" ] || kill "$runner" 2>/dev/null || true
 }
 trap cleanup EXIT
-if [ -n "${FAKE_SLURM_DIR:-}" ]; then
-  rm -rf "$FAKE_SLURM_DIR" && mkdir -p "$FAKE_SLURM_DIR"
-  echo "$held" >"$FAKE_SLURM_DIR/hold"
-else
-  nodes=$(sinfo -h -o %D | awk '{s += $1} END {print s}')
-  blocker=$(sbatch --parsable --nodes="$nodes" --exclusive --job-name=copbench-test-blocker --time=5 --output=/dev/null --wrap 'sleep 300')
-  blocker=${blocker%%;*}
-fi
+nodes=$(sinfo -h -o %D | awk '{s += $1} END {print s}')
+blocker=$(sbatch --parsable --nodes="$nodes" --exclusive --job-name=copbench-test-blocker --time=5 --output=/dev/null --wrap 'sleep 300')
+blocker=${blocker%%;*}
 
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --results "$work" --quiet >"$work/first.out" 2>&1 &
 runner=$!
@@ -49,7 +43,6 @@ for _ in $(seq 600); do
 done
 [ -n "$job" ] || fail "no pending job $held appeared: $(cat "$work/first.out")"
 scancel "$job"
-[ -z "${FAKE_SLURM_DIR:-}" ] || rm -f "$FAKE_SLURM_DIR/hold"
 [ -z "$blocker" ] || { scancel "$blocker"; blocker=; }
 set +e
 wait "$runner"
