@@ -133,18 +133,109 @@ done
 )SH", d, bindir);
 }
 
+// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
+// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
+// copd on this host, the job's first, at its address on the COP network
+// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
+// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
+// (the order the hosts joined the virtual machine, so PVM host number H drives channel
+// H: the direct tid mapping), each in a directory of that host's own /tmp that the
+// tasks there name as COP_DRIVER (one path, exported to every task through
+// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
+// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
+// virtual machine is halted.
+std::string cop_in_allocation(const std::string& bindir) {
+  return fmt::format(R"SH(# COP inside the allocation: copd and a copdrv per host of the job, stopped at the end.
+cop=/tmp/copbench-slurm-cop.$SLURM_JOB_ID
+unset COP_STACK_DIR
+for v in $(env | sed -n 's/^\(COP_DRIVER_[0-9]*\)=.*/\1/p'); do unset "$v"; done
+cat >"$dir/copdrv-on-host" <<WRAPPER
+#!/bin/sh
+# copdrv-on-host start CHANNEL CONTROLLER | stop: this host's channel driver of job $SLURM_JOB_ID.
+cop=$cop
+case "\$1" in
+start)
+  mkdir -p "\$cop" && rm -f "\$cop/copdrv.sock"
+  setsid {0}/copdrv --channel "\$2" --controller "\$3" --dir "\$cop" >"\$cop/copdrv.log" 2>&1 </dev/null &
+  echo \$! >"\$cop/copdrv.pid"
+  i=0
+  until [ -S "\$cop/copdrv.sock" ]; do
+    i=\$((i + 1))
+    if [ \$i -gt 300 ] || ! kill -0 "\$(cat "\$cop/copdrv.pid")" 2>/dev/null; then
+      echo "copdrv of channel \$2 on \$(hostname) did not come up: \$(tail -1 "\$cop/copdrv.log")"
+      exit 1
+    fi
+    sleep 0.1
+  done ;;
+stop)
+  p=\$(cat "\$cop/copdrv.pid" 2>/dev/null)
+  if [ -n "\$p" ] && tr '\0' ' ' <"/proc/\$p/cmdline" 2>/dev/null | grep -q -- "--dir \$cop"; then
+    kill "\$p" 2>/dev/null
+    i=0
+    while [ -e "/proc/\$p" ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i + 1)); done
+    kill -9 "\$p" 2>/dev/null
+  fi
+  rm -rf "\$cop" ;;
+esac
+WRAPPER
+chmod +x "$dir/copdrv-on-host"
+copd=
+stop_cop() {{
+  for h in $hosts; do ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
+  if [ -n "$copd" ]; then
+    kill "$copd" 2>/dev/null
+    wait "$copd" 2>/dev/null
+  fi
+}}
+trap 'stop_cop; halt' EXIT
+if [ -n "${{COPBENCH_COP_SUBNET:-}}" ]; then
+  addr=$(ip -o -4 addr show | awk '{{print $4}}' | python3 -c 'import ipaddress, sys
+net = ipaddress.ip_network(sys.argv[1], strict=False)
+for line in sys.stdin:
+    a = ipaddress.ip_interface(line.strip())
+    if a.ip in net:
+        print(a.ip)
+        break' "$COPBENCH_COP_SUBNET")
+else
+  addr=$(getent ahostsv4 "$(echo "$hosts" | head -1)" | awk 'NR == 1 {{print $1}}')
+fi
+if [ -z "$addr" ]; then
+  echo "copbench: $(hostname) has no address on the COP network ${{COPBENCH_COP_SUBNET:-(its name does not resolve)}}" >&2
+  exit 1
+fi
+"{0}/copd" --listen "$addr:0" --channels "$want" >"$dir/copd.log" 2>&1 </dev/null &
+copd=$!
+i=0
+controller=
+until [ -n "$controller" ]; do
+  controller=$(sed -n 's/.* serving [0-9]* channels on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/copd.log" | head -1)
+  [ -n "$controller" ] && break
+  i=$((i + 1))
+  if [ $i -gt 300 ] || ! kill -0 "$copd" 2>/dev/null; then
+    echo "copbench: the job's copd did not come up on $addr: $(tail -1 "$dir/copd.log")" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+k=0
+for h in $hosts; do
+  k=$((k + 1))
+  if ! said=$(ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" start "$k" "$controller" </dev/null 2>&1); then
+    echo "copbench: $said" >&2
+    exit 1
+  fi
+done
+echo "copd $controller, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
+export COP_USE_RUNNING=1 COP_DRIVER=$cop
+export PVM_EXPORT="${{PVM_EXPORT:+$PVM_EXPORT:}}COP_DRIVER"
+)SH", bindir);
+}
+
 class SlurmLaunch : public LaunchMethod {
  public:
   std::string name() const override { return "slurm"; }
   bool starts_pvm() const override { return true; }
-  std::optional<std::string> refuse(const BackendSpec& spec) const override {
-    // COP's controller copd runs on the copctl host, outside the partition, and each
-    // compute host's copdrv is bound to its channel by the cop roles: a job cannot start
-    // them inside its allocation yet.
-    if (spec.launcher == Launcher::cop_master)
-      return fmt::format("{} under --launcher slurm is not supported yet (copd and copdrv are the cluster's, "
-                         "started by the cop roles, not the job's); run its points without --launcher slurm",
-                         spec.name);
+  std::optional<std::string> refuse(const BackendSpec&) const override {
     for (const char* tool : {"sbatch", "scontrol", "scancel"})
       if (!on_path(tool)) return fmt::format("{} not found on PATH (install slurm-client)", tool);
     return std::nullopt;
@@ -186,6 +277,10 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
     } else {
       script << pvm_in_allocation(dir, executable_dir());
       started_by = "a pvmd of the allocated hosts, started and halted by the job";
+      if (spec.launcher == Launcher::cop_master) {
+        script << cop_in_allocation(executable_dir());
+        started_by += "; a job-private COP stack (copd, one copdrv per host), started and stopped by the job";
+      }
     }
     for (const auto& a : argv) script << ' ' << shell_quote(a);
     script << "\n";
@@ -251,6 +346,10 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
     }
   }
   if (!f["NodeList"].empty()) out.context["slurm_nodes"] = f["NodeList"];
+  if (spec.launcher == Launcher::cop_master) {
+    const std::string stack = first_line(read_all(dir / "cop-stack"));
+    out.context["cop_stack"] = stack.empty() ? "job-private (the job ended before it was up)" : "job-private: " + stack;
+  }
   const std::string state = f["JobState"];
   if (!our_reason.empty()) {
     out.exit_code = cancelled() ? 130 : 124;

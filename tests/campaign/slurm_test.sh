@@ -2,11 +2,14 @@
 # slurm_test.sh COPBENCH CAMPAIGN WORK [INVENTORY]: a campaign through --launcher slurm.
 #  - its first job is held PENDING (Reason=Resources) and cancelled with scancel: that
 #    point is recorded failed with Slurm's words (CANCELLED), nothing is lost;
-#  - every other mpi, armci and pvm point is done as a Slurm job: its result's context
-#    says launcher slurm, its job id and who started the ranks (mpirun inside the
-#    allocation; for pvm a pvmd of the allocated hosts), and the manifest and the log
-#    name the same job ids; cop points are refused, one line each (cop has no echo: not
-#    offered); no job's files and no job's pvmd stay behind;
+#  - every other point (mpi, armci, pvm, cop barrier) is done as a Slurm job: its
+#    result's context says launcher slurm, its job id and who started the ranks (mpirun
+#    inside the allocation; for pvm and cop a pvmd of the allocated hosts; for cop also
+#    a job-private COP stack: copd at an address of the COP network, channels 1..n on
+#    the job's n hosts), and the manifest and the log name the same job ids (cop has no
+#    echo: not offered); no job's files, pvmd, copd or copdrv stay behind on any host;
+#  - a cop job cancelled while it runs (scancel) fails with Slurm's reason and leaves
+#    no copd, copdrv or directory of its stack on any host;
 #  - --resume --launcher slurm runs the cancelled point again and completes it;
 #  - the same campaign without --launcher slurm gives the same points, in kind: the same
 #    benchmarks in each result, every sample verified.
@@ -18,6 +21,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 cluster=()
 [ -z "$inventory" ] || cluster=(--cluster "$inventory")
+# The job-private copd listens on the COP network of the inventory.
+[ -z "$inventory" ] || export COPBENCH_COP_SUBNET=${COPBENCH_COP_SUBNET:-$(sed -n 's/^ *copbench_cop_subnet: *//p' "$inventory" | head -1)}
+[ -n "${COPBENCH_COP_SUBNET:-}" ] || fail "no COP network (COPBENCH_COP_SUBNET, or copbench_cop_subnet in the inventory)"
 first=barrier.mpi.n2.native
 held=copbench-$first
 
@@ -66,27 +72,39 @@ log = open(f"{d}/campaign.log").read()
 done = sorted(f[:-5] for f in os.listdir(f"{d}/raw"))
 want = sorted(f"{b}.{k}.n{n}.native" for b in ("barrier", "echo") for k in ("mpi", "armci", "pvm-direct-raw")
               for n in (2, 3) if (b, k, n) != ("barrier", "mpi", 2))
-assert done == want, (done, want)
+cop = sorted(p for p in done if p.startswith("barrier.cop"))
+assert [p.split(".")[2] for p in cop] == ["n2", "n3"], cop
+assert sorted(set(done) - set(cop)) == want, (done, want)
+subnet = os.environ["COPBENCH_COP_SUBNET"]
 for p in done:
     r = json.load(open(f"{d}/raw/{p}.json"))
     c = r["context"]
-    by = "a pvmd of the allocated hosts" if ".pvm-" in p else "mpirun inside the allocation"
+    by = "a pvmd of the allocated hosts" if ".pvm-" in p or ".cop-" in p else "mpirun inside the allocation"
     assert c["launcher"] == "slurm" and c["slurm_started_by"].startswith(by), c
     assert m["jobs"][p] == [c["slurm_job"]], (p, m["jobs"].get(p), c["slurm_job"])
     assert f"slurm job {c['slurm_job']}: point {p}" in log, p
+    if ".cop" in p:
+        import ipaddress, re
+        n = int(p.split(".")[2][1:])
+        s = re.fullmatch(r"job-private: copd ([0-9.]+):([0-9]+), copdrv channels 1\.\.(\d+) on (.*)", c["cop_stack"])
+        assert s and ipaddress.ip_address(s[1]) in ipaddress.ip_network(subnet), (c, subnet)
+        assert int(s[3]) == n and len(s[4].split()) == n, c
+        assert "job-private COP stack" in c["slurm_started_by"], c
+        for x in r["benchmarks"]:
+            assert x.get("error_occurred") is not True, (p, x)
 for p in os.listdir(f"{d}/status"):
     s = json.load(open(f"{d}/status/{p}"))
     if s["status"] == "not offered":
         assert s["reason"] == "cop has no echo", s
-    elif s["backend"] == "cop":
-        assert s["status"] == "failed" and "under --launcher slurm is not supported yet" in s["reason"] and "\n" not in s["reason"], s
-print("first run: cancelled point failed with Slurm's reason; 11 mpi/armci/pvm points done as Slurm jobs; cop refused")
+    else:
+        assert p == "barrier.mpi.n2.native.json", s
+print("first run: cancelled point failed with Slurm's reason; 13 mpi/armci/pvm/cop points done as Slurm jobs")
 PY
 
 set +e
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --resume "$dir" --quiet >"$work/second.out" 2>&1
 set -e
-grep -q "16 points: 11 already done, 1 ran, 2 not offered, 0 skipped, 2 failed" "$work/second.out" ||
+grep -q "16 points: 13 already done, 1 ran, 2 not offered, 0 skipped, 0 failed" "$work/second.out" ||
   fail "resume: $(cat "$work/second.out")"
 py "$job" <<'PY' || fail "resume: see above"
 import json, os, sys
@@ -99,9 +117,61 @@ assert not os.path.exists(f"{d}/status/barrier.mpi.n2.native.json")
 assert not [f for f in os.listdir(f"{d}/jobs")], os.listdir(f"{d}/jobs")  # the jobs' files are removed
 print("resume: the cancelled point ran again as job", jobs[1])
 PY
-# The jobs' private virtual machines are halted (their PVM_TMP is gone on this host).
-left=$(ls -d /tmp/copbench-slurm-pvm.* 2>/dev/null || true)
-[ -z "$left" ] || fail "a job's pvmd directory is left: $left"
+# Nothing of a job stays on any host: no pvmd or COP stack directory (each host has its
+# own /tmp), no job's copd (--listen ADDR:0) or copdrv (--dir /tmp/copbench-slurm-cop.*).
+leftovers() {
+  local h
+  for h in $(sinfo -h -N -o %N | sort -u); do
+    ssh -o BatchMode=yes "$h" 'ls -d /tmp/copbench-slurm-* 2>/dev/null; ps -eo pid,args | grep -e "[c]opdrv .*copbench-slurm-cop" -e "[c]opd --listen [0-9.]*:0 "' </dev/null |
+      sed "s/^/$h: /"
+  done
+}
+left=$(leftovers)
+[ -z "$left" ] || fail "a job's daemons or directories are left: $left"
+
+# A cop job cancelled while it runs (its COP stack up): failed with Slurm's reason,
+# and its copd, copdrv and directories are gone from every host.
+cat >"$work/cancel.yml" <<'YML'
+name: cancel
+defaults: {reps: 1, max_reps: 1, iters: 2000000, warmup: 1, timeout: 240}
+runs:
+  - {benchmark: barrier, backends: [cop], routes: [direct], encoding: raw, nodes: [3]}
+YML
+"$copbench" campaign run "$work/cancel.yml" "${cluster[@]}" --launcher slurm --results "$work/cancel" --quiet >"$work/cancel.out" 2>&1 &
+runner=$!
+up=
+for _ in $(seq 1200); do
+  up=$(ls "$work"/cancel/cancel-*/jobs/*/cop-stack 2>/dev/null | head -1)
+  [ -z "$up" ] || break
+  kill -0 "$runner" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$up" ] || fail "the cop job's stack never came up: $(cat "$work/cancel.out")"
+job=$(squeue -h -n copbench-barrier.cop-direct-raw.n3.native -o %i | head -1)
+[ -n "$job" ] || job=$(squeue -h -o '%i %j' | awk '$2 ~ /cop/ {print $1; exit}')
+[ -n "$job" ] || fail "the running cop job is not in the queue: $(squeue -h -o '%i %j %T')"
+scancel "$job"
+set +e
+wait "$runner"
+rc=$?
+runner=
+set -e
+[ "$rc" -ne 0 ] || fail "a campaign whose cop job was cancelled exited 0"
+/usr/bin/python3 - "$work"/cancel/cancel-* "$job" <<'PY' || fail "cancelled cop job: see above"
+import json, os, sys
+d, job = sys.argv[1], sys.argv[2]
+st = [json.load(open(f"{d}/status/{f}")) for f in os.listdir(f"{d}/status")]
+assert len(st) == 1 and st[0]["status"] == "failed", st
+assert st[0]["reason"].startswith(f"Slurm job {job} CANCELLED"), st[0]["reason"]
+print("cancelled cop job", job, "failed:", st[0]["reason"])
+PY
+# The job's script stops them on SIGTERM (within Slurm's KillWait): wait for that, bounded.
+for _ in $(seq 300); do
+  left=$(leftovers)
+  [ -n "$left" ] || break
+  sleep 0.2
+done
+[ -z "$left" ] || fail "the cancelled cop job left daemons or directories: $left"
 
 # The same campaign without Slurm: the same points, in kind.
 "$copbench" campaign run "$campaign" "${cluster[@]}" --results "$work/direct" --quiet >"$work/direct.out" 2>&1 ||

@@ -16,9 +16,11 @@
 #               compute host idle in the partition, at its primary address;
 #               srun -N 3 hostname answers once from each host (and -N 4 is refused)
 #   campaign_slurm  a campaign through --launcher slurm (tests/campaign/slurm_test.sh):
-#               mpi and armci points run as Slurm jobs, a cancelled job's point
-#               fails with Slurm's reason and --resume completes it; pvm and cop
-#               are refused; the same campaign without Slurm matches in kind
+#               every point runs as a Slurm job (pvm and cop with their pvmd,
+#               copd and copdrv private to the job, gone from every host after it,
+#               also after scancel), a cancelled job's point fails with Slurm's
+#               reason and --resume completes it; the same campaign without Slurm
+#               matches in kind
 #   idempotent  a second site.yml run changes nothing (the slurm role included)
 #   teardown    teardown.yml stops the services (status names them missing, no
 #               Slurm daemon runs); a second run changes nothing; a crashed host
@@ -262,8 +264,9 @@ case $step in
     check_owner
     # tests/campaign/slurm_test.sh on the head node against the cluster's own Slurm:
     # barrier and echo on mpi, armci, pvm and cop at 2 and 3 nodes through
-    # --launcher slurm (a job held PENDING behind a job on every node, cancelled:
-    # failed with Slurm's reason, completed by --resume), and the same campaign
+    # --launcher slurm (cop with a job-private copd on the COP network, and a cop
+    # job cancelled while it runs; a job held PENDING behind a job on every node,
+    # cancelled: failed with Slurm's reason, completed by --resume), and the same campaign
     # without Slurm alike in kind. The results lie in this tree, which every host sees.
     work="$bindir/../tests/cluster/campaign-slurm"
     out=$(on_node1 "$repo/tests/campaign/slurm_test.sh" "$bindir/copbench" "$repo/tests/campaign/data/slurm.yml" \
