@@ -110,9 +110,11 @@ hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
 want=$(echo "$hosts" | wc -l)
 {{ echo "* ep={1}:$PVM_ROOT/lib:$PVM_ROOT/bin/LINUX64 dx=$dir/pvmd-on-host"; echo "$hosts"; }} >"$dir/hostfile"
 daemon=$PVM_TMP/pvmd.$(id -u)
+# Each host's PVM_TMP lies in that host's own /tmp: removed on every host.
 halt() {{
   [ -e "$daemon" ] && echo halt | timeout 10 "$PVM_ROOT/lib/pvm" >/dev/null 2>&1
   [ -n "${{pvmd:-}}" ] && kill "$pvmd" 2>/dev/null
+  for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" rm -rf "$PVM_TMP" </dev/null >/dev/null 2>&1; done
   rm -rf "$PVM_TMP"
 }}
 trap halt EXIT
@@ -181,7 +183,7 @@ WRAPPER
 chmod +x "$dir/copdrv-on-host"
 copd=
 stop_cop() {{
-  for h in $hosts; do ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
+  for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
   if [ -n "$copd" ]; then
     kill "$copd" 2>/dev/null
     wait "$copd" 2>/dev/null

@@ -122,7 +122,7 @@ PY
 leftovers() {
   local h
   for h in $(sinfo -h -N -o %N | sort -u); do
-    ssh -o BatchMode=yes "$h" 'ls -d /tmp/copbench-slurm-* 2>/dev/null; ps -eo pid,args | grep -e "[c]opdrv .*copbench-slurm-cop" -e "[c]opd --listen [0-9.]*:0 "' </dev/null |
+    ssh -o BatchMode=yes "$h" 'ls -d /tmp/copbench-slurm-* 2>/dev/null; ps -eo pid,args | grep -e "[c]opdrv .*copbench-slurm-cop" -e "[c]opd --listen [0-9.]*:0 "; true' </dev/null |
       sed "s/^/$h: /"
   done
 }
@@ -141,7 +141,7 @@ YML
 runner=$!
 up=
 for _ in $(seq 1200); do
-  up=$(ls "$work"/cancel/cancel-*/jobs/*/cop-stack 2>/dev/null | head -1)
+  up=$(ls "$work"/cancel/cancel-*/jobs/*/cop-stack 2>/dev/null | head -1 || true)
   [ -z "$up" ] || break
   kill -0 "$runner" 2>/dev/null || break
   sleep 0.1
