@@ -154,6 +154,8 @@ extern "C" {
 #define CopErrRetryLimit -116   /* link: resend limit reached */
 #define CopErrLinkDown -117     /* copd or copdrv is gone, or a channel of the operation failed */
 #define CopErrOverflow -118     /* the channel's out-of-context buffer was full: a message was lost */
+#define CopErrTaskEnded -119    /* a task taking part in the operation ended before it completed: the
+                                   operation is void (the controller's end_task) */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */
