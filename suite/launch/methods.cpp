@@ -243,6 +243,9 @@ class SlurmLaunch : public LaunchMethod {
     return std::nullopt;
   }
   LaunchOutcome run(LaunchRequest req) override;
+
+ private:
+  void sweep_hosts(const std::string& job, const std::string& nodelist, const fs::path& dir);
 };
 
 LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
@@ -369,9 +372,39 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
     out.error = fmt::format("Slurm job {} {} (Reason={}, ExitCode={})", job, state, f["Reason"], exit);
     if (state == "FAILED" && !worker_said.error.empty()) out.error += ": " + worker_said.error;
   }
+  if (spec.launcher == Launcher::cop_master || starts_pvm()) sweep_hosts(job, f["NodeList"], dir);
   std::error_code ec;
   fs::remove_all(dir, ec);
   return out;
+}
+
+// The job's script stops its daemons on every host when it ends (its EXIT trap), but
+// Slurm kills a script whose trap outlives KillWait, and the copdrv and pvmd it started
+// over ssh are not the job's processes. So after every job the runner, too, stops what
+// the job may have left on its hosts: the job's copdrv (by its PID file, if its command
+// line still names the job's directory) and the job's directories. Best effort: a host
+// it cannot reach is passed over.
+void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelist, const fs::path& dir) {
+  if (nodelist.empty()) return;
+  int rc = 0;
+  const std::string hosts = slurm_command({"scontrol", "show", "hostnames", nodelist}, dir, rc);
+  if (rc != 0) return;
+  const std::string cop = "/tmp/copbench-slurm-cop." + job, pvm = "/tmp/copbench-slurm-pvm." + job;
+  const std::string cmd = fmt::format(
+      "p=$(cat {0}/copdrv.pid 2>/dev/null); "
+      "if [ -n \"$p\" ] && tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q -- '--dir {0}'; then "
+      "kill $p; i=0; while [ -e /proc/$p ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; kill -9 $p 2>/dev/null; fi; "
+      "rm -rf {0} {1}; true",
+      cop, pvm);
+  std::stringstream ss(hosts);
+  std::string host;
+  while (ss >> host) {
+    bool timed_out = false;
+    const fs::path log = dir / "sweep.out";
+    run_with_timeout({"ssh", "-o", "BatchMode=yes", host, cmd}, 20, log, timed_out, nullptr);
+    std::error_code ec;
+    fs::remove(log, ec);
+  }
 }
 
 }  // namespace
