@@ -16,6 +16,8 @@ std::string first_line(std::string s);
 std::string last_line(const std::string& s);
 // Set by cancel_launches() (async-signal-safe flag).
 bool cancelled();
+// Whether `program` is an executable in a directory of $PATH.
+bool on_path(const std::string& program);
 
 // Runs argv in its own process group; kills the group at the deadline or on
 // cancel_launches(). stdout and stderr go to `log`.

@@ -45,10 +45,6 @@ std::string last_line(const std::string& s) {
   return last;
 }
 
-}  // namespace launch_detail
-using namespace launch_detail;
-namespace {
-
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (!path) return false;
@@ -58,6 +54,10 @@ bool on_path(const std::string& program) {
     if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
   return false;
 }
+
+}  // namespace launch_detail
+using namespace launch_detail;
+namespace {
 
 // Slots and hosts of an mpirun hostfile ("host [slots=N]" lines, # comments).
 struct HostfileCount {

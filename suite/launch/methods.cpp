@@ -25,16 +25,6 @@ namespace fs = std::filesystem;
 using namespace launch_detail;
 namespace {
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
 class DirectLaunch : public LaunchMethod {
  public:
   DirectLaunch(std::string name, std::string hostfile) : name_(std::move(name)), hostfile_(std::move(hostfile)) {}

@@ -1,4 +1,4 @@
-// The daemons' log limiter (cop/link/daemon.h) on a fake clock: lines per cause
+// The daemons' log limiter (cop/link/daemon.h) on a clock the test advances: lines per cause
 // and second, the summary of what was held back, causes apart, the cause of a line.
 #include <gtest/gtest.h>
 
