@@ -52,10 +52,15 @@ class Parser {
   csv_parser parser_{};
 };
 
-std::string parse_error(csv_parser* p) {
-  if (csv_error(p) == CSV_EPARSE)
-    return "malformed CSV (a quote inside an unquoted field, or text after a closing quote)";
-  return csv_strerror(csv_error(p));
+// A record spans lines only inside a quoted field: an error on a later line than the
+// record's first most likely comes from a quote left open there.
+std::string parse_error(csv_parser* p, const std::filesystem::path& file, int record_line, int line) {
+  if (csv_error(p) != CSV_EPARSE) return fmt::format("{}:{}: {}", file.string(), line, csv_strerror(csv_error(p)));
+  if (record_line < line)
+    return fmt::format("{}:{}: malformed CSV: a quoted field opened on this line is still open on line {}",
+                       file.string(), record_line, line);
+  return fmt::format("{}:{}: malformed CSV (a quote inside an unquoted field, or text after a closing quote)",
+                     file.string(), line);
 }
 
 }  // namespace
@@ -73,7 +78,7 @@ CsvFile read_csv(const std::filesystem::path& file, const std::string& what) {
     sink.feeding_line = lineno;
     line += '\n';
     if (csv_parse(parser.get(), line.data(), line.size(), on_field, on_record_end, &sink) != line.size())
-      throw std::runtime_error(fmt::format("{}:{}: {}", file.string(), lineno, parse_error(parser.get())));
+      throw std::runtime_error(parse_error(parser.get(), file, sink.current.line, lineno));
   }
   const int open_line = sink.current.line;
   if (csv_fini(parser.get(), on_field, on_record_end, &sink) != 0 || csv_error(parser.get()) != CSV_SUCCESS)

@@ -255,6 +255,9 @@ TEST_F(ReportTest, CsvBadFilesNameFileAndLine) {
             at + ":2: malformed CSV (a quote inside an unquoted field, or text after a closing quote)");
   EXPECT_EQ(csv_error("a,b\n\"1\"2,3\n"),
             at + ":2: malformed CSV (a quote inside an unquoted field, or text after a closing quote)");
+  // A quote left open on line 2 runs into line 3, where the next quote closes it.
+  EXPECT_EQ(csv_error("a,b\n\"1,2\n\"3\",4\n"),
+            at + ":2: malformed CSV: a quoted field opened on this line is still open on line 3");
   EXPECT_EQ(csv_error("# only a comment\n\n"), at + ": no header line");
   try {
     read_csv(dir_ / "missing.csv", "seed table");

@@ -22,8 +22,9 @@ struct CsvFile {
 // Reads `file`: comma-separated, fields quoted with " ("" inside a quoted field is one "),
 // no space trimmed; empty lines and lines starting with '#' (outside a quoted field) are
 // skipped. Throws std::runtime_error "FILE:LINE: reason" on an unterminated quoted field,
-// a quote inside an unquoted field, text after a closing quote or a record whose field
-// count differs from the header's; "cannot read WHAT FILE" when it cannot be opened,
+// a quote inside an unquoted field, text after a closing quote (LINE: where the record
+// starts when a quoted field opened there runs into a later line), or a record whose
+// field count differs from the header's; "cannot read WHAT FILE" when it cannot be opened,
 // "FILE: no header line" when it holds no record.
 CsvFile read_csv(const std::filesystem::path& file, const std::string& what = "CSV file");
 
