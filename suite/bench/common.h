@@ -103,11 +103,4 @@ inline std::function<void()> ping_pong(Backend& b, int peer, EchoBuffers& bufs) 
   return [] {};
 }
 
-// Least-squares line y = a + b x; returns {a, b}.
-struct Line {
-  double intercept = 0;
-  double slope = 0;
-};
-Line fit_line(const std::vector<double>& x, const std::vector<double>& y);
-
 }  // namespace copbench::bench

@@ -63,26 +63,4 @@ const Benchmark& ring_benchmark() {
   return instance;
 }
 
-Line fit_line(const std::vector<double>& x, const std::vector<double>& y) {
-  Line line;
-  const std::size_t n = std::min(x.size(), y.size());
-  if (n == 0) return line;
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  const double dn = static_cast<double>(n);
-  const double denom = dn * sxx - sx * sx;
-  if (n < 2 || denom == 0.0) {
-    line.intercept = sy / dn;
-    return line;
-  }
-  line.slope = (dn * sxy - sx * sy) / denom;
-  line.intercept = (sy - line.slope * sx) / dn;
-  return line;
-}
-
 }  // namespace copbench::bench
