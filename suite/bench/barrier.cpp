@@ -11,8 +11,7 @@ class Barrier final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::barrier}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    for (PointResult& p : measure_collective(b, params, "barrier/nodes:" + std::to_string(b.nodes()), [&] { b.barrier(); }))
-      out.report(std::move(p));
+    report_collective(b, params, out, "barrier/nodes:" + std::to_string(b.nodes()), [&] { b.barrier(); });
   }
 };
 
