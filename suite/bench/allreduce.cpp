@@ -31,9 +31,6 @@ class Allreduce final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& allreduce_benchmark() {
-  static const Allreduce instance;
-  return instance;
-}
+const Benchmark& allreduce_benchmark() { return the_instance<Allreduce>(); }
 
 }  // namespace copbench::bench

@@ -57,9 +57,6 @@ class Bandwidth final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& bandwidth_benchmark() {
-  static const Bandwidth instance;
-  return instance;
-}
+const Benchmark& bandwidth_benchmark() { return the_instance<Bandwidth>(); }
 
 }  // namespace copbench::bench

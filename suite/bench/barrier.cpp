@@ -17,9 +17,6 @@ class Barrier final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& barrier_benchmark() {
-  static const Barrier instance;
-  return instance;
-}
+const Benchmark& barrier_benchmark() { return the_instance<Barrier>(); }
 
 }  // namespace copbench::bench

@@ -22,9 +22,6 @@ class Broadcast final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& broadcast_benchmark() {
-  static const Broadcast instance;
-  return instance;
-}
+const Benchmark& broadcast_benchmark() { return the_instance<Broadcast>(); }
 
 }  // namespace copbench::bench

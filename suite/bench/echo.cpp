@@ -41,9 +41,6 @@ class Echo final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& echo_benchmark() {
-  static const Echo instance;
-  return instance;
-}
+const Benchmark& echo_benchmark() { return the_instance<Echo>(); }
 
 }  // namespace copbench::bench

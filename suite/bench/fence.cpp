@@ -97,9 +97,6 @@ class Fence final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& fence_benchmark() {
-  static const Fence instance;
-  return instance;
-}
+const Benchmark& fence_benchmark() { return the_instance<Fence>(); }
 
 }  // namespace copbench::bench

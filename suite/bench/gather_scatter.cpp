@@ -40,13 +40,7 @@ class Scatter final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& gather_benchmark() {
-  static const Gather instance;
-  return instance;
-}
-const Benchmark& scatter_benchmark() {
-  static const Scatter instance;
-  return instance;
-}
+const Benchmark& gather_benchmark() { return the_instance<Gather>(); }
+const Benchmark& scatter_benchmark() { return the_instance<Scatter>(); }
 
 }  // namespace copbench::bench

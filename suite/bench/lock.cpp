@@ -31,9 +31,6 @@ void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std:
   out.report(std::move(p));
 }
 
-const Benchmark& lock_benchmark() {
-  static const Lock instance;
-  return instance;
-}
+const Benchmark& lock_benchmark() { return the_instance<Lock>(); }
 
 }  // namespace copbench::bench

@@ -58,9 +58,6 @@ class McsLock final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& mcs_lock_benchmark() {
-  static const McsLock instance;
-  return instance;
-}
+const Benchmark& mcs_lock_benchmark() { return the_instance<McsLock>(); }
 
 }  // namespace copbench::bench

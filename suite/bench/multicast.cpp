@@ -24,9 +24,6 @@ class Multicast final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& multicast_benchmark() {
-  static const Multicast instance;
-  return instance;
-}
+const Benchmark& multicast_benchmark() { return the_instance<Multicast>(); }
 
 }  // namespace copbench::bench

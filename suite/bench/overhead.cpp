@@ -71,9 +71,6 @@ class Overhead final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& overhead_benchmark() {
-  static const Overhead instance;
-  return instance;
-}
+const Benchmark& overhead_benchmark() { return the_instance<Overhead>(); }
 
 }  // namespace copbench::bench

@@ -65,9 +65,6 @@ class Reduce final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& reduce_benchmark() {
-  static const Reduce instance;
-  return instance;
-}
+const Benchmark& reduce_benchmark() { return the_instance<Reduce>(); }
 
 }  // namespace copbench::bench

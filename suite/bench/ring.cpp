@@ -1,6 +1,7 @@
 // ring: seed 002's ring benchmark: pass an m-byte message around the logical ring of all
 // nodes; t_comm(m) is the time per hop, fitted as t_comm = f + x*m (Table 1), and
-// t'_comm = 4 t_comm(m) / m, the time per 32-bit word (Table 2).
+// t'_comm = 4 t_comm(m) / m, the time per 32-bit word (Table 2). The fit is least squares
+// over the sizes measured (fit_line, copbench/stats.h).
 #include "bench/common.h"
 
 namespace copbench::bench {
@@ -58,9 +59,6 @@ class Ring final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& ring_benchmark() {
-  static const Ring instance;
-  return instance;
-}
+const Benchmark& ring_benchmark() { return the_instance<Ring>(); }
 
 }  // namespace copbench::bench

@@ -27,9 +27,6 @@ class Scan final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& scan_benchmark() {
-  static const Scan instance;
-  return instance;
-}
+const Benchmark& scan_benchmark() { return the_instance<Scan>(); }
 
 }  // namespace copbench::bench

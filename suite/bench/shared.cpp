@@ -39,9 +39,6 @@ class Shared final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& shared_benchmark() {
-  static const Shared instance;
-  return instance;
-}
+const Benchmark& shared_benchmark() { return the_instance<Shared>(); }
 
 }  // namespace copbench::bench

@@ -30,9 +30,6 @@ class TicketLock final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& ticket_lock_benchmark() {
-  static const TicketLock instance;
-  return instance;
-}
+const Benchmark& ticket_lock_benchmark() { return the_instance<TicketLock>(); }
 
 }  // namespace copbench::bench

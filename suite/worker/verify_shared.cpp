@@ -68,11 +68,24 @@ std::string shared_cas(Backend& b) {
   return {};
 }
 
+namespace {
+
+constexpr int kRounds = 20;  // lock and unlock cycles per rank in the lock checks
+
+// After every rank's kRounds read-increment-writes of rank 0's `word` under `lock`: the
+// word counts them all, or an update was lost (two ranks were inside at once).
+std::string lost_updates(Backend& b, int word, const char* lock) {
+  const std::int64_t total = b.shared_read(0, word);
+  const std::int64_t expected = static_cast<std::int64_t>(kRounds) * b.ranks();
+  if (total != expected) return fmt::format("{} increments under the {}, {} seen", expected, lock, total);
+  return {};
+}
+
+}  // namespace
+
 // Mutual exclusion: unprotected read-increment-write under the lock loses no update.
 std::string lock(Backend& b) {
-  const int n = b.ranks();
   const int me = b.rank();
-  constexpr int kRounds = 20;
   const int word = kVerifyLockWord;
   const bool counted = b.offers(Op::shared_read) && b.offers(Op::shared_write);
   // Without remote writes (cop), an occupancy count kept with fetch-and-add: whoever
@@ -94,12 +107,7 @@ std::string lock(Backend& b) {
   }
   b.sync();
   if (intruded > 0) return fmt::format("rank {} found another rank inside the lock {} times", me, intruded);
-  if (counted) {
-    std::int64_t total = b.shared_read(0, word);
-    if (total != static_cast<std::int64_t>(kRounds) * n)
-      return fmt::format("{} increments under the lock, {} seen", kRounds * n, total);
-  }
-  return {};
+  return counted ? lost_updates(b, word, "lock") : std::string();
 }
 
 std::string fence(Backend& b) {
@@ -120,9 +128,9 @@ std::string fence(Backend& b) {
   return {};
 }
 
-// Windowed AllFence, for every window size: rank r (r < 40) writes a fresh value into
-// word kVerifyFenceWindowFirstWord + r of every rank, fences with window k, and after a barrier each rank finds
-// every such value in its own words.
+// Windowed AllFence, for every window size k: rank r (r < kVerifyFenceWindowWriters)
+// writes a fresh value into word kVerifyFenceWindowFirstWord + r of every rank, fences
+// with window k, and after a barrier each rank finds every such value in its own words.
 std::string fence_window(Backend& b) {
   const int n = b.ranks();
   const int me = b.rank();
@@ -165,8 +173,6 @@ std::string fence_barrier(Backend& b) {
 // The server queue lock protecting a read-modify-write counter: no update is lost, so
 // the count is ranks x rounds. Without shared words, an occupancy check is all there is.
 std::string server_lock(Backend& b) {
-  const int n = b.ranks();
-  constexpr int kRounds = 20;
   const int word = kVerifyServerLockWord;
   const bool counted = b.offers(Op::shared_read) && b.offers(Op::shared_write);
   for (int i = 0; i < kRounds; ++i) {
@@ -180,12 +186,7 @@ std::string server_lock(Backend& b) {
     b.server_unlock(2);
   }
   b.sync();
-  if (counted) {
-    std::int64_t total = b.shared_read(0, word);
-    if (total != static_cast<std::int64_t>(kRounds) * n)
-      return fmt::format("{} increments under the server lock, {} seen", kRounds * n, total);
-  }
-  return {};
+  return counted ? lost_updates(b, word, "server lock") : std::string();
 }
 
 }  // namespace copbench::verify

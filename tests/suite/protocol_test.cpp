@@ -46,12 +46,17 @@ TEST(OutlierProtocol, StopsWhenEnoughKeptAndConfidenceIntervalMet) {
   EXPECT_FALSE(p.wants_more());
 }
 
-TEST(OutlierProtocol, KeepsGoingWhileTheIntervalIsWideUntilMaxReps) {
-  OutlierProtocol p(config(2, 8));
-  // Far more values than max_reps: where it stops is the protocol's decision.
+// Adds 1, 2, 1, 2, ... (an interval far wider than 10 %) while the protocol wants more,
+// up to 100: where it stops is the protocol's decision. Returns how many it took.
+int add_wide_values(OutlierProtocol& p) {
   int added = 0;
   while (p.wants_more() && added < 100) p.add(added++ % 2 ? 2.0 : 1.0);
-  EXPECT_EQ(added, 8);
+  return added;
+}
+
+TEST(OutlierProtocol, KeepsGoingWhileTheIntervalIsWideUntilMaxReps) {
+  OutlierProtocol p(config(2, 8));
+  EXPECT_EQ(add_wide_values(p), 8);
   EXPECT_EQ(p.repetitions(), 8);
   EXPECT_FALSE(p.ci_met());
   EXPECT_FALSE(p.wants_more());
@@ -60,9 +65,7 @@ TEST(OutlierProtocol, KeepsGoingWhileTheIntervalIsWideUntilMaxReps) {
 TEST(OutlierProtocol, MaxRepsBelowMinRepsStillKeepsMinReps) {
   // max_reps under min_reps + 1 is raised to it: min_reps kept after the thrown-out first.
   OutlierProtocol p(config(5, 2));
-  int added = 0;
-  while (p.wants_more() && added < 100) p.add(added++ % 2 ? 2.0 : 1.0);
-  EXPECT_EQ(added, 6);
+  EXPECT_EQ(add_wide_values(p), 6);
   EXPECT_EQ(p.kept().size(), 5u);
 }
 
