@@ -13,8 +13,6 @@ class ArmciBackend final : public baselines::MpirunBackend {
  public:
   ArmciBackend(int* argc, char*** argv);  // MPI_Init, ARMCI_Init; shared words, mutexes if used
   ~ArmciBackend() override;
-  ArmciBackend(const ArmciBackend&) = delete;
-  ArmciBackend& operator=(const ArmciBackend&) = delete;
 
   std::string route() const override { return "ARMCI-MPI over MPI RMA (osc pt2pt)"; }
   // armci_backend.cpp: the harness's services on armci_msg_*.

@@ -11,8 +11,11 @@
 
 namespace copbench::baselines {
 
+// Not copyable: a backend owns its system's state (MPI windows, PVM group membership).
 class CatalogBackend : public Backend {
  public:
+  CatalogBackend(const CatalogBackend&) = delete;
+  CatalogBackend& operator=(const CatalogBackend&) = delete;
   std::string name() const override { return spec_->name; }
   int rank() const override { return rank_; }
   int tasks_per_node() const override { return tasks_per_node_; }

@@ -55,8 +55,6 @@ class CopBackend final : public pvm::PvmTaskBackend {
   // calls kill_all().
   void start(const CopOptions& options);
   ~CopBackend() override;
-  CopBackend(const CopBackend&) = delete;
-  CopBackend& operator=(const CopBackend&) = delete;
 
   std::string route() const override { return route_; }
   // cop_backend.cpp: the thesis's barrier before each timed collective, and the

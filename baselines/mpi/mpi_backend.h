@@ -16,8 +16,6 @@ class MpiBackend final : public baselines::MpirunBackend {
   // MPI_Init, and the windows and lock server the worker's command line needs.
   MpiBackend(int* argc, char*** argv);
   ~MpiBackend() override;               // frees them, MPI_Finalize
-  MpiBackend(const MpiBackend&) = delete;
-  MpiBackend& operator=(const MpiBackend&) = delete;
 
   std::string route() const override { return "default"; }
   // mpi_backend.cpp: the harness's services on MPI_Barrier / MPI_Allreduce.

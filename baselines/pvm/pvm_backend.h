@@ -44,8 +44,6 @@ class PvmBackend final : public PvmTaskBackend {
   // kills nothing: the worker reports the error first, then calls kill_all().
   void start(const PvmOptions& options);
   ~PvmBackend() override;  // leaves the group, stops the server (rank 0), pvm_exit
-  PvmBackend(const PvmBackend&) = delete;
-  PvmBackend& operator=(const PvmBackend&) = delete;
 
   std::string route() const override { return route_; }
   void sync() override;  // pvm_barrier on the run's group
