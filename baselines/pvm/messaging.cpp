@@ -9,7 +9,8 @@ namespace copbench::pvm {
 
 void PvmBackend::send(int to, std::span<const std::byte> message) {
   pvm_check(pvm_initsend(encoding_), "pvm_initsend");
-  pvm_check(pvm_pkbyte(reinterpret_cast<char*>(const_cast<std::byte*>(message.data())), static_cast<int>(message.size()), 1), "pvm_pkbyte");
+  char* data = reinterpret_cast<char*>(const_cast<std::byte*>(message.data()));
+  pvm_check(pvm_pkbyte(data, static_cast<int>(message.size()), 1), "pvm_pkbyte");
   pvm_check(pvm_send(tids_[static_cast<std::size_t>(to)], kEchoTag), "pvm_send");
 }
 
