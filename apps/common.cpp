@@ -51,6 +51,27 @@ Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<
   return summarize(protocol, std::move(cpu_reps), 1, 0.0);
 }
 
+void check_sizes(const RunParams& p, std::string_view app, std::string_view what, std::size_t lo, std::size_t hi,
+                 std::string_view hi_text) {
+  for (std::size_t n : p.sizes)
+    if (n < lo || n > hi)
+      throw std::invalid_argument(fmt::format("{}: --sizes {}: {} must be from {} to {}", app, n, what, lo,
+                                              hi_text.empty() ? std::to_string(hi) : std::string(hi_text)));
+}
+
+MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd,
+                          const std::function<double()>& run_once) {
+  double last = 0;
+  MeasuredRuns m;
+  m.summary = repeat_runs(b, config, [&] {
+    bd.reset();
+    last = run_once();
+    return last;
+  });
+  m.fractions = bd.mean_fractions(b, last);
+  return m;
+}
+
 std::string_view part_name(Part p) {
   switch (p) {
     case Part::multicast: return "multicast";

@@ -27,6 +27,11 @@ double option_double(const RunParams& p, std::string_view app, const std::string
 // same Summary (per-run maximum over ranks). `--warmup` and `--iters` do not apply.
 Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once);
 
+// Checks --sizes: throws std::invalid_argument "APP: --sizes N: WHAT must be from LO to
+// HI" (HI written as hi_text when given) for a size outside [lo, hi].
+void check_sizes(const RunParams& p, std::string_view app, std::string_view what, std::size_t lo, std::size_t hi,
+                 std::string_view hi_text = {});
+
 // The kinds of time of Table V.
 enum class Part { multicast, reduction, barrier, point_to_point, broadcast, scan, computation };
 inline constexpr std::size_t kParts = 7;
@@ -57,6 +62,16 @@ class Breakdown {
   std::array<long, kParts> calls_{};
   std::array<double, kParts> modelled_{};
 };
+
+// One point of an application: whole runs under repeat_runs, `bd` reset before each;
+// `fractions` are the last run's Table V fractions averaged over ranks. Every rank calls
+// it; run_once returns this rank's seconds for one run.
+struct MeasuredRuns {
+  Summary summary;
+  std::array<double, kParts> fractions{};
+};
+MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd,
+                          const std::function<double()>& run_once);
 
 // Point-to-point in the applications: the backend's send/recv where it has them; where it
 // has not (cop) one-member multicasts, every sending rank in turn the root (results say

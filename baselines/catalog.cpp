@@ -1,16 +1,58 @@
-// The backends copbench knows, in the order `copbench list` shows them. Each spec is
-// defined beside its backend (baselines/<name>/spec.cpp).
+// The backends copbench knows, in the order `copbench list` shows them: read from
+// baselines/backends.json, which baselines/CMakeLists.txt compiles in as a string
+// (backends_json.h) and the tests read too, so what each backend offers is said once.
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends_json.h"
 #include "copbench/bench.h"
 
 namespace copbench {
+namespace {
 
-BackendSpec mpi_spec();
-BackendSpec armci_spec();
-BackendSpec pvm_spec();
-BackendSpec cop_spec();
+Op op_named(const std::string& name) {
+  for (Op op : kAllOps)
+    if (op_name(op) == name) return op;
+  throw std::logic_error("baselines/backends.json: unknown operation '" + name + "'");
+}
+
+Launcher launcher_named(const std::string& name) {
+  if (name == "mpirun") return Launcher::mpirun;
+  if (name == "pvm_master") return Launcher::pvm_master;
+  if (name == "cop_master") return Launcher::cop_master;
+  throw std::logic_error("baselines/backends.json: unknown launcher '" + name + "'");
+}
+
+std::vector<std::string> strings(const nlohmann::json& entry, const char* key) {
+  return entry.value(key, std::vector<std::string>{});
+}
+
+BackendSpec spec_of(const nlohmann::json& entry) {
+  BackendSpec s;
+  s.name = entry.at("name").get<std::string>();
+  s.summary = entry.at("summary").get<std::string>();
+  s.worker = entry.at("worker").get<std::string>();
+  s.launcher = launcher_named(entry.at("launcher").get<std::string>());
+  s.mpirun_args = strings(entry, "mpirun_args");
+  s.routes = strings(entry, "routes");
+  s.encodings = strings(entry, "encodings");
+  for (const std::string& op : strings(entry, "offered")) s.offered.push_back(op_named(op));
+  return s;
+}
+
+}  // namespace
 
 const std::vector<BackendSpec>& all_backend_specs() {
-  static const std::vector<BackendSpec> specs = {cop_spec(), pvm_spec(), mpi_spec(), armci_spec()};
+  static const std::vector<BackendSpec> specs = [] {
+    std::vector<BackendSpec> list;
+    const nlohmann::json catalog = nlohmann::json::parse(kBackendsJson);
+    for (const nlohmann::json& entry : catalog.at("backends"))
+      list.push_back(spec_of(entry));
+    return list;
+  }();
   return specs;
 }
 

@@ -1,5 +1,6 @@
-/* The porting check (issue 3 item 4): one PVM program whose group calls are ported to
- * libcop. porting_main.c is shared: it spawns the tasks, does their local arithmetic and
+/* The porting check (seed 000 ch. V: an existing PVM application uses the COP system by
+ * calling the COP library in place of PVM's global operations): one PVM program whose
+ * group calls are ported to libcop. porting_main.c is shared: it spawns the tasks, does their local arithmetic and
  * collects and checks what they report. The group calls live in porting_pvm.c (PVM) and
  * porting_cop.c (libcop); `diff porting_pvm.c porting_cop.c` is the whole port. */
 #ifndef COPBENCH_PORTING_H
@@ -51,6 +52,11 @@ void port_root_params(int iparam[N_IPARAM], double dparam[N_DPARAM]);
 void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const double dparam[N_DPARAM],
                      int isum[N_RED], int imax[N_RED], int imin[N_RED], double dsum[N_RED],
                      double dmax[N_RED], double dmin[N_RED]);
+
+/* The root: keeps the six reductions' results in 'r' and lays them out for the
+ * multicast (imc, dmc). Not a group call, so shared by both versions. */
+void port_keep_reduced(struct port_report *r, const int isum[N_RED], const int imax[N_RED], const int imin[N_RED],
+                       const double dsum[N_RED], const double dmax[N_RED], const double dmin[N_RED]);
 
 /* The group part of a task, one per version (porting_pvm.c, porting_cop.c). 'driver' is
  * its node's COP driver directory ("" when none was given). Fills 'r'; negative on error,

@@ -3,7 +3,6 @@
 #include <cop/cop.h>
 #include <pvm3.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "porting.h"
 
@@ -39,19 +38,7 @@ int port_run_task(const char *driver, int ntask, struct port_report *r) {
   CALL(cop_reduce(COP_SUM, dsum, PVM_DOUBLE, N_RED, TAG_SUM_DBL, group, roots, 1));
   CALL(cop_reduce(COP_MAX, dmax, PVM_DOUBLE, N_RED, TAG_MAX_DBL, group, roots, 1));
   CALL(cop_reduce(COP_MIN, dmin, PVM_DOUBLE, N_RED, TAG_MIN_DBL, group, roots, 1));
-  if (me == 0) {
-    r->has_reduce = 1;
-    memcpy(r->isum, isum, sizeof isum);
-    memcpy(r->imax, imax, sizeof imax);
-    memcpy(r->imin, imin, sizeof imin);
-    memcpy(r->dsum, dsum, sizeof dsum);
-    memcpy(r->dmax, dmax, sizeof dmax);
-    memcpy(r->dmin, dmin, sizeof dmin);
-    for (int i = 0; i < N_RED; ++i) {
-      r->imc[i] = isum[i], r->imc[N_RED + i] = imax[i], r->imc[2 * N_RED + i] = imin[i];
-      r->dmc[i] = dsum[i], r->dmc[N_RED + i] = dmax[i], r->dmc[2 * N_RED + i] = dmin[i];
-    }
-  }
+  if (me == 0) port_keep_reduced(r, isum, imax, imin, dsum, dmax, dmin);
 
   /* Instance 0 multicasts the results to the odd instances. */
   int odd[ntask / 2 + 1], nodd = 0;

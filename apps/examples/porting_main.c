@@ -49,6 +49,21 @@ void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const doub
   dmin[1] = h * lo;
 }
 
+void port_keep_reduced(struct port_report *r, const int isum[N_RED], const int imax[N_RED], const int imin[N_RED],
+                       const double dsum[N_RED], const double dmax[N_RED], const double dmin[N_RED]) {
+  r->has_reduce = 1;
+  memcpy(r->isum, isum, sizeof r->isum);
+  memcpy(r->imax, imax, sizeof r->imax);
+  memcpy(r->imin, imin, sizeof r->imin);
+  memcpy(r->dsum, dsum, sizeof r->dsum);
+  memcpy(r->dmax, dmax, sizeof r->dmax);
+  memcpy(r->dmin, dmin, sizeof r->dmin);
+  for (int i = 0; i < N_RED; ++i) {
+    r->imc[i] = isum[i], r->imc[N_RED + i] = imax[i], r->imc[2 * N_RED + i] = imin[i];
+    r->dmc[i] = dsum[i], r->dmc[N_RED + i] = dmax[i], r->dmc[2 * N_RED + i] = dmin[i];
+  }
+}
+
 int port_failed(struct port_report *r, const char *call, int rc, const char *why) {
   snprintf(r->error, sizeof r->error, "%s failed: %s (code %d)", call, why, rc);
   return rc;
@@ -202,16 +217,27 @@ static int check(const struct port_report *reports, int ntask) {
   return bad;
 }
 
-static int parent_main(int argc, char **argv) {
-  int nodes = 4, per_node = 2, timeout_s = 60;
+/* The parent's run: its options and what it collects. */
+struct porting_run {
+  int nodes, per_node, timeout_s, ntask;
+  int *tids;                   /* by spawn order */
+  struct port_report *reports; /* by group instance */
+  int *reported;               /* by spawn order */
+  int *seen;                   /* by group instance */
+  int spawned;                 /* tasks to kill when the run ends early */
+};
+
+/* --nodes, --tasks-per-node, --timeout; 0, or 2 after one line on a bad argument. */
+static int parse_options(int argc, char **argv, struct porting_run *run) {
+  run->nodes = 4, run->per_node = 2, run->timeout_s = 60;
   for (int i = 1; i < argc; ++i) {
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--nodes") == 0) {
-      nodes = parse_count("--nodes", value, 64);
+      run->nodes = parse_count("--nodes", value, 64);
     } else if (strcmp(argv[i], "--tasks-per-node") == 0) {
-      per_node = parse_count("--tasks-per-node", value, 64);
+      run->per_node = parse_count("--tasks-per-node", value, 64);
     } else if (strcmp(argv[i], "--timeout") == 0) {
-      timeout_s = parse_count("--timeout", value, 3600);
+      run->timeout_s = parse_count("--timeout", value, 3600);
     } else {
       fprintf(stderr, "porting: unknown argument '%s' (usage: %s [--nodes N] [--tasks-per-node T] [--timeout S])\n",
               argv[i], argv[0]);
@@ -219,8 +245,114 @@ static int parent_main(int argc, char **argv) {
     }
     ++i;
   }
-  const int ntask = nodes * per_node;
+  run->ntask = run->nodes * run->per_node;
+  return 0;
+}
 
+/* Task j runs on node 1 + j / per_node and uses that node's channel driver; the parent
+ * hears of every task's exit (TAG_EXIT). 0, or 1 after one line. */
+static int spawn_tasks(const char *self, struct porting_run *run) {
+  for (; run->spawned < run->ntask; ++run->spawned) {
+    char count[16], node[16], var[32];
+    const int k = 1 + run->spawned / run->per_node;
+    snprintf(count, sizeof count, "%d", run->ntask);
+    snprintf(node, sizeof node, "%d", k);
+    snprintf(var, sizeof var, "COP_DRIVER_%d", k);
+    const char *driver = getenv(var) ? getenv(var) : "";
+    char *args[] = {"--task", count, node, (char *)driver, NULL};
+    int got = pvm_spawn((char *)self, args, PvmTaskDefault, "", 1, &run->tids[run->spawned]);
+    if (got != 1) {
+      fprintf(stderr, "porting: pvm_spawn of task %d failed (code %d)\n", run->spawned, run->tids[run->spawned]);
+      return 1;
+    }
+  }
+  pvm_notify(PvmTaskExit, TAG_EXIT, run->ntask, run->tids);
+  return 0;
+}
+
+/* Spawn-order index of tid, or ntask. */
+static int task_index(const struct porting_run *run, int tid) {
+  int j = 0;
+  while (j < run->ntask && run->tids[j] != tid) ++j;
+  return j;
+}
+
+/* Files the report just received from src by its group instance. 0, or 1 after one line
+ * when the task failed or its instance is out of range or taken. */
+static int take_report(struct porting_run *run, int src) {
+  struct port_report r;
+  unpack_report(&r);
+  if (r.error[0]) {
+    fprintf(stderr, "porting: task t%x (group instance %d): %s\n", src, r.inst, r.error);
+    return 1;
+  }
+  if (r.inst < 0 || r.inst >= run->ntask || run->seen[r.inst]++) {
+    fprintf(stderr, "porting: task t%x reports group instance %d twice or out of 0..%d\n", src, r.inst,
+            run->ntask - 1);
+    return 1;
+  }
+  run->reports[r.inst] = r;
+  return 0;
+}
+
+/* Each task reports once; a task that exits without a report gets a short grace for its
+ * message, then the run fails naming it. 0, or 1 after one line. */
+static int collect_reports(struct porting_run *run) {
+  int nreports = 0, exited_silent = 0;
+  struct timeval start;
+  gettimeofday(&start, NULL);
+  while (nreports < run->ntask) {
+    struct timeval now, left;
+    gettimeofday(&now, NULL);
+    long waited = now.tv_sec - start.tv_sec;
+    left.tv_sec = exited_silent ? 2 : (waited < run->timeout_s ? run->timeout_s - waited : 0);
+    left.tv_usec = 0;
+    int buf = pvm_trecv(-1, -1, &left);
+    if (buf <= 0) {
+      fprintf(stderr, "porting: %s; tasks without a report:", exited_silent ? "a task exited without a report"
+                                                                              : "timed out waiting for the tasks");
+      for (int j = 0; j < run->ntask; ++j)
+        if (!run->reported[j]) fprintf(stderr, " t%x", run->tids[j]);
+      fprintf(stderr, "\n");
+      return 1;
+    }
+    int bytes, tag, src;
+    pvm_bufinfo(buf, &bytes, &tag, &src);
+    if (tag == TAG_EXIT) {
+      int who;
+      pvm_upkint(&who, 1, 1);
+      int j = task_index(run, who);
+      if (j < run->ntask && !run->reported[j]) exited_silent = 1;
+      continue;
+    }
+    if (tag != TAG_REPORT) continue;
+    int j = task_index(run, src);
+    if (j == run->ntask || run->reported[j]) continue;
+    run->reported[j] = 1;
+    ++nreports;
+    if (take_report(run, src)) return 1;
+  }
+  run->spawned = 0; /* every task has finished: nothing to kill */
+  return 0;
+}
+
+/* Prints every report by group instance and checks them. 0, or 1 after one line. */
+static int print_and_check(const struct porting_run *run) {
+  printf("porting check: %d tasks (%d nodes x %d)\n", run->ntask, run->nodes, run->per_node);
+  for (int inst = 0; inst < run->ntask; ++inst) print_report(&run->reports[inst]);
+  int bad = check(run->reports, run->ntask);
+  if (bad) {
+    fprintf(stderr, "porting: %d result(s) disagree with a local computation\n", bad);
+    return 1;
+  }
+  printf("all results agree with a local computation\n");
+  fflush(stdout);
+  return 0;
+}
+
+static int parent_main(int argc, char **argv) {
+  struct porting_run run = {0};
+  if (parse_options(argc, argv, &run)) return 2;
   pvm_setopt(PvmAutoErr, 0);
   if (pvm_mytid() < 0) {
     fprintf(stderr, "porting: no pvmd is running (start one: copbench-pvmd-local start, then its exports)\n");
@@ -235,95 +367,18 @@ static int parent_main(int argc, char **argv) {
   }
   self[len] = '\0';
 
-  int *tids = calloc((size_t)ntask, sizeof *tids);
-  struct port_report *reports = calloc((size_t)ntask, sizeof *reports);
-  int *reported = calloc((size_t)ntask, sizeof *reported); /* by spawn order */
-  int *seen = calloc((size_t)ntask, sizeof *seen);         /* by group instance */
-  int status = 1, spawned = 0;
-  if (!tids || !reports || !reported || !seen) goto out;
-
-  /* Task j runs on node 1 + j / per_node and uses that node's channel driver. */
-  for (; spawned < ntask; ++spawned) {
-    char count[16], node[16], var[32];
-    const int k = 1 + spawned / per_node;
-    snprintf(count, sizeof count, "%d", ntask);
-    snprintf(node, sizeof node, "%d", k);
-    snprintf(var, sizeof var, "COP_DRIVER_%d", k);
-    const char *driver = getenv(var) ? getenv(var) : "";
-    char *args[] = {"--task", count, node, (char *)driver, NULL};
-    int got = pvm_spawn(self, args, PvmTaskDefault, "", 1, &tids[spawned]);
-    if (got != 1) {
-      fprintf(stderr, "porting: pvm_spawn of task %d failed (code %d)\n", spawned, tids[spawned]);
-      goto out;
-    }
-  }
-  pvm_notify(PvmTaskExit, TAG_EXIT, ntask, tids);
-
-  /* Each task reports once; a task that exits without a report gets a short grace for
-   * its message, then the run fails naming it. */
-  int nreports = 0, exited_silent = 0;
-  struct timeval start;
-  gettimeofday(&start, NULL);
-  while (nreports < ntask) {
-    struct timeval now, left;
-    gettimeofday(&now, NULL);
-    long waited = now.tv_sec - start.tv_sec;
-    left.tv_sec = exited_silent ? 2 : (waited < timeout_s ? timeout_s - waited : 0);
-    left.tv_usec = 0;
-    int buf = pvm_trecv(-1, -1, &left);
-    if (buf <= 0) {
-      fprintf(stderr, "porting: %s; tasks without a report:", exited_silent ? "a task exited without a report"
-                                                                              : "timed out waiting for the tasks");
-      for (int j = 0; j < ntask; ++j)
-        if (!reported[j]) fprintf(stderr, " t%x", tids[j]);
-      fprintf(stderr, "\n");
-      goto out;
-    }
-    int bytes, tag, src;
-    pvm_bufinfo(buf, &bytes, &tag, &src);
-    int j = 0;
-    if (tag == TAG_EXIT) {
-      int who;
-      pvm_upkint(&who, 1, 1);
-      while (j < ntask && tids[j] != who) ++j;
-      if (j < ntask && !reported[j]) exited_silent = 1;
-      continue;
-    }
-    if (tag != TAG_REPORT) continue;
-    while (j < ntask && tids[j] != src) ++j;
-    if (j == ntask || reported[j]) continue;
-    struct port_report r;
-    unpack_report(&r);
-    reported[j] = 1;
-    ++nreports;
-    if (r.error[0]) {
-      fprintf(stderr, "porting: task t%x (group instance %d): %s\n", src, r.inst, r.error);
-      goto out;
-    }
-    if (r.inst < 0 || r.inst >= ntask || seen[r.inst]++) {
-      fprintf(stderr, "porting: task t%x reports group instance %d twice or out of 0..%d\n", src, r.inst, ntask - 1);
-      goto out;
-    }
-    reports[r.inst] = r;
-  }
-  spawned = 0; /* every task has finished: nothing to kill */
-
-  printf("porting check: %d tasks (%d nodes x %d)\n", ntask, nodes, per_node);
-  for (int inst = 0; inst < ntask; ++inst) print_report(&reports[inst]);
-  int bad = check(reports, ntask);
-  if (bad) {
-    fprintf(stderr, "porting: %d result(s) disagree with a local computation\n", bad);
-    goto out;
-  }
-  printf("all results agree with a local computation\n");
-  fflush(stdout);
-  status = 0;
-out:
-  for (int j = 0; j < spawned; ++j) pvm_kill(tids[j]);
-  free(tids);
-  free(reports);
-  free(reported);
-  free(seen);
+  run.tids = calloc((size_t)run.ntask, sizeof *run.tids);
+  run.reports = calloc((size_t)run.ntask, sizeof *run.reports);
+  run.reported = calloc((size_t)run.ntask, sizeof *run.reported);
+  run.seen = calloc((size_t)run.ntask, sizeof *run.seen);
+  int status = 1;
+  if (run.tids && run.reports && run.reported && run.seen && !spawn_tasks(self, &run) && !collect_reports(&run))
+    status = print_and_check(&run);
+  for (int j = 0; j < run.spawned; ++j) pvm_kill(run.tids[j]);
+  free(run.tids);
+  free(run.reports);
+  free(run.reported);
+  free(run.seen);
   pvm_exit();
   return status;
 }

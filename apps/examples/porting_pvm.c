@@ -1,7 +1,6 @@
 /* The porting check's group part (porting.h): porting_pvm.c with PVM 3.4's group calls,
  * porting_cop.c with libcop's. `diff -u porting_pvm.c porting_cop.c` is the whole port. */
 #include <pvm3.h>
-#include <string.h>
 
 #include "porting.h"
 
@@ -44,19 +43,7 @@ int port_run_task(const char *driver, int ntask, struct port_report *r) {
   CALL(pvm_reduce(PvmSum, dsum, N_RED, PVM_DOUBLE, TAG_SUM_DBL, group, 0));
   CALL(pvm_reduce(PvmMax, dmax, N_RED, PVM_DOUBLE, TAG_MAX_DBL, group, 0));
   CALL(pvm_reduce(PvmMin, dmin, N_RED, PVM_DOUBLE, TAG_MIN_DBL, group, 0));
-  if (me == 0) {
-    r->has_reduce = 1;
-    memcpy(r->isum, isum, sizeof isum);
-    memcpy(r->imax, imax, sizeof imax);
-    memcpy(r->imin, imin, sizeof imin);
-    memcpy(r->dsum, dsum, sizeof dsum);
-    memcpy(r->dmax, dmax, sizeof dmax);
-    memcpy(r->dmin, dmin, sizeof dmin);
-    for (int i = 0; i < N_RED; ++i) {
-      r->imc[i] = isum[i], r->imc[N_RED + i] = imax[i], r->imc[2 * N_RED + i] = imin[i];
-      r->dmc[i] = dsum[i], r->dmc[N_RED + i] = dmax[i], r->dmc[2 * N_RED + i] = dmin[i];
-    }
-  }
+  if (me == 0) port_keep_reduced(r, isum, imax, imin, dsum, dmax, dmin);
 
   /* Instance 0 multicasts the results to the odd instances. */
   int odd[ntask / 2 + 1], nodd = 0;

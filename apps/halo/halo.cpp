@@ -243,8 +243,7 @@ class HaloApp final : public Benchmark {
   void check_options(const RunParams& p) const override {
     option_int(p, "halo", "frames", 100, 1, 1000000);
     option_int(p, "halo", "overlap", 1, 0, 1);
-    for (std::size_t n : p.sizes)
-      if (n < 1 || n > 16384) throw std::invalid_argument(fmt::format("halo: --sizes {}: the image side must be from 1 to 16384", n));
+    check_sizes(p, "halo", "the image side", 1, 16384);
   }
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
@@ -259,13 +258,7 @@ class HaloApp final : public Benchmark {
         throw std::invalid_argument(fmt::format("halo: a {}x{} image cannot be cut into a {}x{} grid", n, n, pr, pc));
       Breakdown bd;
       Halo halo(b, n, frames, overlap, bd);
-      double last = 0;
-      Summary summary = repeat_runs(b, params.timing, [&] {
-        bd.reset();
-        last = halo.run();
-        return last;
-      });
-      std::array<double, kParts> fractions = bd.mean_fractions(b, last);
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return halo.run(); });
 
       b.sync();
       double serial_seconds = 0;

@@ -181,8 +181,7 @@ class Matmul final : public Benchmark {
   void check_options(const RunParams& p) const override {
     option_int(p, "matmul", "panel", 256, 1, 100000);
     option_int(p, "matmul", "reference_runs", 3, 1, 100);
-    for (std::size_t n : p.sizes)
-      if (n < 1 || n > 8000) throw std::invalid_argument(fmt::format("matmul: --sizes {}: n must be from 1 to 8000", n));
+    check_sizes(p, "matmul", "n", 1, 8000);
   }
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
@@ -197,13 +196,7 @@ class Matmul final : public Benchmark {
         throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} ranks", n, b.ranks()));
       Breakdown bd;
       Summa summa(b, n, panel, bd);
-      double last = 0;
-      Summary summary = repeat_runs(b, params.timing, [&] {
-        bd.reset();
-        last = summa.run();
-        return last;
-      });
-      std::array<double, kParts> fractions = bd.mean_fractions(b, last);
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return summa.run(); });
 
       // The uniprocessor reference (others wait), then every block checked against it.
       b.sync();

@@ -253,9 +253,7 @@ class Md final : public Benchmark {
 
   void check_options(const RunParams& p) const override {
     settings(p, 66);
-    for (std::size_t atoms : p.sizes)
-      if (atoms < 2 || atoms > 20000)
-        throw std::invalid_argument(fmt::format("md: --sizes {}: atoms must be from 2 to 20000", atoms));
+    check_sizes(p, "md", "atoms", 2, 20000);
   }
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
@@ -269,18 +267,11 @@ class Md final : public Benchmark {
       Breakdown bd;
       Outcome out;
       MdRun app(b, s, bd);
-      double last_seconds = 0;
-      Summary summary = repeat_runs(b, params.timing, [&] {
-        bd.reset();
-        last_seconds = app.run(out);
-        return last_seconds;
-      });
-      double drift = 0;
-      if (b.rank() == 0) verify(s, nslaves, out, drift);
-
       // Table V from the last run: fractions averaged over tasks; the COP column divides
       // each fraction by that part's speedup (measured / modelled COP time).
-      std::array<double, kParts> fractions = bd.mean_fractions(b, last_seconds);
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return app.run(out); });
+      double drift = 0;
+      if (b.rank() == 0) verify(s, nslaves, out, drift);
       std::vector<double> sums(2 * kParts, 0.0);  // measured and modelled seconds, summed over tasks
       for (Part part : kTableV) {
         sums[static_cast<std::size_t>(part)] = bd.seconds(part);

@@ -208,9 +208,7 @@ class Radixsort final : public Benchmark {
 
   void check_options(const RunParams& p) const override {
     radixes(p);
-    for (std::size_t k : p.sizes)
-      if (k < 1 || k > (std::size_t{1} << 26))
-        throw std::invalid_argument(fmt::format("radixsort: --sizes {}: keys per node must be from 1 to 64M", k));
+    check_sizes(p, "radixsort", "keys per node", 1, std::size_t{1} << 26, "64M");
   }
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
@@ -224,13 +222,7 @@ class Radixsort final : public Benchmark {
         throw std::invalid_argument(fmt::format("radixsort: {} keys on {} ranks exceed 2^31 keys", keys, b.ranks()));
       Breakdown bd;
       RadixSort sort(b, keys, bits, bd);
-      double last = 0;
-      Summary summary = repeat_runs(b, params.timing, [&] {
-        bd.reset();
-        last = sort.run();
-        return last;
-      });
-      std::array<double, kParts> fractions = bd.mean_fractions(b, last);
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return sort.run(); });
       std::vector<double> stages(sort.stage_seconds().begin(), sort.stage_seconds().end());
       b.max_over_ranks(stages);
       verify(b, keys, sort.keys());

@@ -8,13 +8,9 @@
 
 #include "copbench/bench.h"
 
-namespace copbench {
-BackendSpec armci_spec();
-}
-
 namespace copbench::armci {
 
-ArmciBackend::ArmciBackend(int* argc, char*** argv) {
+ArmciBackend::ArmciBackend(int* argc, char*** argv) : MpirunBackend("armci") {
   MPI_Init(argc, argv);
   ARMCI_Init();
   rank_ = armci_msg_me();
@@ -55,18 +51,6 @@ std::int64_t* ArmciBackend::word(int owner, int index) const {
 
 void ArmciBackend::need_mutexes() const {
   if (!mutexes_) throw std::logic_error("armci: lock was used by a run that did not declare it, so no mutexes exist");
-}
-
-bool ArmciBackend::offers(Op op) const {
-  static const BackendSpec spec = armci_spec();
-  return spec.offers(op);
-}
-
-void ArmciBackend::set_tasks_per_node(int t) {
-  if (t < 1 || size_ % t != 0)
-    throw std::invalid_argument(std::to_string(size_) + " ranks do not make whole nodes of " + std::to_string(t) +
-                                " tasks");
-  tasks_per_node_ = t;
 }
 
 void ArmciBackend::sync() { armci_msg_barrier(); }

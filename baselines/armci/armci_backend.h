@@ -5,36 +5,28 @@
 #include <cstdint>
 #include <vector>
 
-#include "copbench/backend.h"
+#include "common/catalog_backend.h"
 
 namespace copbench::armci {
 
-class ArmciBackend final : public Backend {
+class ArmciBackend final : public baselines::MpirunBackend {
  public:
   ArmciBackend(int* argc, char*** argv);  // MPI_Init, ARMCI_Init; shared words, mutexes if used
   ~ArmciBackend() override;
-  ArmciBackend(const ArmciBackend&) = delete;
-  ArmciBackend& operator=(const ArmciBackend&) = delete;
 
-  std::string name() const override { return "armci"; }
   std::string route() const override { return "ARMCI-MPI over MPI RMA (osc pt2pt)"; }
-  int rank() const override { return rank_; }
-  int ranks() const override { return size_; }
-  int tasks_per_node() const override { return tasks_per_node_; }
-  // mpirun started nodes x t ranks, t per node in blocks (launch.cpp); throws unless
-  // the rank count is a multiple of t.
-  void set_tasks_per_node(int t);
-  bool offers(Op op) const override;
-
+  // armci_backend.cpp: the harness's services on armci_msg_*.
   void sync() override;
   void max_over_ranks(std::span<double> values) override;
 
+  // messaging.cpp, barrier.cpp, reduce.cpp, broadcast.cpp: ARMCI's message layer.
   void send(int to, std::span<const std::byte> message) override;
   void recv(int from, std::span<std::byte> message) override;
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
   void broadcast(std::span<std::byte> buffer, int root) override;
 
+  // shared.cpp: ARMCI_Lock, ARMCI_Get/Put/Rmw, ARMCI_Fence/AllFence/Barrier.
   void lock(int lock_id) override;
   void unlock(int lock_id) override;
   std::int64_t shared_read(int owner, int index) override;
@@ -56,9 +48,6 @@ class ArmciBackend final : public Backend {
   std::int64_t* word(int owner, int index) const;
   void need_mutexes() const;
 
-  int rank_ = 0;
-  int size_ = 1;
-  int tasks_per_node_ = 1;
   std::vector<void*> bases_;  // ARMCI_Malloc'd shared words of every rank; empty when unused
   bool mutexes_ = false;      // ARMCI_Create_mutexes was called (only for runs that lock)
 };

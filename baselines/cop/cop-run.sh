@@ -13,9 +13,14 @@
 #             COP_USE_RUNNING=1, each task's own COP_DRIVER (a cluster's copdrv per host);
 #             otherwise copd and N copdrv on loopback (copbench-cop-stack --nodes N) in a
 #             temporary directory.
+# Both lifecycles are lib/stack.sh's (beside this script), run in subshells so that a
+# failure there ends only the subshell.
 set -uo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+COPBENCH_BIN=$here
+me=cop-stack  # the stack's messages read as those of copbench-cop-stack
+source "$here/lib/stack.sh"
 nodes=1
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -26,20 +31,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/copbench-cop-run.XXXXXX")
 started_pvm=0 started_stack=0 worker=
 cleanup() {
   [ -n "$worker" ] && kill -TERM "$worker" 2>/dev/null
-  [ "$started_stack" = 1 ] && "$here/copbench-cop-stack" stop --dir "$work/stack" >/dev/null 2>&1
-  [ "$started_pvm" = 1 ] && "$here/copbench-pvmd-local" stop "$work/pvm" >/dev/null 2>&1
+  [ "$started_stack" = 1 ] && (set -euo pipefail; cop_stack_stop --dir "$work/stack") >/dev/null 2>&1
+  [ "$started_pvm" = 1 ] && pvmd_stop "$work/pvm" >/dev/null 2>&1
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
-
-# The pvmd of $PVM_TMP (PVM's default /tmp when unset), as libpvm finds it.
-pvm_alive() {
-  local f="${PVM_TMP:-/tmp}/pvmd.$(id -u)" sock
-  [ -f "$f" ] || return 1
-  sock=$(head -n 1 "$f")
-  [ "${sock:0:1}" != / ] || [ -e "$sock" ]
-}
 
 # On a cluster (COP_USE_RUNNING=1, set by `copbench run --hostfile`) the tasks must be
 # spread over the cluster's virtual machine: a private one would put them all here.
@@ -50,7 +47,7 @@ fi
 
 # On one machine a private pvmd unless PVM_TMP names a live one.
 if [ "${COP_USE_RUNNING:-0}" != 1 ] && { [ -z "${PVM_TMP:-}" ] || ! pvm_alive; }; then
-  if ! exports=$("$here/copbench-pvmd-local" start "$work/pvm" 2>&1); then
+  if ! exports=$(pvmd_start "$work/pvm" 2>&1); then
     echo "copbench-cop-run: could not start a private pvmd: $exports" >&2
     exit 1
   fi
@@ -59,7 +56,7 @@ if [ "${COP_USE_RUNNING:-0}" != 1 ] && { [ -z "${PVM_TMP:-}" ] || ! pvm_alive; }
 fi
 
 if [ -z "${COP_DRIVER_1:-}" ] && [ -z "${COP_STACK_DIR:-}" ] && [ "${COP_USE_RUNNING:-0}" != 1 ]; then
-  if ! out=$("$here/copbench-cop-stack" start --nodes "$nodes" --dir "$work/stack" 2>&1 >/dev/null); then
+  if ! out=$( (set -euo pipefail; cop_stack_start --nodes "$nodes" --dir "$work/stack") 2>&1 >/dev/null); then
     echo "copbench-cop-run: could not start the COP stack: ${out##*$'\n'}" >&2
     exit 1
   fi

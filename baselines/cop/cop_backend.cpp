@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -15,10 +17,6 @@
 
 #include "copbench/bench.h"
 #include "pvm/tasks.h"
-
-namespace copbench {
-BackendSpec cop_spec();
-}
 
 namespace copbench::cop {
 namespace {
@@ -46,38 +44,28 @@ void CopBackend::start(const CopOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
-  {
-    CopOptions mine = options;
-    if (pvm_parent() == PvmNoParent) {
-      spawn_and_number(options);
-      if (mine.driver.empty()) mine.driver = driver_for_node(1);
-    } else {
-      pvm_recv(pvm_parent(), kSetupTag);
-      int n = 0;
-      pvm_upkint(&n, 1, 1);
-      tids_.resize(static_cast<std::size_t>(n));
-      pvm_upkint(tids_.data(), n, 1);
-      for (int r = 0; r < n; ++r)
-        if (tids_[static_cast<std::size_t>(r)] == mytid_) rank_ = r;
-    }
-    group_ = fmt::format("copbench-cop-{:x}", tids_[0]);
-    join_group_in_rank_order();
-    bind_channel(mine);
+  CopOptions mine = options;
+  if (pvm_parent() == PvmNoParent) {
+    spawn_and_number(options);
+    if (mine.driver.empty()) mine.driver = driver_for_node(1);
+  } else {
+    receive_rank_table(0);
   }
+  group_ = fmt::format("copbench-cop-{:x}", tids_[0]);
+  // Instance == rank, which is what cop_reduce's roots and cop_gather's root name.
+  join_group_in_rank_order();
+  bind_channel(mine);
 }
 
 void CopBackend::enroll(const CopOptions& options) {
-  pvm_setopt(PvmAutoErr, 0);
-  mytid_ = pvm_mytid();
-  if (mytid_ < 0)
-    throw std::runtime_error(
-        "cannot contact the local pvmd: run through `copbench run --backend cop` (it starts one), or start the "
-        "virtual machine with `pvm` / `eval $(copbench-pvmd-local start)`");
+  enroll_in_pvm(
+      "run through `copbench run --backend cop` (it starts one), or start the virtual machine with `pvm` / "
+      "`eval $(copbench-pvmd-local start)`");
   route_ = options.route.empty() ? "direct" : options.route;
   if (route_ != "direct" && route_ != "normal")
     throw std::invalid_argument("unknown cop route '" + route_ + "' (direct, normal: libcop's access modes)");
   // The harness's messages are PVM's; task-to-task links keep them off the daemons.
-  pvm_setopt(PvmRoute, PvmRouteDirect);
+  pvm::pvm_check(pvm_setopt(PvmRoute, PvmRouteDirect), "pvm_setopt(PvmRoute)");
 }
 
 void CopBackend::spawn_and_number(const CopOptions& options) {
@@ -103,18 +91,7 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
     if (!driver.empty()) args.push_back("--cop-driver=" + driver);
     return args;
   });
-  const int n = static_cast<int>(tids_.size());
-  for (int r = 1; r < n; ++r) {
-    pvm_initsend(PvmDataDefault);
-    pvm_pkint(const_cast<int*>(&n), 1, 1);
-    pvm_pkint(tids_.data(), n, 1);
-    pvm_send(tids_[static_cast<std::size_t>(r)], kSetupTag);
-  }
-}
-
-// Instance == rank, which is what cop_reduce's roots and cop_gather's root name.
-void CopBackend::join_group_in_rank_order() {
-  pvm::join_group_in_rank_order(group_, tids_, rank_, kSetupTag, joined_);
+  send_rank_table({});
 }
 
 void CopBackend::bind_channel(const CopOptions& options) {
@@ -135,22 +112,20 @@ void CopBackend::bind_channel(const CopOptions& options) {
 }
 
 CopBackend::~CopBackend() {
-  if (joined_) pvm_barrier(group_.data(), ranks());
+  // A destructor cannot fail the point (it is reported already): a failing call is said
+  // on stderr, and cop_exit / pvm_exit still run.
+  try {
+    if (joined_) pvm::pvm_check(pvm_barrier(group_.data(), ranks()), "pvm_barrier (farewell)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cop: rank %d ending: %s\n", rank_, e.what());
+  }
   if (enrolled_) cop_exit();
-  if (joined_) pvm_lvgroup(group_.data());
+  if (joined_ && pvm_lvgroup(group_.data()) < 0)
+    std::fprintf(stderr, "cop: rank %d ending: pvm_lvgroup failed\n", rank_);
   pvm_exit();
 }
 
-void CopBackend::kill_all() {
-  joined_ = false;
-  for (std::size_t r = 0; r < tids_.size(); ++r)
-    if (tids_[r] != 0 && tids_[r] != mytid_) pvm_kill(tids_[r]);
-}
-
-bool CopBackend::offers(Op op) const {
-  static const BackendSpec spec = cop_spec();
-  return spec.offers(op);
-}
+void CopBackend::kill_all() { kill_other_ranks(); }
 
 std::uint64_t CopBackend::cycles() const {
   unsigned long long c = 0;
@@ -184,12 +159,6 @@ int CopBackend::take_gas(std::uint32_t& cursor, std::uint32_t first, std::uint32
   const auto tag = static_cast<int>(cursor);
   cursor += static_cast<std::uint32_t>(words);
   return tag;
-}
-
-// Gathered at rank 0 by PVM messages, maximised there, and multicast back: a harness
-// service, kept off the channel so it never touches the modelled clock.
-void CopBackend::max_over_ranks(std::span<double> values) {
-  pvm::max_over_ranks_by_messages(tids_, rank_, values, kMaxUpTag, kMaxDownTag);
 }
 
 }  // namespace copbench::cop

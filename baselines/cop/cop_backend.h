@@ -19,16 +19,13 @@
 #include <vector>
 
 #include "copbench/backend.h"
+#include "pvm/tasks.h"
 
 namespace copbench::cop {
 
-// PVM message tags: setup and the harness's max_over_ranks only. COP has no
-// point-to-point operation, and echo is not offered rather than measured on PVM.
-enum Tag : int {
-  kSetupTag = 2000,
-  kMaxUpTag = 2001,
-  kMaxDownTag = 2002,
-};
+// PVM messages carry only the setup and the harness's max_over_ranks (pvm/tasks.h's
+// tags). COP has no point-to-point operation, and echo is not offered rather than
+// measured on PVM.
 
 // Global address space layout.
 inline constexpr int kSyncBarrierTag = 1;
@@ -49,38 +46,35 @@ struct CopOptions {
   std::vector<std::string> spawn_args;
 };
 
-class CopBackend final : public Backend {
+class CopBackend final : public pvm::PvmTaskBackend {
  public:
-  CopBackend() = default;
+  CopBackend() : PvmTaskBackend("cop") {}
   // Enrolls, spawns (rank 0) or receives the rank table, joins the group and binds the
   // channel. On failure it throws and kills nothing: the worker reports the error first
   // (so a rank's message reaches the error file before it takes the others down), then
   // calls kill_all().
   void start(const CopOptions& options);
   ~CopBackend() override;
-  CopBackend(const CopBackend&) = delete;
-  CopBackend& operator=(const CopBackend&) = delete;
 
-  std::string name() const override { return "cop"; }
   std::string route() const override { return route_; }
-  int rank() const override { return rank_; }
-  int ranks() const override { return static_cast<int>(tids_.size()); }
-  int tasks_per_node() const override { return tasks_per_node_; }
-  bool offers(Op op) const override;
-
+  // cop_backend.cpp: the thesis's barrier before each timed collective, and the
+  // controller's cycle clock (seed 000 ch. VI).
   void sync() override;
-  void max_over_ranks(std::span<double> values) override;
   std::optional<double> modelled_clock() override;
 
+  // barrier.cpp, reduce.cpp: cop_barrier, cop_reduce (one root or several).
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
   void reduce_roots(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
                     std::span<const int> roots) override;
+  // broadcast.cpp: cop_bcast, cop_mcast, each on a fresh GAS range.
   void broadcast(std::span<std::byte> buffer, int root) override;
   void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  // gather_scatter.cpp: cop_gather, cop_scatter through the TAS staging words.
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
   void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
 
+  // shared.cpp: the ticket lock and the task address spaces (cop_read / cop_rmw).
   void lock(int lock_id) override;
   void unlock(int lock_id) override;
   std::int64_t shared_read(int owner, int index) override;
@@ -91,7 +85,6 @@ class CopBackend final : public Backend {
  private:
   void enroll(const CopOptions& options);
   void spawn_and_number(const CopOptions& options);
-  void join_group_in_rank_order();
   void bind_channel(const CopOptions& options);
   std::uint64_t cycles() const;
   // A fresh GAS range of `words` words from a pool. Ranges are reused only after a
@@ -103,12 +96,6 @@ class CopBackend final : public Backend {
   void cast(std::span<std::byte> buffer, int root, const std::vector<int>* members);
 
   std::string route_;
-  int mytid_ = 0;
-  int rank_ = 0;
-  int tasks_per_node_ = 1;
-  std::vector<int> tids_;
-  std::string group_;
-  bool joined_ = false;
   bool enrolled_ = false;
   std::uint32_t reduce_cursor_ = kReduceFirst;
   std::uint32_t cast_cursor_ = kCastFirst;

@@ -3,13 +3,11 @@
 // the other ranks with the same arguments plus --cop-driver=DIR, the channel driver of
 // that rank's emulated node.
 #include <cstring>
-#include <exception>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/task_worker.h"
 #include "cop/cop_backend.h"
-#include "copbench/worker.h"
 
 int main(int argc, char** argv) {
   // Our own argument first; the rest is the suite's worker command line.
@@ -21,24 +19,16 @@ int main(int argc, char** argv) {
     else
       rest.push_back(argv[i]);
   }
-
-  copbench::WorkerArgs args;
-  std::optional<copbench::cop::CopBackend> backend;
-  try {
-    args = copbench::parse_worker_args(static_cast<int>(rest.size()), rest.data());
-    copbench::cop::CopOptions options;
-    options.route = args.route.empty() ? "direct" : args.route;
-    options.nodes = args.nodes;
-    options.tasks_per_node = args.tasks_per_node;
-    options.timeout_s = args.timeout_s;
-    options.driver = driver;
-    options.spawn_args = args.raw;
-    backend.emplace();
-    backend->start(options);
-    return copbench::run_worker(*backend, args);
-  } catch (const std::exception& e) {
-    copbench::report_worker_error(args, e.what());
-    if (backend) backend->kill_all();
-  }
-  return 2;
+  using copbench::cop::CopOptions;
+  return copbench::baselines::run_task_worker<copbench::cop::CopBackend, CopOptions>(
+      static_cast<int>(rest.size()), rest.data(), [&](copbench::WorkerArgs& args) {
+        CopOptions options;
+        options.route = args.route.empty() ? "direct" : args.route;
+        options.nodes = args.nodes;
+        options.tasks_per_node = args.tasks_per_node;
+        options.timeout_s = args.timeout_s;
+        options.driver = driver;
+        options.spawn_args = args.raw;
+        return options;
+      });
 }

@@ -10,13 +10,9 @@
 
 #include "copbench/bench.h"
 
-namespace copbench {
-BackendSpec mpi_spec();
-}
-
 namespace copbench::mpi {
 
-MpiBackend::MpiBackend(int* argc, char*** argv) {
+MpiBackend::MpiBackend(int* argc, char*** argv) : MpirunBackend("mpi") {
   MPI_Init(argc, argv);
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
@@ -50,18 +46,6 @@ MpiBackend::~MpiBackend() {
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   MPI_Comm_free(&comm_);
   MPI_Finalize();
-}
-
-bool MpiBackend::offers(Op op) const {
-  static const BackendSpec spec = mpi_spec();
-  return spec.offers(op);
-}
-
-void MpiBackend::set_tasks_per_node(int t) {
-  if (t < 1 || size_ % t != 0)
-    throw std::invalid_argument(std::to_string(size_) + " ranks do not make whole nodes of " + std::to_string(t) +
-                                " tasks");
-  tasks_per_node_ = t;
 }
 
 void MpiBackend::sync() { MPI_Barrier(comm_); }

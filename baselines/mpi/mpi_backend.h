@@ -7,41 +7,36 @@
 #include <string>
 #include <vector>
 
-#include "copbench/backend.h"
+#include "common/catalog_backend.h"
 
 namespace copbench::mpi {
 
-class MpiBackend final : public Backend {
+class MpiBackend final : public baselines::MpirunBackend {
  public:
   // MPI_Init, and the windows and lock server the worker's command line needs.
   MpiBackend(int* argc, char*** argv);
   ~MpiBackend() override;               // frees them, MPI_Finalize
-  MpiBackend(const MpiBackend&) = delete;
-  MpiBackend& operator=(const MpiBackend&) = delete;
 
-  std::string name() const override { return "mpi"; }
   std::string route() const override { return "default"; }
-  int rank() const override { return rank_; }
-  int ranks() const override { return size_; }
-  int tasks_per_node() const override { return tasks_per_node_; }
-  // mpirun started nodes x t ranks, t per node in blocks (launch.cpp); throws unless
-  // the rank count is a multiple of t.
-  void set_tasks_per_node(int t);
-  bool offers(Op op) const override;
-
+  // mpi_backend.cpp: the harness's services on MPI_Barrier / MPI_Allreduce.
   void sync() override;
   void max_over_ranks(std::span<double> values) override;
 
+  // messaging.cpp: MPI_Send / MPI_Recv.
   void send(int to, std::span<const std::byte> message) override;
   void recv(int from, std::span<std::byte> message) override;
+  // barrier.cpp, reduce.cpp: MPI_Barrier, MPI_Reduce, MPI_Scan.
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  void scan(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op) override;
+  // broadcast.cpp: MPI_Bcast (multicast: on a communicator of the members), MPI_Gather,
+  // MPI_Scatter.
   void broadcast(std::span<std::byte> buffer, int root) override;
   void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
   void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
-  void scan(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op) override;
 
+  // shared.cpp, lock_server.cpp: MPI-3 RMA (passive target) and the spawned lock server.
   void lock(int lock_id) override;
   void unlock(int lock_id) override;
   std::int64_t shared_read(int owner, int index) override;
@@ -77,9 +72,6 @@ class MpiBackend final : public Backend {
   void stop_lock_server();
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0;
-  int size_ = 1;
-  int tasks_per_node_ = 1;
   // Shared words: one window, kept in a lock_all epoch; every access is an atomic
   // accumulate-family call so concurrent readers and fetch-and-adds are well defined.
   MPI_Win words_win_ = MPI_WIN_NULL;

@@ -13,9 +13,9 @@ double PvmBackend::bare_barrier_loop(int iterations) {
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
   const int n = ranks();
   for (double& x : seconds) {
-    pvm_barrier(group_.data(), n);
+    pvm_check(pvm_barrier(group_.data(), n), "pvm_barrier");
     double t0 = now_seconds();
-    pvm_barrier(group_.data(), n);
+    pvm_check(pvm_barrier(group_.data(), n), "pvm_barrier");
     double t1 = now_seconds();
     x = t1 - t0;
   }

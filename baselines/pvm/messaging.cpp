@@ -8,14 +8,15 @@
 namespace copbench::pvm {
 
 void PvmBackend::send(int to, std::span<const std::byte> message) {
-  pvm_initsend(encoding_);
-  pvm_pkbyte(reinterpret_cast<char*>(const_cast<std::byte*>(message.data())), static_cast<int>(message.size()), 1);
-  pvm_send(tids_[static_cast<std::size_t>(to)], kEchoTag);
+  pvm_check(pvm_initsend(encoding_), "pvm_initsend");
+  char* data = reinterpret_cast<char*>(const_cast<std::byte*>(message.data()));
+  pvm_check(pvm_pkbyte(data, static_cast<int>(message.size()), 1), "pvm_pkbyte");
+  pvm_check(pvm_send(tids_[static_cast<std::size_t>(to)], kEchoTag), "pvm_send");
 }
 
 void PvmBackend::recv(int from, std::span<std::byte> message) {
-  pvm_recv(tids_[static_cast<std::size_t>(from)], kEchoTag);
-  pvm_upkbyte(reinterpret_cast<char*>(message.data()), static_cast<int>(message.size()), 1);
+  pvm_check(pvm_recv(tids_[static_cast<std::size_t>(from)], kEchoTag), "pvm_recv");
+  pvm_check(pvm_upkbyte(reinterpret_cast<char*>(message.data()), static_cast<int>(message.size()), 1), "pvm_upkbyte");
 }
 
 double PvmBackend::bare_echo_loop(int peer, std::size_t bytes, int iterations) {
@@ -25,22 +26,22 @@ double PvmBackend::bare_echo_loop(int peer, std::size_t bytes, int iterations) {
   if (rank_ == 0) {
     double t0 = now_seconds();
     for (int i = 0; i < iterations; ++i) {
-      pvm_initsend(encoding_);
-      pvm_pkbyte(buf.data(), n, 1);
-      pvm_send(peer_tid, kEchoTag);
-      pvm_recv(peer_tid, kEchoTag);
-      pvm_upkbyte(buf.data(), n, 1);
+      pvm_check(pvm_initsend(encoding_), "pvm_initsend");
+      pvm_check(pvm_pkbyte(buf.data(), n, 1), "pvm_pkbyte");
+      pvm_check(pvm_send(peer_tid, kEchoTag), "pvm_send");
+      pvm_check(pvm_recv(peer_tid, kEchoTag), "pvm_recv");
+      pvm_check(pvm_upkbyte(buf.data(), n, 1), "pvm_upkbyte");
     }
     double t1 = now_seconds();
     return (t1 - t0) / iterations / 2;
   }
   if (rank_ == peer) {
     for (int i = 0; i < iterations; ++i) {
-      pvm_recv(tids_[0], kEchoTag);
-      pvm_upkbyte(buf.data(), n, 1);
-      pvm_initsend(encoding_);
-      pvm_pkbyte(buf.data(), n, 1);
-      pvm_send(tids_[0], kEchoTag);
+      pvm_check(pvm_recv(tids_[0], kEchoTag), "pvm_recv");
+      pvm_check(pvm_upkbyte(buf.data(), n, 1), "pvm_upkbyte");
+      pvm_check(pvm_initsend(encoding_), "pvm_initsend");
+      pvm_check(pvm_pkbyte(buf.data(), n, 1), "pvm_pkbyte");
+      pvm_check(pvm_send(tids_[0], kEchoTag), "pvm_send");
     }
   }
   return 0.0;

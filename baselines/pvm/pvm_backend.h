@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "copbench/backend.h"
+#include "pvm/tasks.h"
 
 namespace copbench::pvm {
 
@@ -21,9 +22,7 @@ enum Tag : int {
   kReduceTag = 4,   // + 16 * sequence (next_tag)
   kGatherTag = 5,
   kScatterTag = 6,
-  kSetupTag = 2000,  // rank table from rank 0; join-group token
-  kMaxUpTag = 2001,  // harness max_over_ranks: values to rank 0
-  kMaxDownTag = 2002,
+  // 2000..2002: the harness's (tasks.h)
   kServerRequestTag = 3000,
   kServerReplyTag = 3001,
 };
@@ -37,39 +36,35 @@ struct PvmOptions {
   std::vector<std::string> spawn_args;  // argv for the spawned copies
 };
 
-class PvmBackend final : public Backend {
+class PvmBackend final : public PvmTaskBackend {
  public:
-  PvmBackend() = default;
+  PvmBackend() : PvmTaskBackend("pvm") {}
   // Enrolls in the virtual machine; rank 0 spawns the rest. Throws with a one-line
   // message when the virtual machine is not up or cannot give the nodes asked for, and
   // kills nothing: the worker reports the error first, then calls kill_all().
   void start(const PvmOptions& options);
   ~PvmBackend() override;  // leaves the group, stops the server (rank 0), pvm_exit
-  PvmBackend(const PvmBackend&) = delete;
-  PvmBackend& operator=(const PvmBackend&) = delete;
 
-  std::string name() const override { return "pvm"; }
   std::string route() const override { return route_; }
-  int rank() const override { return rank_; }
-  int ranks() const override { return static_cast<int>(tids_.size()); }
-  int tasks_per_node() const override { return tasks_per_node_; }
-  bool offers(Op op) const override;
+  void sync() override;  // pvm_barrier on the run's group
 
-  void sync() override;
-  void max_over_ranks(std::span<double> values) override;
-
+  // messaging.cpp: pvm_send / pvm_recv in the run's encoding.
   void send(int to, std::span<const std::byte> message) override;
   void recv(int from, std::span<std::byte> message) override;
+  // barrier.cpp, reduce.cpp: the group server's pvm_barrier, pvm_reduce.
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
+  // broadcast.cpp: pvm_bcast to the group, pvm_mcast to the members' tids.
   void broadcast(std::span<std::byte> buffer, int root) override;
   void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  // gather_scatter.cpp: pvm_gather, pvm_scatter.
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
   void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
 
+  // shared.cpp: requests to the server task (lock_server.cpp). The native lock already
+  // is a server queue lock, so server_lock makes the same requests.
   void lock(int lock_id) override;
   void unlock(int lock_id) override;
-  // The native lock already is a server queue lock (lock_server.cpp): the same requests.
   void server_lock(int lock_id) override { lock(lock_id); }
   void server_unlock(int lock_id) override { unlock(lock_id); }
   std::int64_t shared_read(int owner, int index) override;
@@ -86,7 +81,6 @@ class PvmBackend final : public Backend {
  private:
   void enroll(const PvmOptions& options);
   void spawn_and_number(const PvmOptions& options);
-  void join_group_in_rank_order();
   std::int64_t server_call(int op, int a, int b, std::int64_t value, bool wants_reply, std::int64_t value2 = 0);
   // pvm_reduce / pvm_gather / pvm_scatter receive from any member by tag, so back-to-back
   // calls with one tag can take a later call's message for this one. Every rank makes the
@@ -95,13 +89,7 @@ class PvmBackend final : public Backend {
 
   std::string route_;
   int encoding_ = 0;
-  int mytid_ = 0;
-  int rank_ = 0;
-  int tasks_per_node_ = 1;
-  std::vector<int> tids_;  // rank -> tid
   int server_tid_ = 0;
-  std::string group_;
-  bool joined_ = false;
   int collective_seq_ = 0;
 };
 

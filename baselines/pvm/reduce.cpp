@@ -13,8 +13,9 @@ void PvmBackend::reduce(const void* in, void* out, std::size_t count, Elem elem,
   static_assert(sizeof(int) == sizeof(std::int32_t));
   auto* func = op == ReduceOp::sum ? PvmSum : op == ReduceOp::max ? PvmMax : PvmMin;
   if (in != out) std::memmove(out, in, count * elem_size(elem));
-  pvm_reduce(func, out, static_cast<int>(count), elem == Elem::i32 ? PVM_INT : PVM_DOUBLE, next_tag(kReduceTag),
-             group_.data(), root);
+  pvm_check(pvm_reduce(func, out, static_cast<int>(count), elem == Elem::i32 ? PVM_INT : PVM_DOUBLE,
+                       next_tag(kReduceTag), group_.data(), root),
+            "pvm_reduce");
 }
 
 }  // namespace copbench::pvm

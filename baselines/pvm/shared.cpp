@@ -12,13 +12,13 @@ std::int64_t PvmBackend::server_call(int op, int a, int b, std::int64_t value, b
   int header[3] = {op, a, b};
   long values[2] = {static_cast<long>(value), static_cast<long>(value2)};
   long v = 0;
-  pvm_initsend(PvmDataDefault);
-  pvm_pkint(header, 3, 1);
-  pvm_pklong(values, 2, 1);
-  pvm_send(server_tid_, kServerRequestTag);
+  pvm_check(pvm_initsend(PvmDataDefault), "pvm_initsend");
+  pvm_check(pvm_pkint(header, 3, 1), "pvm_pkint");
+  pvm_check(pvm_pklong(values, 2, 1), "pvm_pklong");
+  pvm_check(pvm_send(server_tid_, kServerRequestTag), "pvm_send");
   if (!wants_reply) return 0;
-  pvm_recv(server_tid_, kServerReplyTag);
-  pvm_upklong(&v, 1, 1);
+  pvm_check(pvm_recv(server_tid_, kServerReplyTag), "pvm_recv");
+  pvm_check(pvm_upklong(&v, 1, 1), "pvm_upklong");
   return v;
 }
 

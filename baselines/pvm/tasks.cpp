@@ -9,12 +9,30 @@
 
 #include <fmt/format.h>
 
+// PVM's table of error texts (what pvm_perror prints), exported by libpvm3 but not
+// declared in pvm3.h.
+extern "C" {
+extern char* pvm_errlist[];
+extern int pvm_nerr;
+}
+
 namespace copbench::pvm {
+
+namespace {
+const char* error_text(int rc) {
+  return -rc < pvm_nerr && pvm_errlist[-rc] != nullptr ? pvm_errlist[-rc] : "unknown PVM error";
+}
+}  // namespace
+
+int pvm_check(int rc, const char* call) {
+  if (rc >= 0) return rc;
+  throw std::runtime_error(fmt::format("{} failed: {} (code {})", call, error_text(rc), rc));
+}
 
 int virtual_machine_hosts() {
   int nhost = 0, narch = 0;
   pvmhostinfo* hosts = nullptr;
-  if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
+  pvm_check(pvm_config(&nhost, &narch, &hosts), "pvm_config");
   return nhost;
 }
 
@@ -24,7 +42,7 @@ std::vector<int> spawn_ranks(int my_tid, int nodes, int tasks_per_node,
   const int n = nodes * t;
   int nhost = 0, narch = 0;
   pvmhostinfo* hosts = nullptr;
-  if (pvm_config(&nhost, &narch, &hosts) < 0) throw std::runtime_error("pvm_config failed");
+  pvm_check(pvm_config(&nhost, &narch, &hosts), "pvm_config");
   if (nhost > 1 && nodes > nhost)
     throw std::invalid_argument(fmt::format("--nodes {}: the virtual machine has {} hosts", nodes, nhost));
 
@@ -40,55 +58,93 @@ std::vector<int> spawn_ranks(int my_tid, int nodes, int tasks_per_node,
     int got = nhost > 1 ? pvm_spawn(self.data(), argv.data(), PvmTaskHost, hosts[r / t].hi_name, 1, &tid)
                         : pvm_spawn(self.data(), argv.data(), PvmTaskDefault, const_cast<char*>(""), 1, &tid);
     if (got != 1) {
-      for (int k = 1; k < r; ++k) pvm_kill(tids[static_cast<std::size_t>(k)]);
-      throw std::runtime_error(fmt::format("pvm_spawn of task {} failed (code {})", r, tid));
+      for (int k = 1; k < r; ++k) pvm_kill(tids[static_cast<std::size_t>(k)]);  // best effort: failing anyway
+      // pvm_spawn returns the count started; the reason is the negative tid (or count).
+      pvm_check(got < 0 ? got : tid < 0 ? tid : PvmSysErr, fmt::format("pvm_spawn of task {}", r).c_str());
     }
     tids[static_cast<std::size_t>(r)] = tid;
   }
   return tids;
 }
 
-void join_group_in_rank_order(const std::string& group, std::span<const int> tids, int rank, int token_tag,
-                              bool& joined) {
-  const int n = static_cast<int>(tids.size());
-  char* name = const_cast<char*>(group.c_str());
-  if (rank > 0) pvm_recv(tids[static_cast<std::size_t>(rank - 1)], token_tag);
-  int inst = pvm_joingroup(name);
+void PvmTaskBackend::join_group_in_rank_order() {
+  const int n = ranks();
+  char* name = group_.data();
+  if (rank_ > 0) pvm_check(pvm_recv(tids_[static_cast<std::size_t>(rank_ - 1)], kSetupTag), "pvm_recv (group token)");
+  const int inst = pvm_joingroup(name);
   if (inst < 0)
-    throw std::runtime_error(fmt::format(
-        "pvm_joingroup failed (code {}): is the group server pvmgs on the pvmd's path (ep=)?", inst));
-  joined = true;
-  if (inst != rank) throw std::runtime_error(fmt::format("group instance {} for rank {}", inst, rank));
-  if (rank + 1 < n) {
-    pvm_initsend(PvmDataDefault);
-    pvm_send(tids[static_cast<std::size_t>(rank + 1)], token_tag);
+    throw std::runtime_error(fmt::format("pvm_joingroup failed: {} (code {}): is the group server pvmgs on the "
+                                         "pvmd's path (ep=)?",
+                                         error_text(inst), inst));
+  joined_ = true;
+  if (inst != rank_) throw std::runtime_error(fmt::format("group instance {} for rank {}", inst, rank_));
+  if (rank_ + 1 < n) {
+    pvm_check(pvm_initsend(PvmDataDefault), "pvm_initsend");
+    pvm_check(pvm_send(tids_[static_cast<std::size_t>(rank_ + 1)], kSetupTag), "pvm_send (group token)");
   }
-  if (pvm_barrier(name, n) < 0) throw std::runtime_error("pvm_barrier failed while forming the group");
-  pvm_freezegroup(name, n);
-  pvm_barrier(name, n);
+  pvm_check(pvm_barrier(name, n), "pvm_barrier (forming the group)");
+  pvm_check(pvm_freezegroup(name, n), "pvm_freezegroup");
+  pvm_check(pvm_barrier(name, n), "pvm_barrier (group frozen)");
 }
 
-void max_over_ranks_by_messages(std::span<const int> tids, int rank, std::span<double> values, int up_tag,
-                                int down_tag) {
-  const int n = static_cast<int>(tids.size());
+void PvmTaskBackend::enroll_in_pvm(const char* hint) {
+  pvm_setopt(PvmAutoErr, 0);
+  mytid_ = pvm_mytid();
+  if (mytid_ < 0) throw std::runtime_error(std::string("cannot contact the local pvmd: ") + hint);
+}
+
+void PvmTaskBackend::send_rank_table(std::span<const int> extra) const {
+  int n = ranks();
+  for (int r = 1; r < n; ++r) {
+    pvm_check(pvm_initsend(PvmDataDefault), "pvm_initsend");
+    pvm_check(pvm_pkint(&n, 1, 1), "pvm_pkint");
+    if (!extra.empty())
+      pvm_check(pvm_pkint(const_cast<int*>(extra.data()), static_cast<int>(extra.size()), 1), "pvm_pkint");
+    pvm_check(pvm_pkint(const_cast<int*>(tids_.data()), n, 1), "pvm_pkint");
+    pvm_check(pvm_send(tids_[static_cast<std::size_t>(r)], kSetupTag), "pvm_send (rank table)");
+  }
+}
+
+std::vector<int> PvmTaskBackend::receive_rank_table(int extra_count) {
+  pvm_check(pvm_recv(pvm_parent(), kSetupTag), "pvm_recv (rank table)");
+  int n = 0;
+  pvm_check(pvm_upkint(&n, 1, 1), "pvm_upkint");
+  std::vector<int> extra(static_cast<std::size_t>(extra_count));
+  if (extra_count > 0) pvm_check(pvm_upkint(extra.data(), extra_count, 1), "pvm_upkint");
+  tids_.resize(static_cast<std::size_t>(n));
+  pvm_check(pvm_upkint(tids_.data(), n, 1), "pvm_upkint");
+  for (int r = 0; r < n; ++r)
+    if (tids_[static_cast<std::size_t>(r)] == mytid_) rank_ = r;
+  return extra;
+}
+
+void PvmTaskBackend::kill_other_ranks() {
+  joined_ = false;  // the others are gone: no farewell barrier
+  // Best effort: a task that already ended makes pvm_kill fail, and the run fails anyway.
+  for (int tid : tids_)
+    if (tid != 0 && tid != mytid_) pvm_kill(tid);
+}
+
+void PvmTaskBackend::max_over_ranks(std::span<double> values) {
+  const int n = ranks();
   const int count = static_cast<int>(values.size());
   if (n == 1) return;
-  if (rank == 0) {
+  if (rank_ == 0) {
     std::vector<double> other(values.size());
     for (int r = 1; r < n; ++r) {
-      pvm_recv(-1, up_tag);
-      pvm_upkdouble(other.data(), count, 1);
+      pvm_check(pvm_recv(-1, kMaxUpTag), "pvm_recv (max_over_ranks)");
+      pvm_check(pvm_upkdouble(other.data(), count, 1), "pvm_upkdouble");
       for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::max(values[i], other[i]);
     }
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_mcast(const_cast<int*>(tids.data()) + 1, n - 1, down_tag);
+    pvm_check(pvm_initsend(PvmDataDefault), "pvm_initsend");
+    pvm_check(pvm_pkdouble(values.data(), count, 1), "pvm_pkdouble");
+    pvm_check(pvm_mcast(tids_.data() + 1, n - 1, kMaxDownTag), "pvm_mcast (max_over_ranks)");
   } else {
-    pvm_initsend(PvmDataDefault);
-    pvm_pkdouble(values.data(), count, 1);
-    pvm_send(tids[0], up_tag);
-    pvm_recv(tids[0], down_tag);
-    pvm_upkdouble(values.data(), count, 1);
+    pvm_check(pvm_initsend(PvmDataDefault), "pvm_initsend");
+    pvm_check(pvm_pkdouble(values.data(), count, 1), "pvm_pkdouble");
+    pvm_check(pvm_send(tids_[0], kMaxUpTag), "pvm_send (max_over_ranks)");
+    pvm_check(pvm_recv(tids_[0], kMaxDownTag), "pvm_recv (max_over_ranks)");
+    pvm_check(pvm_upkdouble(values.data(), count, 1), "pvm_upkdouble");
   }
 }
 

@@ -3,10 +3,8 @@
 // lock / shared-variable server (--pvm-server=N).
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <optional>
 
-#include "copbench/worker.h"
+#include "common/task_worker.h"
 #include "pvm/pvm_backend.h"
 
 int main(int argc, char** argv) {
@@ -14,25 +12,17 @@ int main(int argc, char** argv) {
     const char* comma = std::strchr(argv[1], ',');
     return copbench::pvm::run_server(std::atoi(argv[1] + 13), comma ? std::atoi(comma + 1) : 0);
   }
-
-  copbench::WorkerArgs args;
-  std::optional<copbench::pvm::PvmBackend> backend;
-  try {
-    args = copbench::parse_worker_args(argc, argv);
-    copbench::pvm::PvmOptions options;
-    options.route = args.route;
-    options.encoding = args.encoding.empty() ? "default" : args.encoding;
-    if (args.encoding.empty()) args.encoding = "default";
-    options.nodes = args.nodes;
-    options.tasks_per_node = args.tasks_per_node;
-    options.timeout_s = args.timeout_s;
-    options.spawn_args = args.raw;
-    backend.emplace();
-    backend->start(options);
-    return copbench::run_worker(*backend, args);
-  } catch (const std::exception& e) {
-    copbench::report_worker_error(args, e.what());
-    if (backend) backend->kill_all();
-  }
-  return 2;
+  using copbench::pvm::PvmOptions;
+  return copbench::baselines::run_task_worker<copbench::pvm::PvmBackend, PvmOptions>(
+      argc, argv, [](copbench::WorkerArgs& args) {
+        PvmOptions options;
+        options.route = args.route;
+        if (args.encoding.empty()) args.encoding = "default";
+        options.encoding = args.encoding;
+        options.nodes = args.nodes;
+        options.tasks_per_node = args.tasks_per_node;
+        options.timeout_s = args.timeout_s;
+        options.spawn_args = args.raw;
+        return options;
+      });
 }

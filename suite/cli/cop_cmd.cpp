@@ -1,32 +1,48 @@
-// `copbench cop compare`: libcop beside libpvm on this machine (issue 3's check,
-// seed 000 Table IV's comparison). It starts a private pvmd and a loopback COP
-// stack (copd + one copdrv per node), runs copbench-cop-compare (cop/bench/compare.cpp),
-// prints its table and stops both by PID, also when the run fails.
+// `copbench cop compare`: libcop beside libpvm on this machine (seed 000 Table IV's
+// comparison: the same barrier and reduce through COP and through PVM). It runs
+// copbench-cop-compare-run beside copbench, which starts a private pvmd and a loopback
+// COP stack (copd + one copdrv per node), runs copbench-cop-compare
+// (cop/bench/compare.cpp), prints its table and stops both by PID, also when the run
+// fails.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 
+extern char** environ;
+
 namespace copbench::cli {
 
 namespace {
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string bin_dir() {
   char buf[PATH_MAX] = {};
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::filesystem::path(std::string(buf, size_t(n))).parent_path().string() : ".";
+}
+
+// Runs argv[0] with the given arguments, its output on ours; its exit status, or -1 when
+// it could not be started or did not exit.
+// process: via the process wrapper after merge
+int run_and_wait(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace
@@ -60,23 +76,18 @@ void add_cop_command(CLI::App& app) {
       ->capture_default_str();
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
   cmp->callback([o] {
-    const std::string bin = bin_dir();
-    const std::string script = fmt::format(
-        R"SH(set -e
-work=$(mktemp -d "${{TMPDIR:-/tmp}}/copbench-cop-compare.XXXXXX")
-cleanup() {{ {bin}/copbench-cop-stack stop --dir "$work/stack" >/dev/null 2>&1 || true
-  {bin}/copbench-pvmd-local stop "$work/pvm" >/dev/null 2>&1 || true; rm -rf "$work"; }}
-trap cleanup EXIT
-eval "$({bin}/copbench-pvmd-local start "$work/pvm")"
-export COP_POLL_US={poll}
-{bin}/copbench-cop-stack start --nodes {nodes} --dir "$work/stack" >/dev/null 2>"$work/start.log" || {{ cat "$work/start.log" >&2; exit 1; }}
-{bin}/copbench-cop-compare --stack "$work/stack" --nodes {nodes} --tasks {tasks} --access {access} --iters {iters} --reps {reps} {json}
-)SH",
-        fmt::arg("bin", quote(bin)), fmt::arg("nodes", o->nodes), fmt::arg("tasks", o->tasks),
-        fmt::arg("access", o->access), fmt::arg("iters", o->iters), fmt::arg("reps", o->reps), fmt::arg("poll", o->poll_us),
-        fmt::arg("json", o->json.empty() ? std::string() : "--json " + quote(std::filesystem::absolute(o->json).string())));
-    const int rc = std::system(fmt::format("bash -c {}", quote(script)).c_str());
-    if (rc != 0) throw CLI::RuntimeError(1);
+    std::vector<std::string> argv = {bin_dir() + "/copbench-cop-compare-run",
+                                     std::to_string(o->poll_us),
+                                     std::to_string(o->nodes),
+                                     "--tasks", std::to_string(o->tasks),
+                                     "--access", o->access,
+                                     "--iters", std::to_string(o->iters),
+                                     "--reps", std::to_string(o->reps)};
+    if (!o->json.empty()) {
+      argv.push_back("--json");
+      argv.push_back(std::filesystem::absolute(o->json).string());
+    }
+    if (run_and_wait(argv) != 0) throw CLI::RuntimeError(1);
   });
 }
 

@@ -1,10 +1,87 @@
-// The benchmark x backend matching `copbench list` shows.
+// The benchmark x backend matching `copbench list` shows, and the catalog against
+// baselines/backends.json (the file CMake reads to register the run tests).
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "copbench/bench.h"
 
 namespace copbench {
+namespace apps {
+const std::vector<const Benchmark*>& app_benchmarks();
+}  // namespace apps
 namespace {
+
+nlohmann::json backends_json() {
+  std::ifstream in(BACKENDS_JSON);
+  EXPECT_TRUE(in.good()) << BACKENDS_JSON;
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> names_of(const std::vector<Op>& ops) {
+  std::vector<std::string> names;
+  for (Op op : ops) names.emplace_back(op_name(op));
+  return names;
+}
+
+std::vector<std::string> strings(const nlohmann::json& entry, const char* key) {
+  return entry.value(key, std::vector<std::string>{});
+}
+
+std::string launcher_name(Launcher l) {
+  switch (l) {
+    case Launcher::mpirun: return "mpirun";
+    case Launcher::pvm_master: return "pvm_master";
+    case Launcher::cop_master: return "cop_master";
+  }
+  return "?";
+}
+
+// The C++ catalog is the file, backend by backend and in the file's order.
+TEST(Catalog, EqualsBackendsJson) {
+  const nlohmann::json file = backends_json();
+  const auto& specs = all_backend_specs();
+  ASSERT_EQ(specs.size(), file.at("backends").size());
+  std::size_t i = 0;
+  for (const nlohmann::json& entry : file.at("backends")) {
+    const BackendSpec& s = specs[i++];
+    SCOPED_TRACE(s.name);
+    EXPECT_EQ(s.name, entry.at("name").get<std::string>());
+    EXPECT_EQ(s.summary, entry.at("summary").get<std::string>());
+    EXPECT_EQ(s.worker, entry.at("worker").get<std::string>());
+    EXPECT_EQ(launcher_name(s.launcher), entry.at("launcher").get<std::string>());
+    EXPECT_EQ(s.mpirun_args, strings(entry, "mpirun_args"));
+    EXPECT_EQ(s.routes, strings(entry, "routes"));
+    EXPECT_EQ(s.encodings, strings(entry, "encodings"));
+    EXPECT_EQ(names_of(s.offered), strings(entry, "offered"));
+  }
+}
+
+// What the file says each benchmark needs (CMake matches them against "offered") is
+// what the benchmark says; every suite benchmark is there, the applications are not.
+TEST(Catalog, BackendsJsonBenchmarksMatchTheSuite) {
+  const nlohmann::json file = backends_json();
+  std::vector<std::string> listed;
+  for (const nlohmann::json& entry : file.at("benchmarks")) {
+    const std::string name = entry.at("name").get<std::string>();
+    listed.push_back(name);
+    const Benchmark* b = find_benchmark(name);
+    ASSERT_NE(b, nullptr) << name;
+    EXPECT_EQ(names_of(b->needs()), strings(entry, "needs")) << name;
+    EXPECT_EQ(!b->default_sizes().empty(), entry.at("sizes").get<bool>()) << name;
+  }
+  const auto& apps = apps::app_benchmarks();
+  for (const Benchmark* b : all_benchmarks()) {
+    const bool app = std::find(apps.begin(), apps.end(), b) != apps.end();
+    const bool in_file = std::find(listed.begin(), listed.end(), std::string(b->name())) != listed.end();
+    EXPECT_NE(app, in_file) << b->name();
+  }
+}
 
 TEST(Catalog, KnowsTheBackendsAndBenchmarks) {
   for (const char* b : {"pvm", "mpi", "armci"}) EXPECT_NE(find_backend_spec(b), nullptr) << b;

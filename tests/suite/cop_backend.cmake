@@ -5,7 +5,7 @@
 set(cop_tiny --reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 150)
 
 function(cop_cli_test name)
-  add_test(NAME ${name} COMMAND ${COPBENCH} ${ARGN})
+  copbench_cli_add_test(${name} ${ARGN})
   # PVM_TMP and the stack variables unset: nothing running is picked up by accident.
   set_tests_properties(${name} PROPERTIES TIMEOUT 180 LABELS "suite;cop"
                        ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=;COP_DRIVER_1=;COP_USE_RUNNING=")
@@ -22,20 +22,10 @@ cop_cli_test(suite_verify_cop_2x2 verify --backend cop --nodes 2 --tasks-per-nod
 cop_cli_test(suite_verify_cop_normal_2x2 verify --backend cop --nodes 2 --tasks-per-node 2 --route normal --timeout 150)
 
 # One tiny point of every benchmark cop offers; the others say "not offered".
-set(not_offered_cop echo bandwidth ring overhead scan mcs-lock queue-lock fence)
-foreach(bench ${sized_benches} ${plain_benches})
-  if(bench IN_LIST not_offered_cop)
-    add_test(NAME suite_run_${bench}_cop_not_offered
-             COMMAND ${EXPECT_ERROR} "is not offered by cop" ${COPBENCH} run ${bench} --backend cop --nodes 2)
-    set_tests_properties(suite_run_${bench}_cop_not_offered PROPERTIES LABELS "suite;cop")
-    continue()
-  endif()
-  set(sizes)
-  if(bench IN_LIST sized_benches)
-    set(sizes --sizes 8)
-  endif()
-  cop_cli_test(suite_run_${bench}_cop run ${bench} --backend cop --nodes 3 ${sizes} ${cop_tiny})
-endforeach()
+function(cop_run_test name backend)  # cop_cli_test with the backend argument of copbench_run_every_benchmark
+  cop_cli_test(${name} ${ARGN})
+endfunction()
+copbench_run_every_benchmark(cop 3 cop_run_test "suite;cop" ${cop_tiny})
 cop_cli_test(suite_run_barrier_cop_normal run barrier --backend cop --nodes 4 --route normal ${cop_tiny})
 
 # A stack that is already running (COP_STACK_DIR) is used, not started again.
@@ -44,8 +34,7 @@ add_test(NAME suite_cop_stack_start COMMAND ${CMAKE_BINARY_DIR}/bin/copbench-cop
 add_test(NAME suite_cop_stack_stop COMMAND ${CMAKE_BINARY_DIR}/bin/copbench-cop-stack stop --dir ${COP_RUNNING_STACK})
 set_tests_properties(suite_cop_stack_start PROPERTIES FIXTURES_SETUP suite_cop_stack LABELS "suite;cop")
 set_tests_properties(suite_cop_stack_stop PROPERTIES FIXTURES_CLEANUP suite_cop_stack LABELS "suite;cop")
-add_test(NAME suite_run_reduce_cop_running_stack
-         COMMAND ${COPBENCH} run reduce --backend cop --nodes 3 --sizes 8,1K ${cop_tiny})
+copbench_cli_add_test(suite_run_reduce_cop_running_stack run reduce --backend cop --nodes 3 --sizes 8,1K ${cop_tiny})
 set_tests_properties(suite_run_reduce_cop_running_stack PROPERTIES TIMEOUT 180 LABELS "suite;cop"
                      FIXTURES_REQUIRED suite_cop_stack
                      ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=${COP_RUNNING_STACK};COP_DRIVER_1=")
@@ -64,3 +53,10 @@ add_test(NAME suite_error_cop_cluster_no_pvmd
                  sh -c "printf '198.18.7.1\\n198.18.7.2\\n' > ${COP_TWO_HOSTS} && exec ${COPBENCH} run barrier --backend cop --nodes 2 --hostfile ${COP_TWO_HOSTS}")
 set_tests_properties(suite_error_cop_cluster_no_pvmd PROPERTIES TIMEOUT 60 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=${CMAKE_CURRENT_BINARY_DIR}/no-pvm-here")
+
+# `copbench cop compare` starts its private pvmd and COP stack (copbench-cop-compare-run,
+# the lifecycle of scripts/lib/stack.sh) and prints both systems' rows.
+add_test(NAME cop_compare_cli COMMAND ${COPBENCH} cop compare --nodes 2 --iters 20 --reps 1)
+set_tests_properties(cop_compare_cli PROPERTIES TIMEOUT 120 LABELS "suite;cop"
+                     PASS_REGULAR_EXPRESSION "cop_barrier .*pvm_barrier .*cop_reduce .*pvm_reduce "
+                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=")
