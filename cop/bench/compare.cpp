@@ -1,5 +1,6 @@
-// copbench-cop-compare: libcop beside libpvm on one machine, in one run
-// (issue 3's speed check and seed 000 Table IV's comparison).
+// copbench-cop-compare: libcop beside libpvm on one machine, in one run: the
+// comparison of seed 000 Table IV (COP's collectives against PVM's on the same
+// tasks), with the bare transport round trip as the floor COP's times sit on.
 //
 //   copbench-cop-compare --stack DIR [--nodes 4] [--tasks 1] [--access direct|normal]
 //                        [--iters 2000] [--reps 5] [--json FILE]
@@ -170,11 +171,8 @@ double bare_round_trip_us(int iters, int reps, int poll_us) {
   return median(per);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
-  Options o;
+// The command line; false (and a message) when it cannot be run.
+bool parse_options(int argc, char** argv, Options& o) {
   if (const char* p = std::getenv("COP_POLL_US")) o.poll_us = std::max(0, std::atoi(p));
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -187,17 +185,20 @@ int main(int argc, char** argv) {
     else if (k == "--json") o.json = v;
     else {
       std::fprintf(stderr, "copbench-cop-compare: unknown option %s\n", k.c_str());
-      return 2;
+      return false;
     }
   }
   if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.iters < 1 || o.reps < 1 ||
       (o.access != "direct" && o.access != "normal")) {
     std::fprintf(stderr, "usage: copbench-cop-compare --stack DIR [--nodes N] [--tasks T] [--access direct|normal] "
                          "[--iters K] [--reps R] [--json FILE]\n");
-    return 2;
+    return false;
   }
-  if (pvm_mytid() < 0) return 1;
-  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  return true;
+}
+
+// One task per (node, task) pair, each told its node and the options (argv of child()).
+bool spawn_tasks(const Options& o) {
   const int size = o.nodes * o.tasks;
   for (int i = 0; i < size; ++i) {
     const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks),
@@ -208,17 +209,21 @@ int main(int argc, char** argv) {
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
-      pvm_exit();
-      return 1;
+      return false;
     }
   }
-  std::vector<double> worst(kMetrics, 0.0);
+  return true;
+}
+
+// Every task's figures; the slowest task's is the operation's time (per-iteration
+// max over ranks). 0, a task's failure code, or 1 when a task did not report.
+int collect_results(int size, std::vector<double>& worst) {
+  worst.assign(kMetrics, 0.0);
   int failed = 0;
   for (int i = 0; i < size; ++i) {
     timeval tmout{600, 0};
     if (pvm_trecv(-1, kResultTag, &tmout) <= 0) {
       std::fprintf(stderr, "copbench-cop-compare: a task did not report within 600 s\n");
-      pvm_exit();
       return 1;
     }
     int status = 0;
@@ -229,14 +234,12 @@ int main(int argc, char** argv) {
       failed = status;
       continue;
     }
-    // The slowest task is the operation's time (per-iteration max over ranks).
     for (int k = 0; k < kMetrics; ++k) worst[size_t(k)] = std::max(worst[size_t(k)], m[size_t(k)]);
   }
-  pvm_exit();
-  if (failed < 0) {
-    std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
-    return 1;
-  }
+  return failed;
+}
+
+void print_table(const Options& o, double rtt, const std::vector<double>& worst) {
   std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, median of %d reps\n",
               o.nodes, o.tasks, o.access.c_str(),
               o.poll_us > 0 ? ("waits poll " + std::to_string(o.poll_us) + " us, then sleep").c_str() : "waits sleep",
@@ -250,22 +253,45 @@ int main(int argc, char** argv) {
   std::printf("%-34s %12.2f %14.3f %10s\n", "cop_reduce (1 double, SUM)", worst[kCopReduce], worst[kCopReduceModel], "-");
   std::printf("%-34s %12.2f %14s %9.1fx  (pvm_reduce / cop_reduce)\n", "pvm_reduce (1 double, SUM)", worst[kPvmReduce],
               "-", worst[kPvmReduce] / worst[kCopReduce]);
-  if (!o.json.empty()) {
-    const std::string tmp = o.json + ".tmp";
-    std::ofstream j(tmp);
-    j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us << ", \"access\": \"" << o.access
-      << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
-      << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
-      << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
-      << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]
-      << ",\n  \"pvm_reduce_us\": " << worst[kPvmReduce] << ",\n  \"barrier_over_rtt\": " << worst[kCopBarrier] / rtt
-      << ", \"pvm_over_cop_barrier\": " << worst[kPvmBarrier] / worst[kCopBarrier]
-      << ", \"pvm_over_cop_reduce\": " << worst[kPvmReduce] / worst[kCopReduce] << "\n}\n";
-    j.close();
-    if (!j || std::rename(tmp.c_str(), o.json.c_str()) != 0) {
-      std::fprintf(stderr, "copbench-cop-compare: could not write %s\n", o.json.c_str());
-      return 1;
-    }
+}
+
+// The same figures as JSON, written whole or not at all (a temporary file renamed).
+bool write_json(const Options& o, double rtt, const std::vector<double>& worst) {
+  const std::string tmp = o.json + ".tmp";
+  std::ofstream j(tmp);
+  j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us
+    << ", \"access\": \"" << o.access << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
+    << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
+    << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
+    << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]
+    << ",\n  \"pvm_reduce_us\": " << worst[kPvmReduce] << ",\n  \"barrier_over_rtt\": " << worst[kCopBarrier] / rtt
+    << ", \"pvm_over_cop_barrier\": " << worst[kPvmBarrier] / worst[kCopBarrier]
+    << ", \"pvm_over_cop_reduce\": " << worst[kPvmReduce] / worst[kCopReduce] << "\n}\n";
+  j.close();
+  if (!j || std::rename(tmp.c_str(), o.json.c_str()) != 0) {
+    std::fprintf(stderr, "copbench-cop-compare: could not write %s\n", o.json.c_str());
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
+  Options o;
+  if (!parse_options(argc, argv, o)) return 2;
+  if (pvm_mytid() < 0) return 1;
+  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  std::vector<double> worst;
+  const int failed = spawn_tasks(o) ? collect_results(o.nodes * o.tasks, worst) : 1;
+  pvm_exit();
+  if (failed == 1) return 1;
+  if (failed < 0) {
+    std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
+    return 1;
+  }
+  print_table(o, rtt, worst);
+  if (!o.json.empty() && !write_json(o, rtt, worst)) return 1;
   return 0;
 }

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "task_report.h"
+
 namespace {
 
 constexpr int kReportTag = 4343;
@@ -126,13 +128,8 @@ int child(char** argv) {
   pvm_pkdouble(&seconds, 1, 1);
   std::string codes;
   for (auto [code, n] : t.codes) codes += std::string(" ") + cop_strerror(code) + " x" + std::to_string(n);
-  std::string report = "task inst " + std::to_string(inst) + " node " + std::to_string(node) + ":" + codes + "\n" +
-                       t.first_problems;
-  pvm_pkstr(const_cast<char*>(report.c_str()));
-  pvm_send(pvm_parent(), kReportTag);
-  cop_exit();
-  pvm_exit();
-  return 0;
+  return cop::testing::report_to_parent(kReportTag,
+                                        cop::testing::task_heading(inst, node) + codes + "\n" + t.first_problems);
 }
 
 }  // namespace

@@ -32,10 +32,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "task_report.h"
 
 // Codes of newer cop.h (so the check also builds against an older libcop, to show its failures).
 #ifndef CopErrTagOverlap
@@ -263,16 +266,23 @@ void run_checks(Checker& c, int node) {
   tag += 300;
   c.rc(cop_barrier(kGroup, g_size, 12), 0, "cop_barrier after reductions");
 
-  // Broadcast from each of two roots; receivers late on purpose (the data
-  // arrives before they ask and must wait in the out-of-context buffer).
+  // Broadcast from each of two roots; receivers late on purpose: each asks only
+  // after the sender's cop_bcast has returned (a PVM message says so), so the data
+  // reaches it first and must wait in the out-of-context buffer.
+  constexpr int kSentTag = 4250;
   for (int src : {1, g_size - 1}) {
     std::vector<double> buf(200);
     const int btag = (tag += 256);
     if (g_inst == src) {
       for (int i = 0; i < 200; ++i) buf[size_t(i)] = src * 1000.0 + i;
       c.rc(cop_bcast(buf.data(), 200, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), 0, "cop_bcast send");
+      std::vector<int> receivers;
+      for (int k = 0; k < g_size; ++k)
+        if (k != src) receivers.push_back(g_tids[size_t(k)]);
+      pvm_initsend(PvmDataDefault);
+      pvm_mcast(receivers.data(), int(receivers.size()), kSentTag);
     } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      pvm_recv(g_tids[size_t(src)], kSentTag);
       const int from = src == 1 ? g_tids[size_t(src)] : -1;  // explicit sender, then any sender
       c.rc(cop_bcast(buf.data(), 200, PVM_DOUBLE, kGroup, btag, COP_RECV, from), 0, "cop_bcast recv");
       bool ok = true;
@@ -499,10 +509,7 @@ int kill_child(const std::string& role, char* group, int tag, int srctid) {
   pvm_initsend(PvmDataDefault);
   pvm_pkint(&rc, 1, 1);
   pvm_pkint(&ok, 1, 1);
-  pvm_send(pvm_parent(), kReportTag);
-  cop_exit();
-  pvm_exit();
-  return 0;
+  return cop::testing::send_to_parent_and_exit(kReportTag);
 }
 
 // What the kernel has a task of node 2 asleep in: "skb" (a UDP receive: the channel,
@@ -515,6 +522,18 @@ std::string wchan(int pid) {
   const size_t n = std::fread(w, 1, sizeof w - 1, f);
   std::fclose(f);
   return std::string(w, n);
+}
+
+// Waits (at most `seconds`) until process `pid` sleeps in one of `where` (wchan()).
+bool wait_asleep_in(int pid, std::initializer_list<const char*> where, int seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const std::string w = wchan(pid);
+    for (const char* what : where)
+      if (w.find(what) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(seconds)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 struct KillParent {
@@ -550,14 +569,7 @@ struct KillParent {
     pvm_send(tid, tag);
   }
   // Bounded condition waits (20 s): the task asleep in `what`; the group's size.
-  bool wait_in(int pid, const char* what) {
-    const auto t0 = std::chrono::steady_clock::now();
-    while (wchan(pid).find(what) == std::string::npos) {
-      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return true;
-  }
+  bool wait_in(int pid, const char* what) { return wait_asleep_in(pid, {what}, 20); }
   bool wait_size(char* group, int size) {
     const auto t0 = std::chrono::steady_clock::now();
     while (pvm_gsize(group) != size) {
@@ -586,6 +598,29 @@ struct KillParent {
     return done;
   }
 
+  // Lets `tid` (process `pid`) enter its collective and waits until it sleeps in `where`.
+  bool enter(int tid, int pid, const char* where, const std::string& why) {
+    tell(tid, kEnterTag);
+    return step(wait_in(pid, where), why);
+  }
+
+  // One task on node 1 and two on node 2, all of group `g` and started.
+  struct Trio {
+    int first = 0, a = 0, b = 0;
+    int a_pid = -1, b_pid = -1;
+  };
+  bool start_trio(const std::string& part, char* g, int tag, const char* first_role, const char* node2_role,
+                  bool node2_receive_from_first, Trio& t) {
+    t.first = spawn(1, first_role, g, tag, 0);
+    const int src = node2_receive_from_first ? t.first : 0;
+    t.a = spawn(2, node2_role, g, tag, src);
+    t.b = spawn(2, node2_role, g, tag, src);
+    const int first_pid = hello(t.first);
+    t.a_pid = hello(t.a);
+    t.b_pid = hello(t.b);
+    return step(first_pid > 0 && t.a_pid > 0 && t.b_pid > 0 && wait_size(g, 3), part + ": the tasks did not start");
+  }
+
   void part1() {
     char g[] = "copkill1";
     const int s = spawn(1, "sender", g, 500, 0);
@@ -593,8 +628,7 @@ struct KillParent {
     const int a = spawn(2, "receiver", g, 500, s);
     const int a_pid = hello(a);
     if (!step(a_pid > 0, "part 1: the receiver did not start")) return;
-    tell(a, kEnterTag);
-    if (!step(wait_in(a_pid, "skb"), "part 1: the receiver never waited on its channel")) return;
+    if (!enter(a, a_pid, "skb", "part 1: the receiver never waited on its channel")) return;
     ::kill(a_pid, SIGKILL);
     if (!step(wait_size(g, 1), "part 1: the killed receiver stayed in the group")) return;
     const int c = spawn(2, "receiver", g, 500, s);
@@ -607,35 +641,27 @@ struct KillParent {
 
   void part2() {
     char g[] = "copkill2";
-    const int s = spawn(1, "sender", g, 600, 0);
-    const int a = spawn(2, "receiver", g, 600, s), b = spawn(2, "receiver", g, 600, s);
-    const int s_pid = hello(s), a_pid = hello(a), b_pid = hello(b);
-    if (!step(s_pid > 0 && a_pid > 0 && b_pid > 0 && wait_size(g, 3), "part 2: the tasks did not start")) return;
-    tell(a, kEnterTag);
-    if (!step(wait_in(a_pid, "skb"), "part 2: the first receiver never waited on its channel")) return;
-    tell(b, kEnterTag);
-    if (!step(wait_in(b_pid, "futex"), "part 2: the second receiver never waited in the host area")) return;
-    ::kill(a_pid, SIGKILL);
+    Trio t;
+    if (!start_trio("part 2", g, 600, "sender", "receiver", true, t)) return;
+    if (!enter(t.a, t.a_pid, "skb", "part 2: the first receiver never waited on its channel")) return;
+    if (!enter(t.b, t.b_pid, "futex", "part 2: the second receiver never waited in the host area")) return;
+    ::kill(t.a_pid, SIGKILL);
     if (!step(wait_size(g, 2), "part 2: the killed receiver stayed in the group")) return;
-    tell(s, kGoTag);
-    expect(s, 0, "part 2: cop_bcast send");
-    expect(b, 0, "part 2: the receiver that waited beside the killed one");
+    tell(t.first, kGoTag);
+    expect(t.first, 0, "part 2: cop_bcast send");
+    expect(t.b, 0, "part 2: the receiver that waited beside the killed one");
   }
 
   void part3() {
     char g[] = "copkill3";
-    const int s = spawn(1, "idle", g, 700, 0);
-    const int a = spawn(2, "barrier", g, 700, 0), b = spawn(2, "barrier", g, 700, 0);
-    const int s_pid = hello(s), a_pid = hello(a), b_pid = hello(b);
-    if (!step(s_pid > 0 && a_pid > 0 && b_pid > 0 && wait_size(g, 3), "part 3: the tasks did not start")) return;
-    tell(a, kEnterTag);
-    if (!step(wait_in(a_pid, "futex"), "part 3: the first task never waited in the host area")) return;
-    tell(b, kEnterTag);
-    if (!step(wait_in(b_pid, "skb"), "part 3: the last task never waited on its channel")) return;
-    ::kill(b_pid, SIGKILL);
-    expect(a, CopErrPartnerDied, "part 3: the barrier partner of the killed task");
-    tell(s, kGoTag);
-    expect(s, 0, "part 3: the member that never entered");
+    Trio t;
+    if (!start_trio("part 3", g, 700, "idle", "barrier", false, t)) return;
+    if (!enter(t.a, t.a_pid, "futex", "part 3: the first task never waited in the host area")) return;
+    if (!enter(t.b, t.b_pid, "skb", "part 3: the last task never waited on its channel")) return;
+    ::kill(t.b_pid, SIGKILL);
+    expect(t.a, CopErrPartnerDied, "part 3: the barrier partner of the killed task");
+    tell(t.first, kGoTag);
+    expect(t.first, 0, "part 3: the member that never entered");
   }
 };
 
@@ -653,6 +679,65 @@ int kill_parent(const std::string& access, const std::string& stack) {
               failed ? "FAILED" : "passed");
   pvm_exit();
   return failed ? 1 : 0;
+}
+
+// ---- copd killed inside a barrier (scenario kill) ----
+// The harness kills copd while the tasks of nodes 1..N-1 wait in a barrier that the
+// last node never enters: each must get CopErrLinkDown (an error, not a hang), and the
+// CopChannelDown notification it asked for. Each tells the parent its pid just before
+// the barrier; the parent says on stdout when all of them sleep inside it
+// (kCopdMayBeKilled), and the harness kills copd on that line.
+constexpr const char* kCopdMayBeKilled = "copd may be killed now";
+
+void run_copd_killed(Checker& c, int tid, int node, int nodes) {
+  if (node == nodes) return;
+  // cop_notify(CopChannelDown): the failure must also arrive as a PVM message.
+  constexpr int kDownTag = 77;
+  c.rc(cop_notify(CopChannelDown, kDownTag, 0, nullptr), 0, "cop_notify(CopChannelDown)");
+  c.rc(pvm_nrecv(-1, kDownTag), 0, "no channel-down message before the failure");
+  pvm_initsend(PvmDataDefault);
+  int pid = getpid();
+  pvm_pkint(&pid, 1, 1);
+  pvm_send(pvm_parent(), kHelloTag);
+  c.rc(cop_barrier(kGroup, g_size, 30), CopErrLinkDown, "cop_barrier while copd is killed");
+  timeval within{5, 0};
+  const int got = pvm_trecv(-1, kDownTag, &within);
+  int code = 0, src = 0, bytes = 0, tag = 0;
+  if (got > 0) {
+    pvm_bufinfo(got, &bytes, &tag, &src);
+    pvm_upkint(&code, 1, 1);
+  }
+  c.expect(got > 0 && src == tid && code == CopErrLinkDown,
+           "cop_notify: the task got a CopChannelDown message carrying CopErrLinkDown (buf " + std::to_string(got) +
+               ", code " + std::to_string(code) + ")");
+  c.rc(pvm_nrecv(-1, kDownTag), 0, "only one channel-down message");
+}
+
+// The parent's part: the `waiting` tasks' pids, then each asleep in the barrier (on its
+// channel, "skb" with direct access, or in the host area, "futex"); false with a message
+// on stderr when that does not happen within the bounds.
+bool announce_barrier_entered(int waiting) {
+  std::vector<int> pids;
+  for (int i = 0; i < waiting; ++i) {
+    timeval t{60, 0};
+    int pid = -1;
+    if (pvm_trecv(-1, kHelloTag, &t) <= 0) {
+      std::fprintf(stderr, "scenario kill: %d of %d tasks did not reach cop_barrier within 60 s\n", waiting - i,
+                   waiting);
+      return false;
+    }
+    pvm_upkint(&pid, 1, 1);
+    pids.push_back(pid);
+  }
+  for (int pid : pids)
+    if (!wait_asleep_in(pid, {"skb", "futex"}, 20)) {
+      std::fprintf(stderr, "scenario kill: task pid %d never waited inside cop_barrier (wchan %s)\n", pid,
+                   wchan(pid).c_str());
+      return false;
+    }
+  std::printf("%s: %d tasks wait in cop_barrier\n", kCopdMayBeKilled, waiting);
+  std::fflush(stdout);
+  return true;
 }
 
 int child(int argc, char** argv) {
@@ -697,32 +782,8 @@ int child(int argc, char** argv) {
     pvm_barrier(kGroup, g_size);  // everyone joined (setup only: PVM's own barrier)
     for (int k = 0; k < g_size; ++k) g_tids.push_back(pvm_gettid(kGroup, k));
     if (killed) {
-      // The harness kills copd while the tasks of nodes 1..N-1 wait in a
-      // barrier that the last node never enters: each must get an error, soon.
-      if (node != nodes) {
-        // cop_notify(CopChannelDown): the failure must also arrive as a PVM message.
-        constexpr int kDownTag = 77;
-        c.rc(cop_notify(CopChannelDown, kDownTag, 0, nullptr), 0, "cop_notify(CopChannelDown)");
-        c.rc(pvm_nrecv(-1, kDownTag), 0, "no channel-down message before the failure");
-        const auto t0 = std::chrono::steady_clock::now();
-        const int rc = cop_barrier(kGroup, g_size, 30);
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        c.rc(rc, CopErrLinkDown, "cop_barrier while copd is killed");
-        c.expect(s < 8.0, "the error came within 8 s (" + std::to_string(s) + " s)");
-        timeval within{5, 0};
-        const int got = pvm_trecv(-1, kDownTag, &within);
-        int code = 0, src = 0, bytes = 0, tag = 0;
-        if (got > 0) {
-          pvm_bufinfo(got, &bytes, &tag, &src);
-          pvm_upkint(&code, 1, 1);
-        }
-        c.expect(got > 0 && src == tid && code == CopErrLinkDown,
-                 "cop_notify: the task got a CopChannelDown message carrying CopErrLinkDown (buf " +
-                     std::to_string(got) + ", code " + std::to_string(code) + ")");
-        c.rc(pvm_nrecv(-1, kDownTag), 0, "only one channel-down message");
-      } else {
-        std::this_thread::sleep_for(std::chrono::seconds(4));
-      }
+      run_copd_killed(c, tid, node, nodes);
+      pvm_barrier(kGroup, g_size);  // the last node's tasks stay in the group until the others are done
     } else if (scenario == "collectives") {
       run_collectives(c, rounds);
       pvm_barrier(kGroup, g_size);
@@ -739,13 +800,8 @@ int child(int argc, char** argv) {
   int n = c.checks, bad = c.failures.empty() ? 0 : 1;
   pvm_pkint(&n, 1, 1);
   pvm_pkint(&bad, 1, 1);
-  std::string report = "task inst " + std::to_string(g_inst) + " node " + std::to_string(node) + ": " +
-                       std::to_string(c.checks) + " checks\n" + c.failures;
-  pvm_pkstr(const_cast<char*>(report.c_str()));
-  pvm_send(pvm_parent(), kReportTag);
-  cop_exit();
-  pvm_exit();
-  return 0;
+  return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
+                                                        std::to_string(c.checks) + " checks\n" + c.failures);
 }
 
 }  // namespace
@@ -813,6 +869,7 @@ int main(int argc, char** argv) {
     tids.push_back(tid);
   }
   int failed = 0, total = 0;
+  if (scenario == "kill" && !announce_barrier_entered((nodes - 1) * tasks)) failed = 1;
   for (size_t i = 0; i < tids.size(); ++i) {
     timeval tmout{120, 0};
     if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
