@@ -63,6 +63,54 @@ double modelled_us() {
   return double(c) * kPclkNs / 1000.0;
 }
 
+// One task's samples, one per rep, each a mean over the rep's iterations.
+struct Samples {
+  std::vector<double> cop_barrier, cop_barrier_model, pvm_barrier, cop_reduce, cop_reduce_model, pvm_reduce;
+};
+
+// cop_barrier back to back (measured and modelled) while `status` stays good, then
+// pvm_barrier (always: the other tasks wait in them).
+void measure_barriers(const Options& o, int size, int pvm_iters, Samples& s, int& status) {
+  pvm_barrier(kGroup, size);
+  const double m0 = modelled_us(), t0 = now_us();
+  for (int i = 0; i < o.iters && status >= 0; ++i) status = cop_barrier(kGroup, size, 2);
+  s.cop_barrier.push_back((now_us() - t0) / o.iters);
+  s.cop_barrier_model.push_back((modelled_us() - m0) / o.iters);
+  pvm_barrier(kGroup, size);
+  const double p0 = now_us();
+  for (int i = 0; i < pvm_iters; ++i) pvm_barrier(kGroup, size);
+  s.pvm_barrier.push_back((now_us() - p0) / pvm_iters);
+}
+
+// Reductions of one double, each after an untimed barrier of its own library (the
+// thesis's method), timed at every task; the root checks the sum. The libcop ones
+// while `status` stays good, the PVM ones always.
+void measure_reductions(const Options& o, int size, int pvm_iters, int inst, Samples& s, int& status) {
+  double cop_sum = 0, pvm_sum = 0, cop_model = 0;
+  int root = 0;
+  for (int i = 0; i < o.iters && status >= 0; ++i) {
+    status = cop_barrier(kGroup, size, 3);
+    double v = inst + 1.0;
+    const double m0 = modelled_us(), t0 = now_us();
+    status = std::min(status, cop_reduce(COP_SUM, &v, PVM_DOUBLE, 1, 8, kGroup, &root, 1));
+    cop_sum += now_us() - t0;
+    cop_model += modelled_us() - m0;
+    if (inst == 0 && v != size * (size + 1) / 2.0) status = -1;  // a wrong answer is no measurement
+  }
+  s.cop_reduce.push_back(cop_sum / o.iters);
+  s.cop_reduce_model.push_back(cop_model / o.iters);
+  for (int i = 0; i < pvm_iters; ++i) {
+    pvm_barrier(kGroup, size);
+    double v = inst + 1.0;
+    const double t0 = now_us();
+    pvm_reduce(PvmSum, &v, 1, PVM_DOUBLE, 9, kGroup, 0);
+    pvm_sum += now_us() - t0;
+  }
+  s.pvm_reduce.push_back(pvm_sum / pvm_iters);
+}
+
+// A spawned task: enrols on its node's channel, measures, sends the medians (in
+// Metric order) and its status to the parent.
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
   const Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
@@ -77,43 +125,14 @@ int child(char** argv) {
     pvm_barrier(kGroup, size);
     cop_setopt(CopStaticGroups, 1);
     status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
-    std::vector<double> cb, cbm, pb, cr, crm, pr;
+    Samples s;
     const int pvm_iters = std::max(20, o.iters / 10);  // pvm is slow: fewer iterations, same method
     for (int r = 0; r < o.reps && status >= 0; ++r) {
-      pvm_barrier(kGroup, size);
-      double m0 = modelled_us(), t0 = now_us();
-      for (int i = 0; i < o.iters && status >= 0; ++i) status = cop_barrier(kGroup, size, 2);
-      cb.push_back((now_us() - t0) / o.iters);
-      cbm.push_back((modelled_us() - m0) / o.iters);
-      pvm_barrier(kGroup, size);
-      t0 = now_us();
-      for (int i = 0; i < pvm_iters; ++i) pvm_barrier(kGroup, size);
-      pb.push_back((now_us() - t0) / pvm_iters);
-      // Reductions, each after an untimed barrier of its own library.
-      double cop_sum = 0, pvm_sum = 0, cop_model = 0;
-      int root = 0;
-      for (int i = 0; i < o.iters && status >= 0; ++i) {
-        status = cop_barrier(kGroup, size, 3);
-        double v = inst + 1.0;
-        const double mm = modelled_us();
-        t0 = now_us();
-        status = std::min(status, cop_reduce(COP_SUM, &v, PVM_DOUBLE, 1, 8, kGroup, &root, 1));
-        cop_sum += now_us() - t0;
-        cop_model += modelled_us() - mm;
-        if (inst == 0 && v != size * (size + 1) / 2.0) status = -1;  // a wrong answer is no measurement
-      }
-      cr.push_back(cop_sum / o.iters);
-      crm.push_back(cop_model / o.iters);
-      for (int i = 0; i < pvm_iters; ++i) {
-        pvm_barrier(kGroup, size);
-        double v = inst + 1.0;
-        t0 = now_us();
-        pvm_reduce(PvmSum, &v, 1, PVM_DOUBLE, 9, kGroup, 0);
-        pvm_sum += now_us() - t0;
-      }
-      pr.push_back(pvm_sum / pvm_iters);
+      measure_barriers(o, size, pvm_iters, s, status);
+      measure_reductions(o, size, pvm_iters, inst, s, status);
     }
-    out = {median(cb), median(cbm), median(pb), median(cr), median(crm), median(pr)};
+    out = {median(s.cop_barrier), median(s.cop_barrier_model), median(s.pvm_barrier),
+           median(s.cop_reduce),  median(s.cop_reduce_model),  median(s.pvm_reduce)};
     pvm_barrier(kGroup, size);
     pvm_lvgroup(kGroup);
   }

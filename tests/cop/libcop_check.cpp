@@ -198,7 +198,8 @@ void check_tag_overlap(Checker& c) {
   c.rc(cop_barrier(kGroup, g_size, T + 1), 0, "cop_barrier tag 11 after a full barrier");
 }
 
-void run_checks(Checker& c, int node) {
+// The options, and cop_channel naming this node's channel; this task's TKNO.
+int check_options(Checker& c, int node) {
   int chno = 0, tkno = 0;
   c.rc(cop_channel(&chno, &tkno), 0, "cop_channel");
   c.expect(chno == node, "cop_channel names this node's channel");
@@ -213,21 +214,22 @@ void run_checks(Checker& c, int node) {
     c.rc(cop_getopt(CopMapping), CopMapTable, "mapping unchanged after the refusal");
   }
   c.rc(cop_setopt(CopTimeout, 60000), 10000, "cop_setopt timeout returns the old value");
+  return tkno;
+}
 
-  // A task's address space starts cleared, even when the task number was another task's
-  // before (cop_mytid clears it; ch. V: the controller clears it when a task ends).
-  {
-    std::vector<long long> space(256, -1);
-    c.rc(cop_read(space.data(), 256, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_read own fresh TAS");
-    int nonzero = 0;
-    for (long long w : space) nonzero += w != 0;
-    c.expect(nonzero == 0, "a fresh task address space (TKNO " + std::to_string(tkno) + ") reads zero: " +
-                               std::to_string(nonzero) + " words hold an earlier task's data");
-  }
-  // Before anything in the group: every refusal comes at once, so no task waits on another.
-  check_arguments(c);
+// A task's address space starts cleared, even when the task number was another task's
+// before (cop_mytid clears it; ch. V: the controller clears it when a task ends).
+void check_fresh_space(Checker& c, int tkno) {
+  std::vector<long long> space(256, -1);
+  c.rc(cop_read(space.data(), 256, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_read own fresh TAS");
+  int nonzero = 0;
+  for (long long w : space) nonzero += w != 0;
+  c.expect(nonzero == 0, "a fresh task address space (TKNO " + std::to_string(tkno) + ") reads zero: " +
+                             std::to_string(nonzero) + " words hold an earlier task's data");
+}
 
-  // Barrier: everyone's TAS word holds the round before anyone leaves it.
+// Barrier: everyone's TAS word holds the round before anyone leaves it.
+void check_barrier_rounds(Checker& c) {
   for (int round = 1; round <= 4; ++round) {
     long long r = round;
     c.rc(cop_write(&r, 1, PVM_LONG, pvm_mytid(), 0, COP_NORMAL), 0, "cop_write round");
@@ -240,13 +242,11 @@ void run_checks(Checker& c, int node) {
     }
     c.rc(cop_barrier(kGroup, g_size, 10), 0, "cop_barrier (2)");
   }
+}
 
-  // Static groups: the tids are asked once.
-  c.rc(cop_setopt(CopStaticGroups, 1), 0, "cop_setopt static groups");
-  c.rc(cop_barrier(kGroup, g_size, 11), 0, "cop_barrier, static group");
-
-  // Reductions: every function of Table I on every type, two roots.
-  int tag = 1000;
+// Reductions: every function of Table I on every type, two roots. Uses the GAS words
+// from `tag` on; returns the last tag used.
+int check_reductions(Checker& c, int tag) {
   const int funcs[] = {COP_SUM, COP_MAX, COP_MIN, COP_AND, COP_OR, COP_EXOR};
   for (int f : funcs) {
     check_reduce<int>(c, f, PVM_INT, "int", 3, tag += 8);
@@ -265,10 +265,14 @@ void run_checks(Checker& c, int node) {
   check_reduce<long>(c, COP_SUM, PVM_LONG, "long[300]", 300, tag += 8);
   tag += 300;
   c.rc(cop_barrier(kGroup, g_size, 12), 0, "cop_barrier after reductions");
+  return tag;
+}
 
-  // Broadcast from each of two roots; receivers late on purpose: each asks only
-  // after the sender's cop_bcast has returned (a PVM message says so), so the data
-  // reaches it first and must wait in the out-of-context buffer.
+// Broadcast from each of two roots, from tag + 256 on; returns the last tag used.
+// Receivers late on purpose: each asks only after the sender's cop_bcast has returned
+// (a PVM message says so), so the data reaches it first and must wait in the
+// out-of-context buffer.
+int check_broadcasts(Checker& c, int tag) {
   constexpr int kSentTag = 4250;
   for (int src : {1, g_size - 1}) {
     std::vector<double> buf(200);
@@ -291,8 +295,11 @@ void run_checks(Checker& c, int node) {
     }
   }
   c.rc(cop_barrier(kGroup, g_size, 13), 0, "cop_barrier after broadcasts");
+  return tag;
+}
 
-  // Multicast from instance 0 to the odd instances.
+// Multicast from instance 0 to the odd instances, on tag + 8.
+void check_multicast(Checker& c, int tag) {
   std::vector<int> odd;
   for (int k = 1; k < g_size; k += 2) odd.push_back(g_tids[size_t(k)]);
   int ints[5];
@@ -307,11 +314,11 @@ void run_checks(Checker& c, int node) {
     c.expect(ok, "cop_mcast data");
   }
   c.rc(cop_barrier(kGroup, g_size, 14), 0, "cop_barrier after multicast");
+}
 
-  check_tag_overlap(c);
-
-  // Shared memory: write own TAS (urgent and normal), read a neighbour's,
-  // read-modify-write another's, protection of a foreign TAS.
+// Shared memory: write own TAS (urgent and normal), read a neighbour's,
+// read-modify-write another's, protection of a foreign TAS.
+void check_shared_memory(Checker& c) {
   std::vector<int> mine(20);
   for (int j = 0; j < 20; ++j) mine[size_t(j)] = g_inst * 100 + j;
   c.rc(cop_write(mine.data(), 20, PVM_INT, pvm_mytid(), 20, COP_URGENT), 0, "cop_write urgent");
@@ -354,8 +361,10 @@ void run_checks(Checker& c, int node) {
   c.expect(total == (long long)g_size * (g_size + 1) / 2, "cop_rmw counter is the sum of all adds: " + std::to_string(total));
   c.expect(dtotal == 0.25 * g_size, "cop_rmw double counter: " + std::to_string(dtotal));
   c.rc(cop_barrier(kGroup, g_size, 18), 0, "cop_barrier before gather");
+}
 
-  // Gather to instance 1, scatter from instance 2.
+// Gather to instance 1, scatter from instance 2; a group this task is not in is refused.
+void check_gather_scatter(Checker& c) {
   int part[3] = {g_inst, g_inst * 2, g_inst * 3};
   std::vector<int> all(size_t(3 * g_size), -1);
   const int groot = 1 % g_size, sroot = 2 % g_size;
@@ -374,6 +383,22 @@ void run_checks(Checker& c, int node) {
   // Not a member: refused.
   char other[] = "copcheck-nobody";
   c.expect(cop_barrier(other, 1, 19) < 0, "cop_barrier on a group this task is not in fails");
+}
+
+void run_checks(Checker& c, int node) {
+  const int tkno = check_options(c, node);
+  check_fresh_space(c, tkno);
+  // Before anything in the group: every refusal comes at once, so no task waits on another.
+  check_arguments(c);
+  check_barrier_rounds(c);
+  // Static groups: the tids are asked once.
+  c.rc(cop_setopt(CopStaticGroups, 1), 0, "cop_setopt static groups");
+  c.rc(cop_barrier(kGroup, g_size, 11), 0, "cop_barrier, static group");
+  const int tag = check_broadcasts(c, check_reductions(c, 1000));
+  check_multicast(c, tag);
+  check_tag_overlap(c);
+  check_shared_memory(c);
+  check_gather_scatter(c);
 }
 
 // R rounds of barrier, reduce (root and values change each round) and broadcast
@@ -804,72 +829,94 @@ int child(int argc, char** argv) {
                                                         std::to_string(c.checks) + " checks\n" + c.failures);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
+struct Options {
   int nodes = 4, tasks = 2;
   std::string access = "direct", stack, scenario = "checks", mapping = "table", rounds = "0", static_groups = "0",
               poll_us = "0";
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts;  // --hosts: one pvmd per host (stack "-")
+};
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool parse_options(int argc, char** argv, Options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
-    if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
-    else if (k == "--tasks") tasks = std::atoi(argv[i + 1]);
-    else if (k == "--access") access = argv[i + 1];
-    else if (k == "--stack") stack = argv[i + 1];
-    else if (k == "--scenario") scenario = argv[i + 1];
-    else if (k == "--poll-us") poll_us = argv[i + 1];
-    else if (k == "--mapping") mapping = argv[i + 1];
-    else if (k == "--rounds") rounds = argv[i + 1];
-    else if (k == "--static-groups") static_groups = argv[i + 1];
-    else if (k == "--hosts") {
-      std::string list = argv[i + 1];
-      for (size_t at = 0; at <= list.size();) {
-        const size_t comma = std::min(list.find(',', at), list.size());
-        if (comma > at) hosts.push_back(list.substr(at, comma - at));
-        at = comma + 1;
-      }
-    } else {
+    if (k == "--nodes") o.nodes = std::atoi(argv[i + 1]);
+    else if (k == "--tasks") o.tasks = std::atoi(argv[i + 1]);
+    else if (k == "--access") o.access = argv[i + 1];
+    else if (k == "--stack") o.stack = argv[i + 1];
+    else if (k == "--scenario") o.scenario = argv[i + 1];
+    else if (k == "--poll-us") o.poll_us = argv[i + 1];
+    else if (k == "--mapping") o.mapping = argv[i + 1];
+    else if (k == "--rounds") o.rounds = argv[i + 1];
+    else if (k == "--static-groups") o.static_groups = argv[i + 1];
+    else if (k == "--hosts") o.hosts = split_commas(argv[i + 1]);
+    else {
       std::fprintf(stderr, "cop_libcop_check: unknown option %s\n", k.c_str());
-      return 2;
+      return false;
     }
   }
-  if (!hosts.empty()) {
-    stack = "-";
-    nodes = int(hosts.size());
+  if (!o.hosts.empty()) {
+    o.stack = "-";
+    o.nodes = int(o.hosts.size());
   }
-  if (stack.empty() || (mapping != "table" && mapping != "direct" && mapping != "direct-setopt") ||
-      (scenario != "checks" && scenario != "kill" && scenario != "collectives" && scenario != "loops" &&
-       scenario != "killrecv")) {
+  const std::string& sc = o.scenario;
+  if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
+      (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
                  "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
-    return 2;
+    return false;
   }
-  if (pvm_mytid() < 0) return 1;
-  if (scenario == "killrecv") return kill_parent(access, stack);
-  std::vector<int> tids;
-  for (int i = 0; i < nodes * tasks; ++i) {
-    const std::string node = std::to_string(i / tasks + 1), n = std::to_string(nodes), t = std::to_string(tasks);
-    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
-                    const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()), const_cast<char*>(scenario.c_str()),
-                    const_cast<char*>(mapping.c_str()), const_cast<char*>(rounds.c_str()),
-                    const_cast<char*>(static_groups.c_str()), const_cast<char*>(poll_us.c_str()), nullptr};
+  return true;
+}
+
+// The tasks (child()), node k's on the k-th host with --hosts; false when one did not start.
+bool spawn_tasks(const Options& o, std::vector<int>& tids) {
+  for (int i = 0; i < o.nodes * o.tasks; ++i) {
+    const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks);
+    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.access.c_str()),
+                    const_cast<char*>(o.stack.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()),
+                    const_cast<char*>(o.scenario.c_str()), const_cast<char*>(o.mapping.c_str()),
+                    const_cast<char*>(o.rounds.c_str()), const_cast<char*>(o.static_groups.c_str()),
+                    const_cast<char*>(o.poll_us.c_str()), nullptr};
     int tid = 0;
     // On a cluster node k is the k-th host; on one pvmd every task is local.
-    std::string where = hosts.empty() ? "" : hosts[size_t(i / tasks)];
-    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, hosts.empty() ? PvmTaskDefault : PvmTaskHost,
+    std::string where = o.hosts.empty() ? "" : o.hosts[size_t(i / o.tasks)];
+    if (pvm_spawn(const_cast<char*>("cop_libcop_check"), args, o.hosts.empty() ? PvmTaskDefault : PvmTaskHost,
                   where.data(), 1, &tid) != 1) {
       std::fprintf(stderr, "pvm_spawn%s%s failed: %d\n", where.empty() ? "" : " on ", where.c_str(), tid);
-      pvm_exit();
-      return 1;
+      return false;
     }
     tids.push_back(tid);
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc >= 6) return child(argc, argv);
+  Options o;
+  if (!parse_options(argc, argv, o)) return 2;
+  if (pvm_mytid() < 0) return 1;
+  if (o.scenario == "killrecv") return kill_parent(o.access, o.stack);
+  std::vector<int> tids;
+  if (!spawn_tasks(o, tids)) {
+    pvm_exit();
+    return 1;
+  }
   int failed = 0, total = 0;
-  if (scenario == "kill" && !announce_barrier_entered((nodes - 1) * tasks)) failed = 1;
+  if (o.scenario == "kill" && !announce_barrier_entered((o.nodes - 1) * o.tasks)) failed = 1;
   for (size_t i = 0; i < tids.size(); ++i) {
     timeval tmout{120, 0};
     if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
@@ -887,8 +934,8 @@ int main(int argc, char** argv) {
     std::fputs(report, stdout);
   }
   std::printf("%s: %d checks over %d tasks on %d %s, access %s, mapping %s%s\n", failed ? "FAILED" : "passed", total,
-              nodes * tasks, nodes, hosts.empty() ? "nodes" : "hosts", access.c_str(), mapping.c_str(),
-              poll_us == "0" ? "" : (", polling " + poll_us + " us").c_str());
+              o.nodes * o.tasks, o.nodes, o.hosts.empty() ? "nodes" : "hosts", o.access.c_str(), o.mapping.c_str(),
+              o.poll_us == "0" ? "" : (", polling " + o.poll_us + " us").c_str());
   pvm_exit();
   return failed;
 }
