@@ -62,8 +62,12 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   return 0;
 }
 
-// cop_gather's and cop_scatter's group and root (instance `rootginst`).
-int rooted_group(const char* group, int rootginst, Group& g, const Member*& root) {
+// cop_gather's and cop_scatter's arguments checked (`slice`: this member's part, sent
+// or received), then their group and root (instance `rootginst`).
+int rooted_group(const char* group, const void* slice, int count, int datatype, int msgtag, int rootginst, Group& g,
+                 const Member*& root) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!group || count < 0 || (count > 0 && !slice) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
   root = by_inst(g, rootginst);
   return root ? 0 : PvmNoInst;
@@ -127,11 +131,9 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
 }
 
 int cop_gather(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
-  if (int rc = ready(); rc < 0) return rc;
-  if (!group || count < 0 || (count > 0 && !data) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   const Member* root = nullptr;
-  if (int rc = rooted_group(group, rootginst, g, root); rc < 0) return rc;
+  if (int rc = rooted_group(group, data, count, datatype, msgtag, rootginst, g, root); rc < 0) return rc;
   const int size = int(g.members.size());
   const bool me_root = root->tid == lib().tid;
   if (me_root && !result && count > 0) return PvmBadParam;
@@ -151,11 +153,9 @@ int cop_gather(void* result, void* data, int count, int datatype, int msgtag, ch
 }
 
 int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
-  if (int rc = ready(); rc < 0) return rc;
-  if (!group || count < 0 || (count > 0 && !result) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
   Group g;
   const Member* root_member = nullptr;
-  if (int rc = rooted_group(group, rootginst, g, root_member); rc < 0) return rc;
+  if (int rc = rooted_group(group, result, count, datatype, msgtag, rootginst, g, root_member); rc < 0) return rc;
   const int size = int(g.members.size());
   const int root = root_member->tid;
   int me = -1;

@@ -1,3 +1,4 @@
+// The host area: collectives among the tasks of one host in the channel window (host.h).
 #include "lib/host.h"
 
 #include <cop/cop.h>
@@ -17,7 +18,9 @@ using driver::kHostSlots;
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
+// Folds `v` into the hash `h` (the boost::hash_combine step, on 64 bits): a key
+// from the operation, group, tag and chunk.
+uint64_t hash_combine(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
 }
@@ -56,10 +59,10 @@ uint64_t elapsed_ms(uint64_t since_ns) { return (driver::monotonic_ns() - since_
 
 uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk) {
   uint64_t base = std::hash<std::string>{}(std::string(op) + '\0' + group);
-  base = mix(base, tag);
-  base = mix(base, chunk);
+  base = hash_combine(base, tag);
+  base = hash_combine(base, chunk);
   const uint64_t gen = generation_[base]++;
-  const uint64_t key = mix(base, gen);
+  const uint64_t key = hash_combine(base, gen);
   return key && key != kRetired ? key : 1;
 }
 

@@ -11,9 +11,7 @@
 
 namespace {
 
-using cop::commands::Burst;
-using cop::commands::Sender;
-using cop::commands::TasTarget;
+using namespace cop::commands;  // Burst, Sender, TasTarget and the builders
 using cop::wire::Direction;
 using cop::wire::Message;
 using cop::wire::Opcode;

@@ -46,12 +46,55 @@ struct Tally {
     codes[rc]++;
     if (first_problems.size() < 2000) first_problems += "  ERROR " + what + ": " + cop_strerror(rc) + "\n";
   }
+  // Counts an operation; false (and the error noted) when it failed.
+  bool op(int rc, const std::string& what) {
+    ops++;
+    if (rc < 0) error(rc, what);
+    return rc >= 0;
+  }
   void check(bool ok, const std::string& what) {
     if (ok) return;
     wrong++;
     if (first_problems.size() < 2000) first_problems += "  WRONG " + what + "\n";
   }
 };
+
+// One round: a checked cop_barrier, cop_reduce (sums against a local computation),
+// cop_bcast (data checked) and one fetch-and-add on task 0's counter, whose old
+// value goes to `fetched`.
+void run_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched) {
+  const int size = int(tids.size());
+  constexpr int kCount = 4, kBcast = 8;
+  const std::string round = " round " + std::to_string(r);
+  t.op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
+  const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
+  long data[kCount];
+  for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
+  int roots[1] = {root};
+  if (t.op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) && inst == root) {
+    bool ok = true;
+    for (int i = 0; i < kCount; ++i) {
+      long want = 0;
+      for (int k = 0; k < size; ++k) want += long(value(k, i, r));
+      ok &= data[i] == want;
+    }
+    t.check(ok, "cop_reduce sum" + round);
+  }
+  double buf[kBcast];
+  if (inst == src) {
+    for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
+    t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
+  } else {
+    for (double& b : buf) b = -1;
+    if (t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
+      bool ok = true;
+      for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
+      t.check(ok, "cop_bcast data" + round);
+    }
+  }
+  long one = 1;
+  if (t.op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
+}
 
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
@@ -71,51 +114,13 @@ int child(char** argv) {
     pvm_barrier(kGroup, size);  // setup only: PVM's own barrier
     std::vector<int> tids;
     for (int k = 0; k < size; ++k) tids.push_back(pvm_gettid(kGroup, k));
-    auto op = [&](int rc, const std::string& what) {
-      t.ops++;
-      if (rc < 0) t.error(rc, what);
-      return rc >= 0;
-    };
-    constexpr int kCount = 4, kBcast = 8;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < rounds; ++r) {
-      const std::string round = " round " + std::to_string(r);
-      op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
-      const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
-      long data[kCount];
-      for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
-      int roots[1] = {root};
-      if (op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) &&
-          inst == root) {
-        bool ok = true;
-        for (int i = 0; i < kCount; ++i) {
-          long want = 0;
-          for (int k = 0; k < size; ++k) want += long(value(k, i, r));
-          ok &= data[i] == want;
-        }
-        t.check(ok, "cop_reduce sum" + round);
-      }
-      double buf[kBcast];
-      if (inst == src) {
-        for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
-        op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
-      } else {
-        for (double& b : buf) b = -1;
-        if (op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
-          bool ok = true;
-          for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
-          t.check(ok, "cop_bcast data" + round);
-        }
-      }
-      long one = 1;
-      if (op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
-    }
-    op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
+    for (int r = 0; r < rounds; ++r) run_round(t, r, inst, tids, fetched);
+    t.op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Task 0 reads the counter; the parent compares it with the increments that returned success.
     long counter = -1;
-    if (inst == 0 && op(cop_read(&counter, 1, PVM_LONG, tid, kFaaTag, COP_NORMAL), "cop_read of the counter")) {
-      // The harness compares it with the sum of the increments that returned success.
-    }
+    if (inst == 0) t.op(cop_read(&counter, 1, PVM_LONG, tid, kFaaTag, COP_NORMAL), "cop_read of the counter");
     fetched.push_back(counter);  // last: the counter (task 0), or -1
     pvm_barrier(kGroup, size);
     pvm_lvgroup(kGroup);
