@@ -37,8 +37,9 @@ void append_elements(Burst& b, const Sender& s, Opcode op, uint32_t tag, std::sp
 }
 
 Burst barrier(const Sender& s, uint32_t tag, uint64_t mask) {
-  return {command(s, Opcode::LOCK), mask_command(s, Opcode::SETTC, tag, mask), mask_command(s, Opcode::SETBM, tag, mask),
-          command(s, Opcode::BENTRY, Space::GAS, tag), command(s, Opcode::UNLOCK)};
+  return {command(s, Opcode::LOCK), mask_command(s, Opcode::SETTC, tag, mask),
+          mask_command(s, Opcode::SETBM, tag, mask), command(s, Opcode::BENTRY, Space::GAS, tag),
+          command(s, Opcode::UNLOCK)};
 }
 
 Burst reduction(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t tc, uint64_t bm) {

@@ -18,12 +18,15 @@ using wire::Opcode;
 
 namespace {
 
+// Registers with the node's driver (asking for TKNO `wanted_tkno`), checks the
+// channel with the controller, clears the task address space and publishes this
+// task's (CHNO, TKNO) for the table mapping.
 int open_channel(int wanted_tkno) {
   Library& l = lib();
   l.host.reset();
   l.port.reset();
   auto r = driver::open_port(driver::default_driver_dir(), l.access == CopAccessDirect, l.tid, wanted_tkno,
-                                  link_options());
+                             link_options());
   if (r.status < 0) {
     report("cop_mytid", r.error);
     return r.status;
@@ -59,7 +62,6 @@ int open_channel(int wanted_tkno) {
   }
   return l.mapping.publish(l.tid, Place{info().chno, info().tkno});
 }
-
 
 // The channel under the selected mapping: the direct mapping has the driver give
 // the TKNO the tid's L field names (-2); the table takes any free one (-1).

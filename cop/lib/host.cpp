@@ -326,7 +326,8 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
     int rc = 1;
     {
       Locked lock(w_);
-      if (!take_result(s, words, rc) && purge(s, true)) {  // the receiver fetching for this host died: fetch in its place
+      // The receiver fetching for this host died: fetch in its place.
+      if (!take_result(s, words, rc) && purge(s, true)) {
         set_worker(s, tkno_);
         fetcher = true;
       }

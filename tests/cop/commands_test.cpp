@@ -70,7 +70,7 @@ TEST(Commands, CommandCarriesTheSendersPidRegisterAndPartition) {
 
 TEST(Commands, MaskCommandCarriesCountMinusOneAndTheMask) {
   const uint64_t mask = 0x8000000000000001ull;  // channels 1 and 64
-  expect_mask(on_the_wire(cop::commands::mask_command(kTask, Opcode::SETTC, 300, mask, 1)), Opcode::SETTC, 300, mask, 1);
+  expect_mask(on_the_wire(mask_command(kTask, Opcode::SETTC, 300, mask, 1)), Opcode::SETTC, 300, mask, 1);
   expect_mask(on_the_wire(cop::commands::mask_command(kTask, Opcode::SETBM, 300, mask, 1024)), Opcode::SETBM, 300, mask,
               1024);
 }
@@ -88,7 +88,8 @@ TEST(Commands, MasksForMoreThan1024WordsAreSplitAtTheCountFieldsWidth) {
 TEST(Commands, BarrierIsTheSpmdBurstOfChapterFive) {
   const uint64_t mask = 0b1111;
   const auto ms = decoded(cop::commands::barrier(kTask, 12, mask));
-  EXPECT_EQ(opcodes(ms), (std::vector<Opcode>{Opcode::LOCK, Opcode::SETTC, Opcode::SETBM, Opcode::BENTRY, Opcode::UNLOCK}));
+  EXPECT_EQ(opcodes(ms),
+            (std::vector<Opcode>{Opcode::LOCK, Opcode::SETTC, Opcode::SETBM, Opcode::BENTRY, Opcode::UNLOCK}));
   ASSERT_EQ(ms.size(), 5u);
   expect_mask(ms[1], Opcode::SETTC, 12, mask, 1);
   expect_mask(ms[2], Opcode::SETBM, 12, mask, 1);
