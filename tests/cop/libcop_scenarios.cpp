@@ -259,8 +259,11 @@ struct KillParent {
     ::kill(a_pid, SIGKILL);
     if (!step(wait_size(g, 1), "part 1: the killed receiver stayed in the group")) return;
     const int c = spawn(2, "receiver", g, 500, s);
-    if (!step(hello(c) > 0, "part 1: the new receiver did not start")) return;
-    tell(c, kEnterTag);
+    const int c_pid = hello(c);
+    if (!step(c_pid > 0, "part 1: the new receiver did not start")) return;
+    // Only once it waits on its channel has it looked the sender up: a sender that had
+    // sent and left already would be no task (PvmNoTask) to it.
+    if (!enter(c, c_pid, "skb", "part 1: the new receiver never waited on its channel")) return;
     tell(s, kGoTag);
     expect(s, 0, "part 1: cop_bcast send");
     expect(c, 0, "part 1: a new receiver on the killed receiver's node and tag");
