@@ -1,5 +1,6 @@
-// copbench-cop-compare: libcop beside libpvm on one machine, in one run
-// (issue 3's speed check and seed 000 Table IV's comparison).
+// copbench-cop-compare: libcop beside libpvm on one machine, in one run: the
+// comparison of seed 000 Table IV (COP's collectives against PVM's on the same
+// tasks), with the bare transport round trip as the floor COP's times sit on.
 //
 //   copbench-cop-compare --stack DIR [--nodes 4] [--tasks 1] [--access direct|normal]
 //                        [--iters 2000] [--reps 5] [--json FILE]
@@ -62,6 +63,54 @@ double modelled_us() {
   return double(c) * kPclkNs / 1000.0;
 }
 
+// One task's samples, one per rep, each a mean over the rep's iterations.
+struct Samples {
+  std::vector<double> cop_barrier, cop_barrier_model, pvm_barrier, cop_reduce, cop_reduce_model, pvm_reduce;
+};
+
+// cop_barrier back to back (measured and modelled) while `status` stays good, then
+// pvm_barrier (always: the other tasks wait in them).
+void measure_barriers(const Options& o, int size, int pvm_iters, Samples& s, int& status) {
+  pvm_barrier(kGroup, size);
+  const double m0 = modelled_us(), t0 = now_us();
+  for (int i = 0; i < o.iters && status >= 0; ++i) status = cop_barrier(kGroup, size, 2);
+  s.cop_barrier.push_back((now_us() - t0) / o.iters);
+  s.cop_barrier_model.push_back((modelled_us() - m0) / o.iters);
+  pvm_barrier(kGroup, size);
+  const double p0 = now_us();
+  for (int i = 0; i < pvm_iters; ++i) pvm_barrier(kGroup, size);
+  s.pvm_barrier.push_back((now_us() - p0) / pvm_iters);
+}
+
+// Reductions of one double, each after an untimed barrier of its own library (the
+// thesis's method), timed at every task; the root checks the sum. The libcop ones
+// while `status` stays good, the PVM ones always.
+void measure_reductions(const Options& o, int size, int pvm_iters, int inst, Samples& s, int& status) {
+  double cop_sum = 0, pvm_sum = 0, cop_model = 0;
+  int root = 0;
+  for (int i = 0; i < o.iters && status >= 0; ++i) {
+    status = cop_barrier(kGroup, size, 3);
+    double v = inst + 1.0;
+    const double m0 = modelled_us(), t0 = now_us();
+    status = std::min(status, cop_reduce(COP_SUM, &v, PVM_DOUBLE, 1, 8, kGroup, &root, 1));
+    cop_sum += now_us() - t0;
+    cop_model += modelled_us() - m0;
+    if (inst == 0 && v != size * (size + 1) / 2.0) status = -1;  // a wrong answer is no measurement
+  }
+  s.cop_reduce.push_back(cop_sum / o.iters);
+  s.cop_reduce_model.push_back(cop_model / o.iters);
+  for (int i = 0; i < pvm_iters; ++i) {
+    pvm_barrier(kGroup, size);
+    double v = inst + 1.0;
+    const double t0 = now_us();
+    pvm_reduce(PvmSum, &v, 1, PVM_DOUBLE, 9, kGroup, 0);
+    pvm_sum += now_us() - t0;
+  }
+  s.pvm_reduce.push_back(pvm_sum / pvm_iters);
+}
+
+// A spawned task: enrols on its node's channel, measures, sends the medians (in
+// Metric order) and its status to the parent.
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
   const Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
@@ -76,43 +125,14 @@ int child(char** argv) {
     pvm_barrier(kGroup, size);
     cop_setopt(CopStaticGroups, 1);
     status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
-    std::vector<double> cb, cbm, pb, cr, crm, pr;
+    Samples s;
     const int pvm_iters = std::max(20, o.iters / 10);  // pvm is slow: fewer iterations, same method
     for (int r = 0; r < o.reps && status >= 0; ++r) {
-      pvm_barrier(kGroup, size);
-      double m0 = modelled_us(), t0 = now_us();
-      for (int i = 0; i < o.iters && status >= 0; ++i) status = cop_barrier(kGroup, size, 2);
-      cb.push_back((now_us() - t0) / o.iters);
-      cbm.push_back((modelled_us() - m0) / o.iters);
-      pvm_barrier(kGroup, size);
-      t0 = now_us();
-      for (int i = 0; i < pvm_iters; ++i) pvm_barrier(kGroup, size);
-      pb.push_back((now_us() - t0) / pvm_iters);
-      // Reductions, each after an untimed barrier of its own library.
-      double cop_sum = 0, pvm_sum = 0, cop_model = 0;
-      int root = 0;
-      for (int i = 0; i < o.iters && status >= 0; ++i) {
-        status = cop_barrier(kGroup, size, 3);
-        double v = inst + 1.0;
-        const double mm = modelled_us();
-        t0 = now_us();
-        status = std::min(status, cop_reduce(COP_SUM, &v, PVM_DOUBLE, 1, 8, kGroup, &root, 1));
-        cop_sum += now_us() - t0;
-        cop_model += modelled_us() - mm;
-        if (inst == 0 && v != size * (size + 1) / 2.0) status = -1;  // a wrong answer is no measurement
-      }
-      cr.push_back(cop_sum / o.iters);
-      crm.push_back(cop_model / o.iters);
-      for (int i = 0; i < pvm_iters; ++i) {
-        pvm_barrier(kGroup, size);
-        double v = inst + 1.0;
-        t0 = now_us();
-        pvm_reduce(PvmSum, &v, 1, PVM_DOUBLE, 9, kGroup, 0);
-        pvm_sum += now_us() - t0;
-      }
-      pr.push_back(pvm_sum / pvm_iters);
+      measure_barriers(o, size, pvm_iters, s, status);
+      measure_reductions(o, size, pvm_iters, inst, s, status);
     }
-    out = {median(cb), median(cbm), median(pb), median(cr), median(crm), median(pr)};
+    out = {median(s.cop_barrier), median(s.cop_barrier_model), median(s.pvm_barrier),
+           median(s.cop_reduce),  median(s.cop_reduce_model),  median(s.pvm_reduce)};
     pvm_barrier(kGroup, size);
     pvm_lvgroup(kGroup);
   }
@@ -170,11 +190,8 @@ double bare_round_trip_us(int iters, int reps, int poll_us) {
   return median(per);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
-  Options o;
+// The command line; false (and a message) when it cannot be run.
+bool parse_options(int argc, char** argv, Options& o) {
   if (const char* p = std::getenv("COP_POLL_US")) o.poll_us = std::max(0, std::atoi(p));
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -187,17 +204,20 @@ int main(int argc, char** argv) {
     else if (k == "--json") o.json = v;
     else {
       std::fprintf(stderr, "copbench-cop-compare: unknown option %s\n", k.c_str());
-      return 2;
+      return false;
     }
   }
   if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.iters < 1 || o.reps < 1 ||
       (o.access != "direct" && o.access != "normal")) {
     std::fprintf(stderr, "usage: copbench-cop-compare --stack DIR [--nodes N] [--tasks T] [--access direct|normal] "
                          "[--iters K] [--reps R] [--json FILE]\n");
-    return 2;
+    return false;
   }
-  if (pvm_mytid() < 0) return 1;
-  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  return true;
+}
+
+// One task per (node, task) pair, each told its node and the options (argv of child()).
+bool spawn_tasks(const Options& o) {
   const int size = o.nodes * o.tasks;
   for (int i = 0; i < size; ++i) {
     const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks),
@@ -208,17 +228,21 @@ int main(int argc, char** argv) {
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
-      pvm_exit();
-      return 1;
+      return false;
     }
   }
-  std::vector<double> worst(kMetrics, 0.0);
+  return true;
+}
+
+// Every task's figures; the slowest task's is the operation's time (per-iteration
+// max over ranks). 0, a task's failure code, or 1 when a task did not report.
+int collect_results(int size, std::vector<double>& worst) {
+  worst.assign(kMetrics, 0.0);
   int failed = 0;
   for (int i = 0; i < size; ++i) {
     timeval tmout{600, 0};
     if (pvm_trecv(-1, kResultTag, &tmout) <= 0) {
       std::fprintf(stderr, "copbench-cop-compare: a task did not report within 600 s\n");
-      pvm_exit();
       return 1;
     }
     int status = 0;
@@ -229,14 +253,12 @@ int main(int argc, char** argv) {
       failed = status;
       continue;
     }
-    // The slowest task is the operation's time (per-iteration max over ranks).
     for (int k = 0; k < kMetrics; ++k) worst[size_t(k)] = std::max(worst[size_t(k)], m[size_t(k)]);
   }
-  pvm_exit();
-  if (failed < 0) {
-    std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
-    return 1;
-  }
+  return failed;
+}
+
+void print_table(const Options& o, double rtt, const std::vector<double>& worst) {
   std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, median of %d reps\n",
               o.nodes, o.tasks, o.access.c_str(),
               o.poll_us > 0 ? ("waits poll " + std::to_string(o.poll_us) + " us, then sleep").c_str() : "waits sleep",
@@ -250,22 +272,45 @@ int main(int argc, char** argv) {
   std::printf("%-34s %12.2f %14.3f %10s\n", "cop_reduce (1 double, SUM)", worst[kCopReduce], worst[kCopReduceModel], "-");
   std::printf("%-34s %12.2f %14s %9.1fx  (pvm_reduce / cop_reduce)\n", "pvm_reduce (1 double, SUM)", worst[kPvmReduce],
               "-", worst[kPvmReduce] / worst[kCopReduce]);
-  if (!o.json.empty()) {
-    const std::string tmp = o.json + ".tmp";
-    std::ofstream j(tmp);
-    j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us << ", \"access\": \"" << o.access
-      << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
-      << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
-      << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
-      << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]
-      << ",\n  \"pvm_reduce_us\": " << worst[kPvmReduce] << ",\n  \"barrier_over_rtt\": " << worst[kCopBarrier] / rtt
-      << ", \"pvm_over_cop_barrier\": " << worst[kPvmBarrier] / worst[kCopBarrier]
-      << ", \"pvm_over_cop_reduce\": " << worst[kPvmReduce] / worst[kCopReduce] << "\n}\n";
-    j.close();
-    if (!j || std::rename(tmp.c_str(), o.json.c_str()) != 0) {
-      std::fprintf(stderr, "copbench-cop-compare: could not write %s\n", o.json.c_str());
-      return 1;
-    }
+}
+
+// The same figures as JSON, written whole or not at all (a temporary file renamed).
+bool write_json(const Options& o, double rtt, const std::vector<double>& worst) {
+  const std::string tmp = o.json + ".tmp";
+  std::ofstream j(tmp);
+  j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us
+    << ", \"access\": \"" << o.access << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
+    << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
+    << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
+    << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]
+    << ",\n  \"pvm_reduce_us\": " << worst[kPvmReduce] << ",\n  \"barrier_over_rtt\": " << worst[kCopBarrier] / rtt
+    << ", \"pvm_over_cop_barrier\": " << worst[kPvmBarrier] / worst[kCopBarrier]
+    << ", \"pvm_over_cop_reduce\": " << worst[kPvmReduce] / worst[kCopReduce] << "\n}\n";
+  j.close();
+  if (!j || std::rename(tmp.c_str(), o.json.c_str()) != 0) {
+    std::fprintf(stderr, "copbench-cop-compare: could not write %s\n", o.json.c_str());
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
+  Options o;
+  if (!parse_options(argc, argv, o)) return 2;
+  if (pvm_mytid() < 0) return 1;
+  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  std::vector<double> worst;
+  const int failed = spawn_tasks(o) ? collect_results(o.nodes * o.tasks, worst) : 1;
+  pvm_exit();
+  if (failed == 1) return 1;
+  if (failed < 0) {
+    std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
+    return 1;
+  }
+  print_table(o, rtt, worst);
+  if (!o.json.empty() && !write_json(o, rtt, worst)) return 1;
   return 0;
 }

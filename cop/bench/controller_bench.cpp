@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "controller/controller.h"
+#include "lib/commands.h"
 
 namespace {
 
@@ -15,14 +16,11 @@ using wire::Message;
 using wire::Opcode;
 using wire::Space;
 
-Message command(Opcode op, uint32_t tag) { return wire::make(op, 1, Space::GAS, tag); }
+constexpr commands::Sender kTask{1, 0};
 
-Message mask(Opcode op, uint32_t tag, uint64_t bits) {
-  Message m = command(op, tag);
-  m.set_count(1);
-  m.set_data64(bits);
-  return m;
-}
+Message command(Opcode op, uint32_t tag) { return commands::command(kTask, op, Space::GAS, tag); }
+
+Message mask(Opcode op, uint32_t tag, uint64_t bits) { return commands::mask_command(kTask, op, tag, bits, 1); }
 
 // One master-slave round: channel 1 sets both masks, all 64 channels send the
 // operation, the controller broadcasts the result.

@@ -1,3 +1,4 @@
+// The host area: collectives among the tasks of one host in the channel window (host.h).
 #include "lib/host.h"
 
 #include <cop/cop.h>
@@ -17,7 +18,9 @@ using driver::kHostSlots;
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
+// Folds `v` into the hash `h` (the boost::hash_combine step, on 64 bits): a key
+// from the operation, group, tag and chunk.
+uint64_t hash_combine(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
 }
@@ -56,10 +59,10 @@ uint64_t elapsed_ms(uint64_t since_ns) { return (driver::monotonic_ns() - since_
 
 uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk) {
   uint64_t base = std::hash<std::string>{}(std::string(op) + '\0' + group);
-  base = mix(base, tag);
-  base = mix(base, chunk);
+  base = hash_combine(base, tag);
+  base = hash_combine(base, chunk);
   const uint64_t gen = generation_[base]++;
-  const uint64_t key = mix(base, gen);
+  const uint64_t key = hash_combine(base, gen);
   return key && key != kRetired ? key : 1;
 }
 
@@ -175,6 +178,24 @@ int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how)
   }
 }
 
+int HostArea::claim_with(uint64_t key, uint32_t expected, bool take_over,
+                         const std::function<void(HostSlot&, Claim)>& with_slot) {
+  Claim how;
+  const int slot = claim(key, expected, take_over, how);
+  if (slot < 0) return PvmOutOfRes;
+  Locked lock(w_, Adopt{});
+  with_slot(w_->host[slot], how);
+  return slot;
+}
+
+bool HostArea::take_result(HostSlot& s, std::span<uint64_t> words, int& rc) {
+  if (s.state == 0) return false;
+  rc = s.state < 0 ? s.state : 0;
+  std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
+  leave(s);
+  return true;
+}
+
 void HostArea::wait_change(uint32_t seen) {
   w_->host_waiters.fetch_add(1);
   driver::futex_wait(&w_->host_event, seen, 20);
@@ -196,14 +217,8 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
     if (wants_result) std::copy(mine.begin(), mine.end(), words.begin());
     return rc;
   }
-  int slot = -1;
   bool last = false;
-  {
-    Claim how;
-    slot = claim(key, expected, false, how);
-    if (slot < 0) return PvmOutOfRes;
-    Locked lock(w_, Adopt{});
-    HostSlot& s = w_->host[slot];
+  const int slot = claim_with(key, expected, false, [&](HostSlot& s, Claim how) {
     fold(slot_words(s, words.size()), how == Claim::allocated);
     s.arrived++;
     last = s.arrived == s.expected;
@@ -211,7 +226,8 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
       set_worker(s, tkno_);
     else if (wants_result)
       hold(s);
-  }
+  });
+  if (slot < 0) return slot;
   HostSlot& s = w_->host[slot];
   if (last) {
     std::vector<uint64_t> folded(words.size());
@@ -240,10 +256,8 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
     int rc = 1;
     {
       Locked lock(w_);
-      if (s.state != 0) {
-        rc = s.state < 0 ? s.state : 0;
-        std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
-        leave(s);
+      if (take_result(s, words, rc)) {
+        // rc: the worker's code
       } else if (purge(s, true)) {  // the worker died in the channel part
         retire(s, CopErrPartnerDied);
         rc = CopErrPartnerDied;
@@ -264,39 +278,30 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
 }
 
 int HostArea::publish(uint64_t key, uint32_t expected, std::span<const uint64_t> words) {
-  {
-    Claim how;
-    // A receiver that died fetching is no loss here: this sender fills the slot.
-    const int slot = claim(key, expected, true, how);
-    if (slot < 0) return PvmOutOfRes;
-    Locked lock(w_, Adopt{});
-    HostSlot& s = w_->host[slot];
+  // A receiver that died fetching is no loss here: this sender fills the slot.
+  const int slot = claim_with(key, expected, true, [&](HostSlot& s, Claim how) {
     std::copy(words.begin(), words.end(), slot_words(s, words.size()).begin());
     if (how == Claim::allocated) s.readers = expected;
     set_worker(s, -1);  // nobody needs to fetch
     s.state = 1;
-  }
+  });
+  if (slot < 0) return slot;
   notify();
   return 0;
 }
 
 int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words,
                       const std::function<int(std::span<uint64_t>, const std::function<bool()>&)>& fetch) {
-  int slot = -1;
   bool fetcher = false;
-  {
-    Claim how;
-    slot = claim(key, expected, true, how);
-    if (slot < 0) return PvmOutOfRes;
-    Locked lock(w_, Adopt{});
-    HostSlot& s = w_->host[slot];
+  const int slot = claim_with(key, expected, true, [&](HostSlot& s, Claim how) {
     if (how == Claim::allocated) {
       s.readers = expected;
       set_worker(s, tkno_);
     }
     hold(s);
     fetcher = how != Claim::joined;
-  }
+  });
+  if (slot < 0) return slot;
   HostSlot& s = w_->host[slot];
   // A local sender may fill the slot while we wait on the channel.
   auto filled = [&] {
@@ -321,11 +326,8 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
     int rc = 1;
     {
       Locked lock(w_);
-      if (s.state != 0) {
-        rc = s.state < 0 ? s.state : 0;
-        std::copy_n(slot_words(s, words.size()).begin(), words.size(), words.begin());
-        leave(s);
-      } else if (purge(s, true)) {  // the receiver fetching for this host died: fetch in its place
+      // The receiver fetching for this host died: fetch in its place.
+      if (!take_result(s, words, rc) && purge(s, true)) {
         set_worker(s, tkno_);
         fetcher = true;
       }

@@ -76,6 +76,13 @@ class HostArea {
   // broadcast receiver fetches in its place) or retired and replaced by a fresh one.
   // Returns with host_lock held, or -1 (not held) after 30 s.
   int claim(uint64_t key, uint32_t expected, bool take_over, Claim& how);
+  // claim(), then `with_slot` on the slot while the claim's lock is held; the slot's
+  // index, or PvmOutOfRes.
+  int claim_with(uint64_t key, uint32_t expected, bool take_over,
+                 const std::function<void(driver::HostSlot&, Claim)>& with_slot);
+  // With host_lock held: when the slot's result is published, its words and code
+  // (0 or the worker's error) to this task, which leaves the slot; false while unpublished.
+  bool take_result(driver::HostSlot& s, std::span<uint64_t> words, int& rc);
   void wait_change(uint32_t seen);
   void notify();
   // host_lock held for all of these:

@@ -1,3 +1,4 @@
+// tid -> (channel, task number), both mappings (mapping.h).
 #include "lib/mapping.h"
 
 #include <pvm3.h>
@@ -13,20 +14,28 @@ namespace cop::lib {
 
 namespace {
 
+// The mailbox entry where task `tid` publishes its (CHNO, TKNO).
 std::string entry_name(int tid) { return fmt::format("copbench.cop.{:x}", tid); }
+
+// A PVM tid: bits 29..18 the host's number in the virtual machine (H field),
+// bits 17..0 the task on that host (L field).
+constexpr int kHostShift = 18;
+constexpr uint32_t kHostMask = 0xFFF;
+constexpr uint32_t kLocalMask = 0x3FFFF;
 
 }  // namespace
 
 Place direct_place(int tid, uint32_t tasks_per_channel) {
-  return Place{(tid >> 18) & 0xFFF, int(uint32_t(tid) & 0x3FFFF) % int(tasks_per_channel ? tasks_per_channel : 1)};
+  const uint32_t host = (uint32_t(tid) >> kHostShift) & kHostMask, local = uint32_t(tid) & kLocalMask;
+  return Place{int(host), int(local) % int(tasks_per_channel ? tasks_per_channel : 1)};
 }
 
 int Mapping::publish(int tid, Place p) {
   const int buf = pvm_mkbuf(PvmDataDefault);
   if (buf < 0) return buf;
   const int old = pvm_setsbuf(buf);
-  int v[2] = {p.chno, p.tkno};
-  pvm_pkint(v, 2, 1);
+  int chno_tkno[2] = {p.chno, p.tkno};
+  pvm_pkint(chno_tkno, 2, 1);
   const std::string name = entry_name(tid);
   int rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxDefault);
   pvm_setsbuf(old);
@@ -58,12 +67,12 @@ int Mapping::lookup(int tid, Place& out, int how, uint32_t tasks_per_channel, in
     const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxDefault);
     if (buf > 0) {
       const int old = pvm_setrbuf(buf);
-      int v[2] = {0, 0};
-      const int rc = pvm_upkint(v, 2, 1);
+      int chno_tkno[2] = {0, 0};
+      const int rc = pvm_upkint(chno_tkno, 2, 1);
       pvm_setrbuf(old);
       pvm_freebuf(buf);
       if (rc < 0) return rc;
-      out = Place{v[0], v[1]};
+      out = Place{chno_tkno[0], chno_tkno[1]};
       table_[tid] = out;
       return 0;
     }

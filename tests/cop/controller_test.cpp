@@ -2,6 +2,7 @@
 // masks in several arrival orders, accessed bits, protection, partitions,
 // locking and limit checks.
 #include "controller/controller.h"
+#include "lib/commands.h"
 
 #include <gtest/gtest.h>
 
@@ -62,10 +63,8 @@ struct Harness {
 Message gas(Opcode op, uint32_t tag, uint16_t tkno = 1) { return make(op, tkno, Space::GAS, tag); }
 
 Message settc(uint32_t tag, uint64_t mask, int count = 1, bool bcast_ram = false) {
-  Message m = gas(bcast_ram ? Opcode::SETBM : Opcode::SETTC, tag, 0);
-  m.set_count(count);
-  m.set_data64(mask);
-  return m;
+  return cop::commands::mask_command(cop::commands::Sender{0, 0}, bcast_ram ? Opcode::SETBM : Opcode::SETTC, tag, mask,
+                                     count);
 }
 
 Message value(Opcode op, uint32_t tag, uint64_t v) {

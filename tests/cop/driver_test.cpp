@@ -16,6 +16,7 @@
 #include <cop/link.h>
 
 #include "driver/port.h"
+#include "lib/commands.h"
 #include "link/udp.h"
 #include "stack.h"
 
@@ -40,23 +41,20 @@ std::unique_ptr<Port> open(const Stack& s, int node, bool direct, int tid = 0x40
 
 uint64_t bit(int channel) { return uint64_t{1} << (channel - 1); }
 
+// The task on port `p` as a sender of COP commands (its Pid register and partition).
+cop::commands::Sender sender(const Port& p) { return {p.info().tkno, static_cast<uint8_t>(p.info().ppn)}; }
+
 Message cmd(Opcode op, const Port& p, Space space = Space::GAS, uint32_t tag = 0) {
-  Message m = cop::wire::make(op, p.info().tkno, space, tag);
-  m.ins.ppn = static_cast<uint8_t>(p.info().ppn);
-  return m;
+  return cop::commands::command(sender(p), op, space, tag);
 }
 
 Message mask_cmd(Opcode op, const Port& p, uint32_t tag, uint64_t mask, int count = 1) {
-  Message m = cmd(op, p, Space::GAS, tag);
-  m.set_data64(mask);
-  m.set_count(count);
-  return m;
+  return cop::commands::mask_command(sender(p), op, tag, mask, count);
 }
 
 // The thesis's SPMD barrier: every channel tries to initialise the masks.
 std::vector<Message> barrier_frame(const Port& p, uint32_t tag, uint64_t mask) {
-  return {cmd(Opcode::LOCK, p), mask_cmd(Opcode::SETTC, p, tag, mask), mask_cmd(Opcode::SETBM, p, tag, mask),
-          cmd(Opcode::BENTRY, p, Space::GAS, tag), cmd(Opcode::UNLOCK, p)};
+  return cop::commands::barrier(sender(p), tag, mask);
 }
 
 Error barrier(Port& p, uint32_t tag, uint64_t mask, Error* settc = nullptr) {

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "task_report.h"
+
 namespace {
 
 constexpr int kReportTag = 4343;
@@ -44,12 +46,55 @@ struct Tally {
     codes[rc]++;
     if (first_problems.size() < 2000) first_problems += "  ERROR " + what + ": " + cop_strerror(rc) + "\n";
   }
+  // Counts an operation; false (and the error noted) when it failed.
+  bool op(int rc, const std::string& what) {
+    ops++;
+    if (rc < 0) error(rc, what);
+    return rc >= 0;
+  }
   void check(bool ok, const std::string& what) {
     if (ok) return;
     wrong++;
     if (first_problems.size() < 2000) first_problems += "  WRONG " + what + "\n";
   }
 };
+
+// One round: a checked cop_barrier, cop_reduce (sums against a local computation),
+// cop_bcast (data checked) and one fetch-and-add on task 0's counter, whose old
+// value goes to `fetched`.
+void run_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched) {
+  const int size = int(tids.size());
+  constexpr int kCount = 4, kBcast = 8;
+  const std::string round = " round " + std::to_string(r);
+  t.op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
+  const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
+  long data[kCount];
+  for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
+  int roots[1] = {root};
+  if (t.op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) && inst == root) {
+    bool ok = true;
+    for (int i = 0; i < kCount; ++i) {
+      long want = 0;
+      for (int k = 0; k < size; ++k) want += long(value(k, i, r));
+      ok &= data[i] == want;
+    }
+    t.check(ok, "cop_reduce sum" + round);
+  }
+  double buf[kBcast];
+  if (inst == src) {
+    for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
+    t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
+  } else {
+    for (double& b : buf) b = -1;
+    if (t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
+      bool ok = true;
+      for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
+      t.check(ok, "cop_bcast data" + round);
+    }
+  }
+  long one = 1;
+  if (t.op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
+}
 
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
@@ -69,51 +114,13 @@ int child(char** argv) {
     pvm_barrier(kGroup, size);  // setup only: PVM's own barrier
     std::vector<int> tids;
     for (int k = 0; k < size; ++k) tids.push_back(pvm_gettid(kGroup, k));
-    auto op = [&](int rc, const std::string& what) {
-      t.ops++;
-      if (rc < 0) t.error(rc, what);
-      return rc >= 0;
-    };
-    constexpr int kCount = 4, kBcast = 8;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < rounds; ++r) {
-      const std::string round = " round " + std::to_string(r);
-      op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
-      const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
-      long data[kCount];
-      for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
-      int roots[1] = {root};
-      if (op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) &&
-          inst == root) {
-        bool ok = true;
-        for (int i = 0; i < kCount; ++i) {
-          long want = 0;
-          for (int k = 0; k < size; ++k) want += long(value(k, i, r));
-          ok &= data[i] == want;
-        }
-        t.check(ok, "cop_reduce sum" + round);
-      }
-      double buf[kBcast];
-      if (inst == src) {
-        for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
-        op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
-      } else {
-        for (double& b : buf) b = -1;
-        if (op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
-          bool ok = true;
-          for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
-          t.check(ok, "cop_bcast data" + round);
-        }
-      }
-      long one = 1;
-      if (op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
-    }
-    op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
+    for (int r = 0; r < rounds; ++r) run_round(t, r, inst, tids, fetched);
+    t.op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Task 0 reads the counter; the parent compares it with the increments that returned success.
     long counter = -1;
-    if (inst == 0 && op(cop_read(&counter, 1, PVM_LONG, tid, kFaaTag, COP_NORMAL), "cop_read of the counter")) {
-      // The harness compares it with the sum of the increments that returned success.
-    }
+    if (inst == 0) t.op(cop_read(&counter, 1, PVM_LONG, tid, kFaaTag, COP_NORMAL), "cop_read of the counter");
     fetched.push_back(counter);  // last: the counter (task 0), or -1
     pvm_barrier(kGroup, size);
     pvm_lvgroup(kGroup);
@@ -126,60 +133,124 @@ int child(char** argv) {
   pvm_pkdouble(&seconds, 1, 1);
   std::string codes;
   for (auto [code, n] : t.codes) codes += std::string(" ") + cop_strerror(code) + " x" + std::to_string(n);
-  std::string report = "task inst " + std::to_string(inst) + " node " + std::to_string(node) + ":" + codes + "\n" +
-                       t.first_problems;
-  pvm_pkstr(const_cast<char*>(report.c_str()));
-  pvm_send(pvm_parent(), kReportTag);
-  cop_exit();
-  pvm_exit();
-  return 0;
+  return cop::testing::report_to_parent(kReportTag,
+                                        cop::testing::task_heading(inst, node) + codes + "\n" + t.first_problems);
+}
+
+struct Options {
+  int nodes = 4, tasks = 2, rounds = 40, max_errors = 0;
+  std::string access = "direct", stack, faults;
+};
+
+bool parse_options(int argc, char** argv, Options& o) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--nodes") o.nodes = std::atoi(argv[i + 1]);
+    else if (k == "--tasks") o.tasks = std::atoi(argv[i + 1]);
+    else if (k == "--rounds") o.rounds = std::atoi(argv[i + 1]);
+    else if (k == "--access") o.access = argv[i + 1];
+    else if (k == "--stack") o.stack = argv[i + 1];
+    else if (k == "--faults") o.faults = argv[i + 1];
+    else if (k == "--max-errors") o.max_errors = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "cop_fault_check: unknown option %s\n", k.c_str());
+      return false;
+    }
+  }
+  if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.rounds < 1) {
+    std::fprintf(stderr, "usage: cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] "
+                         "[--access direct|normal] [--max-errors E]\n");
+    return false;
+  }
+  if (o.faults.empty()) o.faults = "drop=0";
+  return true;
+}
+
+bool spawn_tasks(const Options& o) {
+  const int size = o.nodes * o.tasks;
+  for (int i = 0; i < size; ++i) {
+    const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(size), r = std::to_string(o.rounds);
+    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.access.c_str()),
+                    const_cast<char*>(o.stack.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(r.c_str()),
+                    const_cast<char*>(o.faults.c_str()), nullptr};
+    int tid = 0;
+    if (pvm_spawn(const_cast<char*>("cop_fault_check"), args, PvmTaskDefault, nullptr, 1, &tid) != 1) {
+      std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The tasks' reports added up.
+struct Totals {
+  int ops = 0, errors = 0, wrong = 0, duplicated = 0, faa_ok = 0;
+  long counter = -1;    // the fetch-and-add word at the end (task 0 reads it)
+  double seconds = 0;   // the slowest task's
+  std::vector<long> olds;  // the old values the successful increments fetched
+  std::string reports;
+};
+
+// One task's report (child()'s message) into the totals.
+void add_report(Totals& t) {
+  int head[4] = {};
+  pvm_upkint(head, 4, 1);
+  std::vector<int> packed(size_t(std::max(head[3], 0)));
+  pvm_upkint(packed.data(), head[3], 1);
+  std::vector<long> fetched(packed.begin(), packed.end());
+  double s = 0;
+  pvm_upkdouble(&s, 1, 1);
+  char report[8192] = {};
+  pvm_upkstr(report);
+  t.ops += head[0];
+  t.errors += head[1];
+  t.wrong += head[2];
+  t.seconds = std::max(t.seconds, s);
+  if (!fetched.empty()) {
+    if (fetched.back() >= 0) t.counter = fetched.back();
+    fetched.pop_back();
+  }
+  t.faa_ok += int(fetched.size());
+  t.olds.insert(t.olds.end(), fetched.begin(), fetched.end());
+  if (std::strchr(report, '\n') && std::strlen(std::strchr(report, '\n')) > 1) t.reports += report;
+  else if (std::strstr(report, " x")) t.reports += report;
+}
+
+// The fetch-and-add: every increment that returned success happened exactly once, so
+// the old values are faa_ok distinct values and the counter is at least faa_ok (an
+// increment that failed with a link error may or may not have reached copd: at most
+// `errors` of them). Returns how many increments failed.
+long check_fetch_and_add(Totals& t, long increments) {
+  std::sort(t.olds.begin(), t.olds.end());
+  for (size_t i = 1; i < t.olds.size(); ++i)
+    if (t.olds[i] == t.olds[i - 1]) t.duplicated++;
+  const long faa_failed = increments - t.faa_ok;
+  if (t.counter < t.faa_ok || t.counter > t.faa_ok + faa_failed) {
+    if (t.counter > t.faa_ok + faa_failed) t.duplicated += int(t.counter - t.faa_ok - faa_failed);
+    if (t.counter < t.faa_ok) t.wrong++;
+    t.reports += "  counter " + std::to_string(t.counter) + " after " + std::to_string(t.faa_ok) +
+                 " successful increments (" + std::to_string(faa_failed) + " failed)\n";
+  }
+  if (!t.olds.empty() && (t.olds.front() < 0 || t.olds.back() >= t.counter)) {
+    t.wrong++;
+    t.reports += "  fetched values outside 0.." + std::to_string(t.counter - 1) + "\n";
+  }
+  return faa_failed;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (pvm_parent() != PvmNoParent && argc == 7) return child(argv);
-  int nodes = 4, tasks = 2, rounds = 40, max_errors = 0;
-  std::string access = "direct", stack, faults;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
-    else if (k == "--tasks") tasks = std::atoi(argv[i + 1]);
-    else if (k == "--rounds") rounds = std::atoi(argv[i + 1]);
-    else if (k == "--access") access = argv[i + 1];
-    else if (k == "--stack") stack = argv[i + 1];
-    else if (k == "--faults") faults = argv[i + 1];
-    else if (k == "--max-errors") max_errors = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "cop_fault_check: unknown option %s\n", k.c_str());
-      return 2;
-    }
-  }
-  if (stack.empty() || nodes < 1 || tasks < 1 || rounds < 1) {
-    std::fprintf(stderr, "usage: cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] "
-                         "[--access direct|normal] [--max-errors E]\n");
-    return 2;
-  }
-  if (faults.empty()) faults = "drop=0";
+  Options o;
+  if (!parse_options(argc, argv, o)) return 2;
   if (pvm_mytid() < 0) return 1;
-  const int size = nodes * tasks;
-  for (int i = 0; i < size; ++i) {
-    const std::string node = std::to_string(i / tasks + 1), n = std::to_string(size), r = std::to_string(rounds);
-    char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(access.c_str()), const_cast<char*>(stack.c_str()),
-                    const_cast<char*>(n.c_str()), const_cast<char*>(r.c_str()), const_cast<char*>(faults.c_str()),
-                    nullptr};
-    int tid = 0;
-    if (pvm_spawn(const_cast<char*>("cop_fault_check"), args, PvmTaskDefault, nullptr, 1, &tid) != 1) {
-      std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
-      pvm_exit();
-      return 1;
-    }
+  if (!spawn_tasks(o)) {
+    pvm_exit();
+    return 1;
   }
-  int ops = 0, errors = 0, wrong = 0, duplicated = 0, faa_ok = 0;
-  long counter = -1;
-  double seconds = 0;
-  std::vector<long> olds;
-  std::string reports;
+  const int size = o.nodes * o.tasks;
+  Totals t;
   for (int i = 0; i < size; ++i) {
     timeval tmout{150, 0};
     if (pvm_trecv(-1, kReportTag, &tmout) <= 0) {
@@ -187,51 +258,15 @@ int main(int argc, char** argv) {
       pvm_exit();
       return 1;
     }
-    int head[4] = {};
-    pvm_upkint(head, 4, 1);
-    std::vector<int> packed(size_t(std::max(head[3], 0)));
-    pvm_upkint(packed.data(), head[3], 1);
-    std::vector<long> fetched(packed.begin(), packed.end());
-    double s = 0;
-    pvm_upkdouble(&s, 1, 1);
-    char report[8192] = {};
-    pvm_upkstr(report);
-    ops += head[0];
-    errors += head[1];
-    wrong += head[2];
-    seconds = std::max(seconds, s);
-    if (!fetched.empty()) {
-      if (fetched.back() >= 0) counter = fetched.back();
-      fetched.pop_back();
-    }
-    faa_ok += int(fetched.size());
-    olds.insert(olds.end(), fetched.begin(), fetched.end());
-    if (std::strchr(report, '\n') && std::strlen(std::strchr(report, '\n')) > 1) reports += report;
-    else if (std::strstr(report, " x")) reports += report;
+    add_report(t);
   }
-  // The fetch-and-add: every increment that returned success happened exactly
-  // once, so the old values are faa_ok distinct values and the counter is at
-  // least faa_ok (an increment that failed with a link error may or may not
-  // have reached copd: at most `errors` of them).
-  std::sort(olds.begin(), olds.end());
-  for (size_t i = 1; i < olds.size(); ++i)
-    if (olds[i] == olds[i - 1]) duplicated++;
-  const long faa_failed = long(size) * rounds - faa_ok;
-  if (counter < faa_ok || counter > faa_ok + faa_failed) {
-    if (counter > faa_ok + faa_failed) duplicated += int(counter - faa_ok - faa_failed);
-    if (counter < faa_ok) wrong++;
-    reports += "  counter " + std::to_string(counter) + " after " + std::to_string(faa_ok) + " successful increments (" +
-               std::to_string(faa_failed) + " failed)\n";
-  }
-  if (!olds.empty() && (olds.front() < 0 || olds.back() >= counter)) {
-    wrong++;
-    reports += "  fetched values outside 0.." + std::to_string(counter - 1) + "\n";
-  }
-  std::fputs(reports.c_str(), stdout);
-  std::printf("fetch-and-add: counter %ld, %d increments returned success, %ld failed\n", counter, faa_ok, faa_failed);
-  const bool failed = wrong > 0 || duplicated > 0 || errors > max_errors;
-  std::printf("FAULTS %s ops %d errors %d wrong %d duplicated %d us_per_op %.1f%s\n", faults.c_str(), ops, errors, wrong,
-              duplicated, ops ? seconds * 1e6 / (double(ops) / size) : 0.0, failed ? " FAILED" : "");
+  const long faa_failed = check_fetch_and_add(t, long(size) * o.rounds);
+  std::fputs(t.reports.c_str(), stdout);
+  std::printf("fetch-and-add: counter %ld, %d increments returned success, %ld failed\n", t.counter, t.faa_ok,
+              faa_failed);
+  const bool failed = t.wrong > 0 || t.duplicated > 0 || t.errors > o.max_errors;
+  std::printf("FAULTS %s ops %d errors %d wrong %d duplicated %d us_per_op %.1f%s\n", o.faults.c_str(), t.ops, t.errors,
+              t.wrong, t.duplicated, t.ops ? t.seconds * 1e6 / (double(t.ops) / size) : 0.0, failed ? " FAILED" : "");
   pvm_exit();
   return failed ? 1 : 0;
 }

@@ -23,16 +23,35 @@ eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
 poll=0
 [ "${modes[*]}" = poll ] && poll=100 modes=(direct)
 COP_POLL_US=$poll COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >/dev/null
+# wait_for_line FILE TEXT SECONDS PID: polls until FILE has a line with TEXT; fails when
+# PID ends first or SECONDS pass.
+wait_for_line() {
+  local file=$1 text=$2 pid=$4 deadline=$((SECONDS + $3))
+  until grep -qF "$text" "$file" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || grep -qF "$text" "$file" 2>/dev/null || return 1
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
 copd_log() { echo "--- copd log"; tail -n 30 "$work/stack"/copd.log 2>/dev/null || true; }
 rc=0
 case "${modes[0]}" in
 killed)
   # copd killed while the tasks of nodes 1-3 wait in a barrier: each gets CopErrLinkDown.
-  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario kill &
+  # The check says when all of them sleep inside cop_barrier; copd is killed on that line.
+  out=$work/kill.out
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario kill >"$out" 2>&1 &
   check=$!
-  sleep 2
+  if ! wait_for_line "$out" "copd may be killed now" 90 "$check"; then
+    echo "the check never said its tasks wait in cop_barrier (90 s):"
+    cat "$out"
+    kill "$check" 2>/dev/null || true
+    wait "$check" 2>/dev/null || true
+    exit 1
+  fi
   kill -9 "$(cat "$work/stack/copd.pid")"
   wait "$check" || rc=1
+  cat "$out"
   exit $rc
   ;;
 loops)

@@ -1,0 +1,213 @@
+// cop_bcast and cop_mcast (seed 000 ch. V): the sender publishes its data to
+// the receivers on its own host (host area) and broadcasts it through the
+// controller to the other channels; on each receiving host one receiver takes
+// it from the channel for all.
+#include <pvm3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "lib/elements.h"
+#include "lib/library.h"
+
+namespace cop::lib {
+
+using driver::ResultKind;
+using driver::Wanted;
+using wire::Error;
+using wire::Message;
+
+int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
+            int msgtag) {
+  Library& l = lib();
+  uint64_t foreign = 0;
+  uint32_t local = 0;
+  for (const Member& m : recipients) {
+    if (m.tid == l.tid) continue;  // a broadcast is not sent back to its sender
+    if (m.place.chno == info().chno)
+      local++;
+    else
+      foreign |= channel_bit(m.place.chno);
+  }
+  for (size_t at = 0; at < size_t(count); at += kChunk) {
+    const size_t n = std::min(kChunk, size_t(count) - at);
+    std::vector<uint64_t> words(n);
+    for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
+    const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
+    if (local) {
+      const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+      if (int rc = l.host->publish(key, local, words); rc < 0) return fail(rc);
+    }
+    if (foreign)
+      if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign); rc < 0) return rc;
+  }
+  return 0;
+}
+
+namespace {
+
+using Filled = std::function<bool()>;
+
+// The sender is on this host: it fills the slot; nothing comes from the channel.
+int wait_for_local_sender(const Filled& filled) {
+  const int timeout_ms = lib().timeout_ms;
+  const auto start = std::chrono::steady_clock::now();
+  while (!filled()) {
+    if (timeout_ms && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(timeout_ms))
+      return CopErrTimeout;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return 0;
+}
+
+void copy_payloads(std::span<const Message> got, std::span<uint64_t> out) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = wire::payload(got[i]);
+}
+
+// Any sender: it may be local (fills the slot) or remote (the channel), so the
+// channel is awaited in short steps between looks at the slot.
+int fetch_from_any_sender(std::span<uint64_t> out, const Filled& filled, const Wanted& w) {
+  Library& l = lib();
+  std::vector<Message> got(out.size());
+  auto opts = link_options();
+  const int total = opts.wait_timeout_ms;
+  opts.wait_timeout_ms = 5;
+  l.port->set_link_options(opts);
+  const auto start = std::chrono::steady_clock::now();
+  Error e = Error::timeout;
+  while (e == Error::timeout && !filled() &&
+         (total == 0 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(total)))
+    e = l.port->await(w, got, nullptr);
+  l.port->set_link_options(link_options());
+  if (e == Error::timeout && filled()) return 0;  // the local sender came first: the slot has the words
+  if (e != Error::none) return fail(code(e));
+  copy_payloads(got, out);
+  return 0;
+}
+
+// What the host's fetching receiver does for a chunk: the words from the local
+// sender's slot, or from the controller's broadcast on the channel.
+int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int src_chno, bool any_sender) {
+  if (src_chno == info().chno) return wait_for_local_sender(filled);
+  const Wanted w{ResultKind::bcast, tag, uint32_t(out.size()), uint8_t(src_chno)};
+  if (any_sender) return fetch_from_any_sender(out, filled, w);
+  std::vector<Message> got(out.size());
+  if (Error e = lib().port->await(w, got, nullptr); e != Error::none) return fail(code(e));
+  copy_payloads(got, out);
+  return 0;
+}
+
+}  // namespace
+
+bool valid_cast_mode(int mode, int srctid) {
+  if (mode == COP_SEND) return true;
+  // A receiver names its sender (a tid, not itself) or any sender (-1).
+  return mode == COP_RECV && srctid != lib().tid && srctid >= -1 && srctid != 0;
+}
+
+int receive_from(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
+                 int msgtag, int srctid) {
+  Library& l = lib();
+  int src_chno = 0;
+  if (srctid != -1) {
+    Place p;
+    if (int rc = place_of(srctid, p); rc < 0) return rc;
+    src_chno = p.chno;
+  }
+  uint32_t local_receivers = 0;
+  for (const Member& m : recipients)
+    if (m.place.chno == info().chno && m.tid != srctid) local_receivers++;
+  if (local_receivers == 0) local_receivers = 1;
+  for (size_t at = 0; at < size_t(count); at += kChunk) {
+    const size_t n = std::min(kChunk, size_t(count) - at);
+    std::vector<uint64_t> words(n);
+    const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
+    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
+      return fetch_chunk(out, filled, tag, src_chno, srctid == -1);
+    };
+    if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail(rc);
+    for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
+  }
+  return 0;
+}
+
+}  // namespace cop::lib
+
+using namespace cop::lib;
+
+extern "C" {
+
+int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int mode, int srctid) {
+  if (int rc = ready(); rc < 0) return rc;
+  Library& l = lib();
+  if (!group || msgtag < 0 || count < 0 || (count > 0 && !data) || !known_type(datatype) ||
+      !valid_cast_mode(mode, srctid))
+    return PvmBadParam;
+  Group g;
+  if (int rc = group_members(group, -1, g); rc < 0) return rc;
+  if (mode == COP_RECV) {
+    // The receiver must be a member (a broadcast goes to the members), and so must a named sender.
+    bool member = false, src_member = srctid == -1;
+    for (const Member& m : g.members) {
+      member |= m.tid == l.tid;
+      src_member |= m.tid == srctid;
+    }
+    if (!member) {
+      report("cop_bcast", "this task is not a member of group '" + std::string(group) + "' (" +
+                              std::to_string(g.members.size()) + " members)");
+      return PvmNotInGroup;
+    }
+    if (!src_member) {
+      Place p;
+      if (int rc = place_of(srctid, p); rc < 0) return rc;  // an unknown tid: PvmNoTask
+      report("cop_bcast", "the sender is not a member of group '" + std::string(group) + "'");
+      return PvmNotInGroup;
+    }
+  }
+  if (int rc = take_tags("cop_bcast", msgtag, size_t(count), Use::cast, l.tags.scope(group)); rc < 0) return rc;
+  if (count == 0) return 0;
+  const std::string key = std::string("bcast:") + group;
+  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, msgtag);
+  return receive_from(key.c_str(), data, count, datatype, g.members, msgtag, srctid);
+}
+
+int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int msgtag, int mode, int srctid) {
+  if (int rc = ready(); rc < 0) return rc;
+  Library& l = lib();
+  if (msgtag < 0 || numtasks < 1 || !tids || count < 0 || (count > 0 && !data) || !known_type(datatype) ||
+      !valid_cast_mode(mode, srctid))
+    return PvmBadParam;
+  std::vector<Member> recipients;
+  std::vector<int> sorted(tids, tids + numtasks);
+  std::sort(sorted.begin(), sorted.end());
+  if (mode == COP_RECV && !std::binary_search(sorted.begin(), sorted.end(), l.tid)) {
+    report("cop_mcast", "this task is not among the recipients");
+    return PvmNotInGroup;
+  }
+  // The host area keys a multicast by its recipients too: tasks of one host
+  // that are not all recipients of every multicast still pair up.
+  std::string key = "mcast:";
+  for (int t : sorted) key += std::to_string(t) + ",";
+  for (int i = 0; i < numtasks; ++i) {
+    Member m{tids[i], {}};
+    if (int rc = place_of(tids[i], m.place); rc < 0) return rc;
+    recipients.push_back(m);
+  }
+  if (mode == COP_RECV && srctid != -1) {
+    Place p;
+    if (int rc = place_of(srctid, p); rc < 0) return rc;
+  }
+  std::vector<int> scope_tids(sorted);
+  if (mode == COP_SEND) scope_tids.push_back(l.tid);
+  else if (srctid != -1) scope_tids.push_back(srctid);
+  if (int rc = take_tags("cop_mcast", msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids)); rc < 0)
+    return rc;
+  if (count == 0) return 0;
+  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, recipients, msgtag);
+  return receive_from(key.c_str(), data, count, datatype, recipients, msgtag, srctid);
+}
+
+}  // extern "C"

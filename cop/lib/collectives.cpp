@@ -1,0 +1,179 @@
+// cop_barrier, cop_reduce, cop_gather, cop_scatter (seed 000 ch. V): the tasks
+// of one host meet in the host area (host.h); the last to arrive does the
+// channel part (channel.cpp) for all of them.
+#include <pvm3.h>
+
+#include <algorithm>
+
+#include "lib/elements.h"
+#include "lib/library.h"
+
+namespace cop::lib {
+namespace {
+
+// How this task and its host take part in a reduction with roots `roots`.
+struct ReduceRoles {
+  uint32_t local = 0;        // members on this channel
+  uint32_t local_roots = 0;  // roots on this channel
+  bool member = false, me_root = false;
+  uint64_t bm = 0;  // the roots' channels: the broadcast mask of the result
+};
+
+int reduce_roles(const Group& g, const int* roots, int rootcount, ReduceRoles& r) {
+  for (int i = 0; i < rootcount; ++i) {
+    const Member* root = by_inst(g, roots[i]);
+    if (!root) return PvmNoInst;
+    for (int j = 0; j < i; ++j)
+      if (roots[j] == roots[i]) return PvmBadParam;  // a root named twice
+    r.bm |= channel_bit(root->place.chno);
+    if (root->place.chno == info().chno) r.local_roots++;
+    r.me_root |= root->tid == lib().tid;
+  }
+  for (const Member& m : g.members) {
+    if (m.place.chno == info().chno) r.local++;
+    r.member |= m.tid == lib().tid;
+  }
+  return r.member ? 0 : PvmNotInGroup;
+}
+
+// One chunk of a reduction: folded with the host's other members, the host's
+// partial result to the controller, the result back to the roots.
+int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n, int msgtag, const char* group,
+                 const Group& g, const ReduceRoles& r) {
+  Library& l = lib();
+  std::vector<uint64_t> words(n);
+  for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
+  const uint64_t key = l.host->next_key("reduce", group, uint32_t(msgtag), uint32_t(at));
+  const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
+  // Readers: the local roots, except the last to arrive if it is one (it has the result itself).
+  const uint32_t readers = r.local_roots - (r.me_root ? 1 : 0);
+  const int rc = l.host->gather(
+      key, r.local, readers, r.me_root, words,
+      [&](std::span<uint64_t> slot, bool first) {
+        for (size_t i = 0; i < n; ++i) slot[i] = first ? words[i] : wire::combine(op, slot[i], words[i]);
+      },
+      [&](std::span<uint64_t> folded) {
+        if (g.tc_mask == channel_bit(info().chno)) return 0;  // every member is local: the partial result is the result
+        return channel_reduce(op, tag, folded, g.tc_mask, r.bm, r.local_roots > 0);
+      });
+  if (rc < 0) return fail(rc);
+  if (r.me_root)
+    for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
+  return 0;
+}
+
+// cop_gather's and cop_scatter's arguments checked (`slice`: this member's part, sent
+// or received), then their group and root (instance `rootginst`).
+int rooted_group(const char* group, const void* slice, int count, int datatype, int msgtag, int rootginst, Group& g,
+                 const Member*& root) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!group || count < 0 || (count > 0 && !slice) || msgtag < 0 || !known_type(datatype)) return PvmBadParam;
+  if (int rc = group_members(group, -1, g); rc < 0) return rc;
+  root = by_inst(g, rootginst);
+  return root ? 0 : PvmNoInst;
+}
+
+}  // namespace
+}  // namespace cop::lib
+
+using namespace cop::lib;
+
+extern "C" {
+
+int cop_barrier(char* group, int count, int msgtag) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!group || msgtag < 0 || count == 0 || count < -1) return PvmBadParam;
+  Library& l = lib();
+  Group g;
+  if (int rc = group_members(group, count, g); rc < 0) return rc;
+  uint32_t local = 0;
+  bool member = false;
+  for (const Member& m : g.members) {
+    if (m.place.chno == info().chno) local++;
+    member |= m.tid == l.tid;
+  }
+  if (!member) return PvmNotInGroup;
+  if (int rc = take_tags("cop_barrier", msgtag, 1, Use::barrier, l.tags.scope(group)); rc < 0) return rc;
+  const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
+  std::vector<uint64_t> none;
+  const bool all_local = g.tc_mask == channel_bit(info().chno);
+  // fail(): a task that waited in the host area learns of a link failure here.
+  const int rc = fail(l.host->gather(
+      key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
+      [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); }));
+  if (rc == 0 && int(g.members.size()) >= g.total) {
+    // Every member has made all its earlier calls: their GAS ranges are free again.
+    std::vector<int> tids;
+    for (const Member& m : g.members) tids.push_back(m.tid);
+    l.tags.fence(group, tids);
+  }
+  return rc;
+}
+
+int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* group, int* roots, int rootcount) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!group || count < 0 || (count > 0 && !data) || msgtag < 0 || rootcount < 1 || !roots || func < COP_SUM ||
+      func > COP_EXOR || !known_type(datatype))
+    return PvmBadParam;
+  const auto op = reduce_opcode(func, datatype);
+  if (!op) return CopErrBadType;
+  Group g;
+  if (int rc = group_members(group, -1, g); rc < 0) return rc;
+  ReduceRoles roles;
+  if (int rc = reduce_roles(g, roots, rootcount, roles); rc < 0) return rc;
+  if (int rc = take_tags("cop_reduce", msgtag, size_t(count), Use::reduce, lib().tags.scope(group)); rc < 0)
+    return rc;
+  for (size_t at = 0; at < size_t(count); at += kChunk)
+    if (int rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), msgtag, group, g, roles);
+        rc < 0)
+      return rc;
+  return 0;
+}
+
+int cop_gather(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
+  Group g;
+  const Member* root = nullptr;
+  if (int rc = rooted_group(group, data, count, datatype, msgtag, rootginst, g, root); rc < 0) return rc;
+  const int size = int(g.members.size());
+  const bool me_root = root->tid == lib().tid;
+  if (me_root && !result && count > 0) return PvmBadParam;
+  // Each member's slice into its own task address space; the root reads them all.
+  if (int rc = cop_write(data, count, datatype, lib().tid, msgtag, COP_NORMAL); rc < 0) return rc;
+  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
+  if (me_root) {
+    const size_t slice_bytes = size_t(count) * element_size(datatype);
+    for (int i = 0; i < size; ++i)
+      if (int rc = cop_read(static_cast<uint8_t*>(result) + size_t(i) * slice_bytes, count, datatype,
+                            g.members[size_t(i)].tid, msgtag, COP_NORMAL);
+          rc < 0)
+        return rc;
+  }
+  // Nobody writes the slices again before the root has them.
+  return cop_barrier(group, size, msgtag);
+}
+
+int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
+  Group g;
+  const Member* root_member = nullptr;
+  if (int rc = rooted_group(group, result, count, datatype, msgtag, rootginst, g, root_member); rc < 0) return rc;
+  const int size = int(g.members.size());
+  const int root = root_member->tid;
+  int me = -1;
+  for (int i = 0; i < size; ++i)
+    if (g.members[size_t(i)].tid == lib().tid) me = i;
+  if (me < 0) return PvmNotInGroup;
+  if (uint64_t(msgtag) + uint64_t(count) * uint64_t(size) > info().tas_words) {
+    report("cop_scatter", "tag + count x group size beyond the root's task address space");
+    return CopErrAddressRange;
+  }
+  // The root writes every slice into its own task address space; each member reads its own.
+  if (root == lib().tid) {
+    if (!data && count > 0) return PvmBadParam;
+    if (int rc = cop_write(data, count * size, datatype, root, msgtag, COP_NORMAL); rc < 0) return rc;
+  }
+  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
+  if (int rc = cop_read(result, count, datatype, root, msgtag + me * count, COP_NORMAL); rc < 0) return rc;
+  return cop_barrier(group, size, msgtag);
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// The COP messages of each libcop call (layout: commands.h; fields: cop/wire.h).
+#include "lib/commands.h"
+
+#include <algorithm>
+
+namespace cop::commands {
+
+using wire::Message;
+using wire::Opcode;
+using wire::Space;
+
+Message command(const Sender& s, Opcode op, Space space, uint32_t tag) {
+  Message m = wire::make(op, s.tkno, space, tag);
+  m.ins.ppn = s.ppn;
+  return m;
+}
+
+Message mask_command(const Sender& s, Opcode op, uint32_t tag, uint64_t mask, int count) {
+  Message m = command(s, op, Space::GAS, tag);
+  m.set_data64(mask);
+  m.set_count(count);  // Figure 14's count: the TKNO field carries COUNT-1
+  return m;
+}
+
+void append_masks(Burst& b, const Sender& s, Opcode op, uint32_t tag, uint64_t mask, uint64_t count) {
+  const uint64_t most = uint64_t(wire::kMaxCount);
+  for (uint64_t done = 0; done < count; done += most)
+    b.push_back(mask_command(s, op, tag + uint32_t(done), mask, int(std::min(most, count - done))));
+}
+
+void append_elements(Burst& b, const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    Message m = command(s, op, Space::GAS, tag + uint32_t(i));
+    wire::set_payload(m, words[i]);
+    b.push_back(m);
+  }
+}
+
+Burst barrier(const Sender& s, uint32_t tag, uint64_t mask) {
+  return {command(s, Opcode::LOCK), mask_command(s, Opcode::SETTC, tag, mask),
+          mask_command(s, Opcode::SETBM, tag, mask), command(s, Opcode::BENTRY, Space::GAS, tag),
+          command(s, Opcode::UNLOCK)};
+}
+
+Burst reduction(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t tc, uint64_t bm) {
+  Burst b{command(s, Opcode::LOCK)};
+  append_masks(b, s, Opcode::SETTC, tag, tc, words.size());
+  if (bm) append_masks(b, s, Opcode::SETBM, tag, bm, words.size());
+  append_elements(b, s, op, tag, words);
+  b.push_back(command(s, Opcode::UNLOCK));
+  return b;
+}
+
+Burst broadcast(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask) {
+  Burst b{command(s, Opcode::LOCK)};
+  append_masks(b, s, Opcode::SETBM, tag, mask, words.size());
+  append_elements(b, s, op, tag, words);
+  b.push_back(command(s, Opcode::UNLOCK));
+  return b;
+}
+
+Burst tas_access(const Sender& s, Opcode op, bool floating, const TasTarget& at, std::span<const uint64_t> words,
+                 bool lock, bool unlock) {
+  Burst b;
+  if (lock) b.push_back(command(s, Opcode::LOCK));
+  const bool carries_value = op != Opcode::RSRAM32 && op != Opcode::RSRAM64;
+  for (size_t i = 0; i < words.size(); ++i) {
+    Message m = command(s, op, Space::TAS, wire::Address::tas_tag(at.ttkno, at.offset + uint32_t(i)));
+    m.ins.z = true;  // the address word's CHNO names the channel whose space is accessed
+    m.ins.m = floating;
+    m.addr.chno = at.chno;
+    if (carries_value) wire::set_payload(m, words[i]);
+    b.push_back(m);
+  }
+  if (unlock) b.push_back(command(s, Opcode::UNLOCK));
+  return b;
+}
+
+}  // namespace cop::commands

@@ -1,0 +1,215 @@
+// Enrolment and the calls around it (seed 000 ch. V): cop_mytid opens the
+// task's channel (a driver::Port, direct or normal access), options,
+// notification of a channel that went down, cop_exit, cop_strerror.
+#include <pvm3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "lib/library.h"
+
+namespace cop::lib {
+
+using driver::Answer;
+using wire::Error;
+using wire::Message;
+using wire::Opcode;
+
+namespace {
+
+// Registers with the node's driver (asking for TKNO `wanted_tkno`), checks the
+// channel with the controller, clears the task address space and publishes this
+// task's (CHNO, TKNO) for the table mapping.
+int open_channel(int wanted_tkno) {
+  Library& l = lib();
+  l.host.reset();
+  l.port.reset();
+  auto r = driver::open_port(driver::default_driver_dir(), l.access == CopAccessDirect, l.tid, wanted_tkno,
+                             link_options());
+  if (r.status < 0) {
+    report("cop_mytid", r.error);
+    return r.status;
+  }
+  l.port = std::move(r.port);
+  l.host = std::make_unique<HostArea>(l.port->window(), int(l.port->info().tkno));
+  l.host->set_timeout(l.timeout_ms);
+  // ch. V: verify the channel is healthy and learn its number from the controller.
+  std::vector<Answer> a;
+  const std::vector<Message> probe = {commands::command(sender(), Opcode::PROBE)};
+  if (Error e = l.port->exchange(probe, a); e != Error::none) return code(e);
+  if (a[0].error != Error::none) return code(a[0].error);
+  if (!a[0].has_data || a[0].data.addr.chno != info().chno) {
+    report("cop_mytid", "the controller names another channel than the driver");
+    return CopErrMapping;
+  }
+  if (l.map_how == CopMapDirect) {
+    const Place d = direct_place(l.tid, info().tasks_per_channel);
+    if (d.chno != info().chno || d.tkno != info().tkno) {
+      report("cop_mytid", "direct mapping does not hold here: the tid's H field is not this host's channel");
+      return CopErrMapping;
+    }
+  }
+  // The task's address space starts cleared, whatever an earlier task with this TKNO
+  // left there (ch. V: the controller clears it when a task ends; libcop does not rely
+  // on that). Before the mapping is published, so no other task addresses it yet.
+  std::vector<uint64_t> zeros(info().tas_words, 0);
+  if (int rc = tas_run(Opcode::WSRAM64, false, zeros.data(), int(zeros.size()), PVM_LONG,
+                       Place{info().chno, info().tkno}, 0, COP_NORMAL, false);
+      rc < 0) {
+    report("cop_mytid", "clearing the task address space failed");
+    return rc;
+  }
+  return l.mapping.publish(l.tid, Place{info().chno, info().tkno});
+}
+
+// The channel under the selected mapping: the direct mapping has the driver give
+// the TKNO the tid's L field names (-2); the table takes any free one (-1).
+int open_mapped_channel() { return open_channel(lib().map_how == CopMapDirect ? -2 : -1); }
+
+}  // namespace
+}  // namespace cop::lib
+
+using namespace cop::lib;
+
+extern "C" {
+
+int cop_mytid(void) {
+  Library& l = lib();
+  if (l.enrolled) return l.tid;
+  const int tid = pvm_mytid();
+  if (tid < 0) return tid;
+  l.tid = tid;
+  if (const char* a = std::getenv("COP_ACCESS"); a && std::strcmp(a, "normal") == 0) l.access = CopAccessNormal;
+  if (const char* m = std::getenv("COP_MAPPING"); m && std::strcmp(m, "direct") == 0) l.map_how = CopMapDirect;
+  if (const char* p = std::getenv("COP_POLL_US")) l.poll_us = std::clamp(std::atoi(p), 0, 100000);
+  const int rc = open_mapped_channel();
+  if (rc < 0) {
+    l.host.reset();
+    l.port.reset();
+    return rc;
+  }
+  l.enrolled = true;
+  return tid;
+}
+
+int cop_setopt(int what, int val) {
+  Library& l = lib();
+  switch (what) {
+    case CopStaticGroups: {
+      const int old = l.static_groups;
+      if (val != 0 && val != 1) return PvmBadParam;
+      l.static_groups = val;
+      if (!val) l.frozen.clear();
+      return old;
+    }
+    case CopTimeout: {
+      if (val < 0) return PvmBadParam;
+      const int old = l.timeout_ms;
+      l.timeout_ms = val;
+      if (l.port) l.port->set_link_options(link_options());
+      if (l.host) l.host->set_timeout(val);
+      return old;
+    }
+    case CopMapping:
+    case CopAccess: {
+      if (val != 0 && val != 1) return PvmBadParam;
+      int& field = what == CopMapping ? l.map_how : l.access;
+      const int old = field;
+      if (old == val) return old;
+      // Refused before anything changes: a re-enrolment would give this task a
+      // new TKNO that tasks which already looked it up do not know.
+      if (what == CopMapping && val == CopMapDirect && l.enrolled) {
+        const Place d = direct_place(l.tid, info().tasks_per_channel);
+        if (d.chno != info().chno) {
+          report("cop_setopt", "direct mapping does not hold here: the tid's H field is not this host's channel");
+          return CopErrMapping;
+        }
+        if (d.tkno == info().tkno) {  // the driver gave us the L field already: nothing to re-enrol
+          field = val;
+          return old;
+        }
+      }
+      field = val;
+      if (l.enrolled) {
+        // Enrol again on the channel under the new rule (the driver's Pid table changes).
+        l.mapping.forget();
+        l.frozen.clear();
+        if (int rc = open_mapped_channel(); rc < 0) {
+          field = old;
+          l.mapping.forget();
+          if (open_mapped_channel() < 0) l.enrolled = false;
+          return rc;
+        }
+      }
+      return old;
+    }
+  }
+  return PvmBadParam;
+}
+
+int cop_getopt(int what) {
+  const Library& l = lib();
+  switch (what) {
+    case CopStaticGroups: return l.static_groups;
+    case CopMapping: return l.map_how;
+    case CopAccess: return l.access;
+    case CopTimeout: return l.timeout_ms;
+  }
+  return PvmBadParam;
+}
+
+int cop_notify(int what, int msgtag, int cnt, int* tids) {
+  if (what == CopChannelDown) {
+    if (msgtag < 0) return PvmBadParam;
+    lib().notify_tag = msgtag;
+    lib().notified = false;
+    return 0;
+  }
+  return pvm_notify(what, msgtag, cnt, tids);
+}
+
+const char* cop_strerror(int rc) {
+  if (rc >= 0) return "ok";
+  if (rc <= -101 && rc >= -119) return cop::wire::error_name(static_cast<Error>(-rc - 100)).data();
+  switch (rc) {
+    case CopErrNoDriver: return "no channel driver (copdrv) at COP_DRIVER";
+    case CopErrNotEnrolled: return "cop_mytid has not succeeded";
+    case CopErrBadType: return "datatype and function the hardware does not have";
+    case CopErrMapping: return "the tid mapping does not hold for a task";
+    case CopErrTagOverlap: return "the tag's address range overlaps another operation's that may be in progress";
+    case CopErrPartnerDied: return "a local task taking part in the operation died";
+    case PvmNoTask: return "no such task";
+    case PvmBadParam: return "bad parameter";
+    case PvmNoInst: return "no such instance in the group";
+    case PvmNotInGroup: return "not in the group";
+    case PvmNoGroup: return "no such group";
+    case PvmOutOfRes: return "out of resources (host area full)";
+    default: return "PVM error (see pvm_perror)";
+  }
+}
+
+int cop_exit(void) {
+  Library& l = lib();
+  l.host.reset();
+  l.port.reset();
+  l.enrolled = false;
+  l.tags.clear();
+  return 0;
+}
+
+int cop_modelled_cycles(unsigned long long* cycles) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!cycles) return PvmBadParam;
+  *cycles = lib().port->window()->modelled_cycles.load();
+  return 0;
+}
+
+int cop_channel(int* chno, int* tkno) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (chno) *chno = info().chno;
+  if (tkno) *tkno = info().tkno;
+  return 0;
+}
+
+}  // extern "C"

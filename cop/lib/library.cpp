@@ -1,0 +1,180 @@
+// libcop's state, groups, tids to channels and errors (library.h).
+#include "lib/library.h"
+
+#include <pvm3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "lib/elements.h"
+
+namespace cop::lib {
+
+using driver::Answer;
+using wire::Error;
+using wire::Message;
+
+Library& lib() {
+  static Library l;
+  return l;
+}
+
+const driver::ChannelInfo& info() { return lib().port->info(); }
+
+commands::Sender sender() { return commands::Sender{info().tkno, static_cast<uint8_t>(info().ppn)}; }
+
+driver::LinkOptions link_options() {
+  driver::LinkOptions o;
+  o.wait_timeout_ms = lib().timeout_ms;
+  o.poll_us = lib().poll_us;
+  return o;
+}
+
+int code(Error e) { return e == Error::none ? 0 : -(100 + int(e)); }
+
+uint64_t channel_bit(int chno) { return uint64_t{1} << (chno - 1); }
+
+void report(const char* call, const std::string& why) {
+  std::fprintf(stderr, "libcop [t%x]: %s: %s\n", unsigned(lib().tid), call, why.c_str());
+}
+
+int fail(int rc) {
+  Library& l = lib();
+  if ((rc == CopErrLinkDown || rc == CopErrRetryLimit) && l.notify_tag >= 0 && !l.notified) {
+    l.notified = true;
+    const int buf = pvm_mkbuf(PvmDataDefault);
+    const int old = pvm_setsbuf(buf);
+    int v = rc;
+    pvm_pkint(&v, 1, 1);
+    pvm_send(l.tid, l.notify_tag);
+    pvm_setsbuf(old);
+    pvm_freebuf(buf);
+  }
+  return rc;
+}
+
+int ready() { return lib().enrolled ? 0 : CopErrNotEnrolled; }
+
+bool known_type(int datatype) { return element_size(datatype) != 0; }
+
+int place_of(int tid, Place& p) {
+  Library& l = lib();
+  if (tid <= 0) return PvmBadParam;
+  if (tid == l.tid) {
+    p = Place{info().chno, info().tkno};
+    return 0;
+  }
+  return l.mapping.lookup(tid, p, l.map_how, info().tasks_per_channel, l.timeout_ms);
+}
+
+const Member* by_inst(const Group& g, int inst) {
+  for (const Member& m : g.members)
+    if (m.inst == inst) return &m;
+  return nullptr;
+}
+
+namespace {
+
+// The frozen copy of a static group, when it has the members asked for.
+bool frozen_members(const char* name, int count, Group& g) {
+  const Library& l = lib();
+  auto it = l.frozen.find(name);
+  if (it == l.frozen.end() || (count >= 0 && int(it->second.members.size()) < count)) return false;
+  g = it->second;
+  g.total = int(g.members.size());
+  if (count >= 0 && int(g.members.size()) > count) g.members.resize(size_t(count));
+  return true;
+}
+
+// The group's size once it has at least `count` members (pvm_gsize), or an error.
+int wait_for_size(const char* name, int count) {
+  const int timeout_ms = lib().timeout_ms;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms ? timeout_ms : 1 << 30);
+  int size = pvm_gsize(const_cast<char*>(name));
+  while (size >= 0 && count > size) {
+    if (std::chrono::steady_clock::now() > deadline) return CopErrTimeout;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    size = pvm_gsize(const_cast<char*>(name));
+  }
+  return size;
+}
+
+}  // namespace
+
+int group_members(const char* name, int count, Group& g) {
+  Library& l = lib();
+  if (!name) return PvmBadParam;
+  if (frozen_members(name, count, g)) return 0;
+  const int size = wait_for_size(name, count);
+  if (size < 0) return size;
+  const int n = count < 0 ? size : count;
+  g = Group{};
+  g.total = size;
+  // Instance numbers of members that left stay unused (PvmNoInst): skip them.
+  constexpr int kMaxGap = 1024;
+  for (int inst = 0, gap = 0; int(g.members.size()) < n; ++inst) {
+    const int tid = pvm_gettid(const_cast<char*>(name), inst);
+    if (tid == PvmNoInst && ++gap <= kMaxGap) continue;
+    if (tid < 0) return tid;
+    gap = 0;
+    Member m{tid, {}, inst};
+    if (int rc = place_of(tid, m.place); rc < 0) {
+      // A member that died may stay listed for a while after pvm_gsize no longer counts
+      // it (the group server learns of the exit from the pvmd): it takes no part.
+      if (rc == PvmNoTask) continue;
+      return rc;
+    }
+    g.members.push_back(m);
+    g.tc_mask |= channel_bit(m.place.chno);
+  }
+  if (l.static_groups) l.frozen[name] = g;
+  return 0;
+}
+
+int take_tags(const char* call, int first, size_t count, Use use, int scope) {
+  if (uint64_t(uint32_t(first)) + count > info().gas_words) {
+    report(call, "tag " + std::to_string(first) + " + " + std::to_string(count) +
+                     " words beyond the global address space (" + std::to_string(info().gas_words) + " words)");
+    return CopErrAddressRange;
+  }
+  std::string why;
+  if (int rc = lib().tags.take(uint32_t(first), uint32_t(count), use, scope, why); rc < 0) {
+    report(call, why);
+    return rc;
+  }
+  return 0;
+}
+
+int exchange_all(const std::vector<Message>& cmds, std::vector<Answer>* answers_out) {
+  std::vector<Answer> answers;
+  if (answers_out) answers_out->clear();
+  int first = 0;
+  for (size_t at = 0; at < cmds.size(); at += link::kMaxEntries) {
+    const size_t n = std::min<size_t>(link::kMaxEntries, cmds.size() - at);
+    if (Error e = lib().port->exchange(std::span<const Message>(cmds.data() + at, n), answers); e != Error::none)
+      return fail(code(e));
+    for (const Answer& a : answers)
+      if (a.error != Error::none && first == 0) first = code(a.error);
+    if (answers_out) answers_out->insert(answers_out->end(), answers.begin(), answers.end());
+  }
+  return first;
+}
+
+bool refused_only_as_initialised(const std::vector<Answer>& a, size_t first_mask, size_t masks) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].error == Error::none) continue;
+    if (i >= first_mask && i < first_mask + masks && a[i].error == Error::mask_in_use) continue;
+    return false;
+  }
+  return true;
+}
+
+int first_error(const std::vector<Answer>& a) {
+  for (const Answer& x : a)
+    if (x.error != Error::none) return code(x.error);
+  return 0;
+}
+
+}  // namespace cop::lib

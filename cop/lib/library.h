@@ -1,0 +1,108 @@
+// libcop's state and the helpers every part of it shares (seed 000 ch. V,
+// "Libcop Library"). The cop_* calls are split by what they do:
+//   enrol.cpp        cop_mytid, options, notification, cop_exit, cop_strerror
+//   tas.cpp          cop_read/cop_write/cop_rmw on task address spaces
+//   collectives.cpp  cop_barrier, cop_reduce, cop_gather, cop_scatter
+//   casts.cpp        cop_bcast, cop_mcast
+//   channel.cpp      the channel part of each collective (the bursts sent to copd)
+//   library.cpp      this state, groups, tids to channels, errors
+// Internal to libcop: not installed, not part of cop.h.
+#pragma once
+#include <cop/cop.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "driver/port.h"
+#include "lib/commands.h"
+#include "lib/host.h"
+#include "lib/mapping.h"
+#include "lib/tag_ranges.h"
+
+namespace cop::lib {
+
+struct Member {
+  int tid;
+  Place place;
+  int inst = -1;  // group instance number (PVM keeps them when a member leaves: they may have gaps)
+};
+
+struct Group {
+  std::vector<Member> members;  // in instance-number order
+  uint64_t tc_mask = 0;         // the members' channels: the terminal-count mask
+  int total = 0;  // members in the group, of which `members` may be the first few (cop_barrier's count)
+};
+
+struct Library {
+  bool enrolled = false;
+  int tid = 0;
+  std::unique_ptr<driver::Port> port;
+  std::unique_ptr<HostArea> host;
+  Mapping mapping;
+  int static_groups = 0;
+  int map_how = CopMapTable;
+  int access = CopAccessDirect;
+  int timeout_ms = 10000;
+  int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
+  std::map<std::string, Group> frozen;  // CopStaticGroups: members asked once
+  TagRanges tags;
+  int notify_tag = -1;  // CopChannelDown
+  bool notified = false;
+};
+
+Library& lib();
+const driver::ChannelInfo& info();
+// This task as the sender of COP commands (its Pid register and partition).
+commands::Sender sender();
+driver::LinkOptions link_options();
+
+// 0 for none, else the cop.h code (CopErr...) of a wire error.
+int code(wire::Error e);
+uint64_t channel_bit(int chno);
+// One line on stderr naming the call and why it failed.
+void report(const char* call, const std::string& why);
+// A link failure is the channel down: tell the task once if it asked (cop_notify). Returns rc.
+int fail(int rc);
+// CopErrNotEnrolled until cop_mytid has succeeded.
+int ready();
+bool known_type(int datatype);
+
+// The channel and task number of `tid` (this task's own, or by the mapping).
+int place_of(int tid, Place& p);
+// The group's first `count` members (count < 0: all now), waiting until that many
+// have joined, as pvm_barrier does.
+int group_members(const char* name, int count, Group& g);
+// The member with group instance number `inst`, or nullptr.
+const Member* by_inst(const Group& g, int inst);
+// Reserves the GAS words [first, first+count) for a group operation: within the global
+// address space, and not overlapping another operation that may still be in progress.
+int take_tags(const char* call, int first, size_t count, Use use, int scope);
+
+// Sends the commands in frames of at most kMaxEntries; the first error wins.
+int exchange_all(const std::vector<wire::Message>& cmds, std::vector<driver::Answer>* answers_out = nullptr);
+int first_error(const std::vector<driver::Answer>& a);
+// SETTC/SETBM answered "in use" only: a peer channel initialised the masks (SPMD).
+bool refused_only_as_initialised(const std::vector<driver::Answer>& a, size_t first_mask, size_t masks);
+
+// The channel part of each collective (channel.cpp).
+int channel_barrier(uint32_t tag, uint64_t mask);
+int channel_reduce(wire::Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root);
+int channel_bcast(wire::Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask);
+
+// COP_SEND, or COP_RECV from a valid sender (casts.cpp).
+bool valid_cast_mode(int mode, int srctid);
+// Broadcast and multicast share everything but how recipients are named (casts.cpp).
+int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
+            int msgtag);
+int receive_from(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
+                 int msgtag, int srctid);
+
+// One opcode per element on the task address space of `p` (tas.cpp).
+int tas_run(wire::Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
+            bool keep_answers);
+
+}  // namespace cop::lib
