@@ -179,8 +179,8 @@ void CampaignRun::start_session() {
              o_.resume.empty() ? "start" : "resume", c_.name, sum_.total, cluster_.name, cluster_.profile,
              launcher_->name(), source_commit());
   for (const std::string& line : cleaned) {
-    log_->info(line);
-    if (!o_.quiet) log().info(line);
+    log_->info("{}", line);
+    if (!o_.quiet) log().warn("{}", line);  // "copbench: warning: cleaned up after killed run ..."
   }
 }
 

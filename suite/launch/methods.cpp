@@ -123,19 +123,8 @@ done
 )SH", d, bindir);
 }
 
-// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
-// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
-// copd on this host, the job's first, at its address on the COP network
-// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
-// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
-// (the order the hosts joined the virtual machine, so PVM host number H drives channel
-// H: the direct tid mapping), each in a directory of that host's own /tmp that the
-// tasks there name as COP_DRIVER (one path, exported to every task through
-// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
-// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
-// virtual machine is halted.
-// Its first part: the wrapper that starts and stops one host's copdrv (written into the
-// job's directory, run on each host over ssh).
+// The first part of cop_in_allocation: the wrapper that starts and stops one host's
+// copdrv (written into the job's directory, run on each host over ssh).
 std::string copdrv_wrapper(const std::string& bindir) {
   return fmt::format(R"SH(# COP inside the allocation: copd and a copdrv per host of the job, stopped at the end.
 cop=/tmp/copbench-slurm-cop.$SLURM_JOB_ID
@@ -174,6 +163,17 @@ chmod +x "$dir/copdrv-on-host"
 )SH", bindir);
 }
 
+// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
+// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
+// copd on this host, the job's first, at its address on the COP network
+// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
+// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
+// (the order the hosts joined the virtual machine, so PVM host number H drives channel
+// H: the direct tid mapping), each in a directory of that host's own /tmp that the
+// tasks there name as COP_DRIVER (one path, exported to every task through
+// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
+// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
+// virtual machine is halted.
 std::string cop_in_allocation(const std::string& bindir) {
   return copdrv_wrapper(bindir) + fmt::format(R"SH(copd=
 stop_cop() {{

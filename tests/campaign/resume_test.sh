@@ -5,7 +5,7 @@
 # name and points as tiny.yml; its third point runs long), the resumes tiny.yml.
 set -euo pipefail
 copbench=$1 data=$2 work=$3
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 rm -rf "$work" && mkdir -p "$work"
 export COPBENCH_STATE_DIR=$work/state
 runner= token=
@@ -13,21 +13,9 @@ runner= token=
 cleanup() {
   set +e
   [ -n "$runner" ] && kill -KILL "$runner" 2>/dev/null
-  if [ -n "$token" ]; then
-    for e in $(grep -lzxF "COPBENCH_CAMPAIGN_RUN=$token" /proc/[0-9]*/environ 2>/dev/null); do
-      p=${e#/proc/}; kill -KILL "${p%/environ}" 2>/dev/null
-    done
-  fi
+  [ -n "$token" ] && tagged "$token" | while read -r p _; do kill -KILL "$p" 2>/dev/null; done
 }
 trap cleanup EXIT
-wait_for() {  # wait_for WHAT COMMAND...: polls COMMAND every 20 ms, at most 120 s
-  local what=$1 deadline=$((SECONDS + 120))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $what"
-    sleep 0.02
-  done
-}
 long=barrier.mpi.n3.native
 # The long point runs: its status says so and the run's record names its worker.
 long_point_running() {
@@ -40,7 +28,7 @@ long_point_running() {
 "$copbench" campaign run "$data/tiny-long.yml" --results "$work" --quiet >"$work/first.out" 2>&1 &
 runner=$!
 wait_for "the third point to run" long_point_running
-token=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$(ls -d "$work"/tiny-*)/runner.json")
+token=$(token_of "$(ls -d "$work"/tiny-*)/runner.json")
 kill -KILL "$runner"
 set +e
 wait "$runner"
@@ -64,7 +52,8 @@ grep -q "not offered" "$dir/status/multicast.armci.n2.native.json" || fail "armc
 grep -q "2 points already done, not run again" "$dir/campaign.log" || fail "log does not say what was skipped"
 grep -q "cleaned up after killed run pid [0-9]* ($dir): stopped [1-9][0-9]* leftover process(es).*, point $long pending" "$dir/campaign.log" ||
   fail "the resume does not say it stopped the killed run's worker: $(cat "$dir/campaign.log")"
-[ -z "$(grep -lzxF "COPBENCH_CAMPAIGN_RUN=$token" /proc/[0-9]*/environ 2>/dev/null)" ] || fail "a process of the killed run is left"
+left=$(tagged "$token")
+[ -z "$left" ] || fail "processes of the killed run left after the resume: $left"
 [ "$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sessions"]))' "$dir/manifest.json")" -eq 2 ] || fail "manifest should list 2 sessions"
 
 "$copbench" campaign run "$data/tiny.yml" --resume "$dir" --quiet >"$work/third.out" 2>&1 || fail "second resume failed"
