@@ -21,22 +21,16 @@ class Allreduce final : public Benchmark {
       std::size_t count = std::max<std::size_t>(1, size / sizeof(double));
       std::vector<double> in(count, 1.0), sum(count);
       std::span<std::byte> result(reinterpret_cast<std::byte*>(sum.data()), count * sizeof(double));
-      for (PointResult& p : measure_collective(b, params, "allreduce/size:" + std::to_string(result.size()), [&] {
-             b.reduce(in.data(), sum.data(), count, Elem::f64, ReduceOp::sum, 0);
-             b.broadcast(result, 0);
-           })) {
-        p.counters["bytes"] = static_cast<double>(result.size());
-        out.report(std::move(p));
-      }
+      report_collective(b, params, out, "allreduce/size:" + std::to_string(result.size()), [&] {
+        b.reduce(in.data(), sum.data(), count, Elem::f64, ReduceOp::sum, 0);
+        b.broadcast(result, 0);
+      }, {{"bytes", static_cast<double>(result.size())}});
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& allreduce_benchmark() {
-  static const Allreduce instance;
-  return instance;
-}
+const Benchmark& allreduce_benchmark() { return the_instance<Allreduce>(); }
 
 }  // namespace copbench::bench

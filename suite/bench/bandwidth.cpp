@@ -25,9 +25,7 @@ class Bandwidth final : public Benchmark {
     std::vector<PointResult> points;
     std::vector<double> mbps;
     for (std::size_t size : sizes) {
-      EchoBuffers bufs(size);
-      std::function<void()> op = ping_pong(b, peer, bufs);
-      Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds(), kPingPongMethod));
+      Summary s = measure_ping_pong(b, params, peer, size);
       double rate = s.median > 0 ? static_cast<double>(size) / s.median / 1e6 : 0.0;
       PointResult p = make_point("bandwidth/size:" + std::to_string(size), b, std::move(s));
       p.counters["bytes"] = static_cast<double>(size);
@@ -59,9 +57,6 @@ class Bandwidth final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& bandwidth_benchmark() {
-  static const Bandwidth instance;
-  return instance;
-}
+const Benchmark& bandwidth_benchmark() { return the_instance<Bandwidth>(); }
 
 }  // namespace copbench::bench

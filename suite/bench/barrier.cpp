@@ -11,16 +11,12 @@ class Barrier final : public Benchmark {
   std::vector<Op> needs() const override { return {Op::barrier}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    for (PointResult& p : measure_collective(b, params, "barrier/nodes:" + std::to_string(b.nodes()), [&] { b.barrier(); }))
-      out.report(std::move(p));
+    report_collective(b, params, out, "barrier/nodes:" + std::to_string(b.nodes()), [&] { b.barrier(); });
   }
 };
 
 }  // namespace
 
-const Benchmark& barrier_benchmark() {
-  static const Barrier instance;
-  return instance;
-}
+const Benchmark& barrier_benchmark() { return the_instance<Barrier>(); }
 
 }  // namespace copbench::bench

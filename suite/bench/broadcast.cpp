@@ -14,20 +14,14 @@ class Broadcast final : public Benchmark {
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
-      for (PointResult& p : measure_collective(b, params, "broadcast/size:" + std::to_string(size),
-                                               [&] { b.broadcast(buf, 0); })) {
-        p.counters["bytes"] = static_cast<double>(size);
-        out.report(std::move(p));
-      }
+      report_collective(b, params, out, "broadcast/size:" + std::to_string(size), [&] { b.broadcast(buf, 0); },
+                        {{"bytes", static_cast<double>(size)}});
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& broadcast_benchmark() {
-  static const Broadcast instance;
-  return instance;
-}
+const Benchmark& broadcast_benchmark() { return the_instance<Broadcast>(); }
 
 }  // namespace copbench::bench

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -10,8 +11,17 @@
 
 #include "copbench/aligned_buffer.h"
 #include "copbench/bench.h"
+#include "copbench/shared_words.h"
 
 namespace copbench::bench {
+
+// The one instance of a benchmark class, which its file hands to the registry
+// (registry.cpp: echo_benchmark(), ...).
+template <class B>
+const Benchmark& the_instance() {
+  static const B instance;
+  return instance;
+}
 
 inline std::vector<std::size_t> sizes_for(const Benchmark& b, const RunParams& p) {
   return p.sizes.empty() ? b.default_sizes() : p.sizes;
@@ -60,6 +70,26 @@ inline std::vector<PointResult> measure_collective(Backend& b, const RunParams& 
   return points;
 }
 
+// measure_collective's two points, each with `counters` (bytes, members, ...) added and
+// reported: what every sized collective benchmark does with its operation.
+inline void report_collective(Backend& b, const RunParams& params, Reporter& out, const std::string& name,
+                              const std::function<void()>& op, const std::map<std::string, double>& counters = {}) {
+  for (PointResult& p : measure_collective(b, params, name, op)) {
+    for (const auto& [key, value] : counters) p.counters[key] = value;
+    out.report(std::move(p));
+  }
+}
+
+// A loop every rank runs and times (shared words, locks, fences): a sync, then `op`
+// back to back; per rank loop time / iterations, maximum over ranks. `doing` and
+// `per` say it in words: "every rank <doing> back to back after a sync; per rank loop
+// time / <per>, maximum over ranks".
+inline Batch every_rank_loop(Backend& b, std::function<void()> op, const std::string& doing, const std::string& per) {
+  return timed_loop(b, std::move(op), true, 1.0, timer_overhead_seconds(),
+                    "every rank " + doing + " back to back after a sync; per rank loop time / " + per +
+                        ", maximum over ranks");
+}
+
 // The lock benchmarks (lock, ticket-lock, mcs-lock, queue-lock): every rank acquires and
 // releases as fast as it can (acquire_release: one cycle); one point lock/<kind>/nodes:N
 // with the label lock=<kind>, so the four compare point for point.
@@ -103,11 +133,12 @@ inline std::function<void()> ping_pong(Backend& b, int peer, EchoBuffers& bufs) 
   return [] {};
 }
 
-// Least-squares line y = a + b x; returns {a, b}.
-struct Line {
-  double intercept = 0;
-  double slope = 0;
-};
-Line fit_line(const std::vector<double>& x, const std::vector<double>& y);
+// echo's and bandwidth's point: ping-pongs of `size` bytes between rank 0 and `peer`
+// from their own EchoBuffers, timed on rank 0, round trip / 2 (kPingPongMethod).
+inline Summary measure_ping_pong(Backend& b, const RunParams& params, int peer, std::size_t size) {
+  EchoBuffers bufs(size);
+  return measure(b, params.timing,
+                 timed_loop(b, ping_pong(b, peer, bufs), b.rank() == 0, 0.5, timer_overhead_seconds(), kPingPongMethod));
+}
 
 }  // namespace copbench::bench

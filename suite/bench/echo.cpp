@@ -30,10 +30,7 @@ class Echo final : public Benchmark {
       // One task per node keeps the names the suite always had (compare.py matches by name).
       const std::string prefix = t > 1 ? "echo/" + std::string(pair.placement) + "/" : std::string("echo/");
       for (std::size_t size : sizes_for(*this, params)) {
-        EchoBuffers bufs(size);
-        std::function<void()> op = ping_pong(b, pair.peer, bufs);
-        Summary s = measure(b, params.timing, timed_loop(b, op, b.rank() == 0, 0.5, timer_overhead_seconds(), kPingPongMethod));
-        PointResult p = make_point(prefix + "size:" + std::to_string(size), b, std::move(s));
+        PointResult p = make_point(prefix + "size:" + std::to_string(size), b, measure_ping_pong(b, params, pair.peer, size));
         p.counters["bytes"] = static_cast<double>(size);
         p.labels["placement"] = pair.placement;
         out.report(std::move(p));
@@ -44,9 +41,6 @@ class Echo final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& echo_benchmark() {
-  static const Echo instance;
-  return instance;
-}
+const Benchmark& echo_benchmark() { return the_instance<Echo>(); }
 
 }  // namespace copbench::bench

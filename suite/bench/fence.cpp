@@ -14,10 +14,8 @@
 namespace copbench::bench {
 namespace {
 
-constexpr const char* kFenceLoop =
-    "every rank writes and fences back to back after a sync; per rank loop time / rounds, maximum over ranks";
-
-constexpr int kWord = 2;
+// Every rank writes and fences back to back after a sync; per rank loop time / rounds.
+Batch fence_loop(Backend& b, std::function<void()> op) { return every_rank_loop(b, std::move(op), "writes and fences", "rounds"); }
 
 class Fence final : public Benchmark {
  public:
@@ -35,26 +33,26 @@ class Fence final : public Benchmark {
     const double overhead = timer_overhead_seconds();
     auto put_all = [&] {
       for (int r = 0; r < n; ++r)
-        if (r != me || n == 1) b.shared_write(r, kWord, me);
+        if (r != me || n == 1) b.shared_write(r, kFencePutWord, me);
     };
-    Summary one = measure(b, params.timing, timed_loop(b, [&] {
-      b.shared_write(next, kWord, me);
+    Summary one = measure(b, params.timing, fence_loop(b, [&] {
+      b.shared_write(next, kFencePutWord, me);
       b.fence(next);
-    }, true, 1.0, overhead, kFenceLoop));
+    }));
     out.report(make_point("fence/put+fence", b, std::move(one)));
 
-    Summary all = measure(b, params.timing, timed_loop(b, [&] {
+    Summary all = measure(b, params.timing, fence_loop(b, [&] {
       put_all();
       b.all_fence();
-    }, true, 1.0, overhead, kFenceLoop));
+    }));
     out.report(make_point("fence/puts+allfence", b, std::move(all)));
 
     // Seed 004's original AllFence: one Fence per target, one after the other.
-    Summary sequential = measure(b, params.timing, timed_loop(b, [&] {
+    Summary sequential = measure(b, params.timing, fence_loop(b, [&] {
       put_all();
       for (int r = 0; r < n; ++r)
         if (r != me || n == 1) b.fence(r);
-    }, true, 1.0, overhead, kFenceLoop));
+    }));
     out.report(make_point("fence/puts+sequential-fences", b, std::move(sequential)));
 
     // Seed 004 3.1.2: K fence requests in flight, K = 1 (the sequential AllFence again,
@@ -65,10 +63,10 @@ class Fence final : public Benchmark {
       for (int k = 1; k < targets; k *= 2) windows.push_back(k);
       windows.push_back(targets);
       for (int k : windows) {
-        Summary windowed = measure(b, params.timing, timed_loop(b, [&] {
+        Summary windowed = measure(b, params.timing, fence_loop(b, [&] {
           put_all();
           b.all_fence_window(k);
-        }, true, 1.0, overhead, kFenceLoop));
+        }));
         PointResult p = make_point("fence/puts+allfence-window:" + std::to_string(k), b, std::move(windowed));
         p.labels["window"] = std::to_string(k);
         out.report(std::move(p));
@@ -99,9 +97,6 @@ class Fence final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& fence_benchmark() {
-  static const Fence instance;
-  return instance;
-}
+const Benchmark& fence_benchmark() { return the_instance<Fence>(); }
 
 }  // namespace copbench::bench

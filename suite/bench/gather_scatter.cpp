@@ -15,11 +15,8 @@ class Gather final : public Benchmark {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> mine = payload(size, b.rank());
       std::vector<std::byte> all(size * static_cast<std::size_t>(b.ranks()));
-      for (PointResult& p : measure_collective(b, params, "gather/size:" + std::to_string(size),
-                                               [&] { b.gather(mine, all, 0); })) {
-        p.counters["bytes"] = static_cast<double>(size);
-        out.report(std::move(p));
-      }
+      report_collective(b, params, out, "gather/size:" + std::to_string(size), [&] { b.gather(mine, all, 0); },
+                        {{"bytes", static_cast<double>(size)}});
     }
   }
 };
@@ -35,24 +32,15 @@ class Scatter final : public Benchmark {
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> all = payload(size * static_cast<std::size_t>(b.ranks()));
       std::vector<std::byte> mine(size);
-      for (PointResult& p : measure_collective(b, params, "scatter/size:" + std::to_string(size),
-                                               [&] { b.scatter(all, mine, 0); })) {
-        p.counters["bytes"] = static_cast<double>(size);
-        out.report(std::move(p));
-      }
+      report_collective(b, params, out, "scatter/size:" + std::to_string(size), [&] { b.scatter(all, mine, 0); },
+                        {{"bytes", static_cast<double>(size)}});
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& gather_benchmark() {
-  static const Gather instance;
-  return instance;
-}
-const Benchmark& scatter_benchmark() {
-  static const Scatter instance;
-  return instance;
-}
+const Benchmark& gather_benchmark() { return the_instance<Gather>(); }
+const Benchmark& scatter_benchmark() { return the_instance<Scatter>(); }
 
 }  // namespace copbench::bench

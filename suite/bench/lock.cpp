@@ -25,17 +25,12 @@ class Lock final : public Benchmark {
 
 void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std::string& kind,
                   std::function<void()> acquire_release) {
-  Summary s = measure(b, params.timing, timed_loop(b, std::move(acquire_release), true, 1.0, timer_overhead_seconds(),
-                                                  "every rank acquires and releases back to back after a sync; per rank "
-                                                  "loop time / cycles, maximum over ranks"));
+  Summary s = measure(b, params.timing, every_rank_loop(b, std::move(acquire_release), "acquires and releases", "cycles"));
   PointResult p = make_point("lock/" + kind + "/nodes:" + std::to_string(b.nodes()), b, std::move(s));
   p.labels["lock"] = kind;
   out.report(std::move(p));
 }
 
-const Benchmark& lock_benchmark() {
-  static const Lock instance;
-  return instance;
-}
+const Benchmark& lock_benchmark() { return the_instance<Lock>(); }
 
 }  // namespace copbench::bench

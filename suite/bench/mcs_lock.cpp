@@ -9,10 +9,6 @@
 namespace copbench::bench {
 namespace {
 
-constexpr int kTail = 4;    // on rank 0
-constexpr int kNext = 5;    // on each rank: the successor's id
-constexpr int kLocked = 6;  // on each rank: 1 while waiting
-
 class McsLock final : public Benchmark {
  public:
   std::string_view name() const override { return "mcs-lock"; }
@@ -29,28 +25,28 @@ class McsLock final : public Benchmark {
       if (b.offers(Op::fence)) b.fence(target);
     };
     auto acquire = [&] {
-      b.shared_write(me, kNext, 0);
-      b.shared_write(me, kLocked, 1);
+      b.shared_write(me, kMcsNextWord, 0);
+      b.shared_write(me, kMcsLockedWord, 1);
       complete(me);
-      std::int64_t pred = b.shared_read(0, kTail);
+      std::int64_t pred = b.shared_read(0, kMcsTailWord);
       for (;;) {
-        std::int64_t seen = b.shared_compare_swap(0, kTail, pred, id);
+        std::int64_t seen = b.shared_compare_swap(0, kMcsTailWord, pred, id);
         if (seen == pred) break;
         pred = seen;
       }
       if (pred != 0) {
-        b.shared_write(static_cast<int>(pred - 1), kNext, id);
+        b.shared_write(static_cast<int>(pred - 1), kMcsNextWord, id);
         complete(static_cast<int>(pred - 1));
-        while (b.shared_read(me, kLocked) != 0) std::this_thread::yield();
+        while (b.shared_read(me, kMcsLockedWord) != 0) std::this_thread::yield();
       }
     };
     auto release = [&] {
-      std::int64_t next = b.shared_read(me, kNext);
+      std::int64_t next = b.shared_read(me, kMcsNextWord);
       if (next == 0) {
-        if (b.shared_compare_swap(0, kTail, id, 0) == id) return;
-        while ((next = b.shared_read(me, kNext)) == 0) std::this_thread::yield();
+        if (b.shared_compare_swap(0, kMcsTailWord, id, 0) == id) return;
+        while ((next = b.shared_read(me, kMcsNextWord)) == 0) std::this_thread::yield();
       }
-      b.shared_write(static_cast<int>(next - 1), kLocked, 0);
+      b.shared_write(static_cast<int>(next - 1), kMcsLockedWord, 0);
       complete(static_cast<int>(next - 1));
     };
     measure_lock(b, params, out, "mcs", [&] {
@@ -62,9 +58,6 @@ class McsLock final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& mcs_lock_benchmark() {
-  static const McsLock instance;
-  return instance;
-}
+const Benchmark& mcs_lock_benchmark() { return the_instance<McsLock>(); }
 
 }  // namespace copbench::bench

@@ -16,21 +16,14 @@ class Multicast final : public Benchmark {
     for (int r = 1; r < b.ranks(); r += 2) members.push_back(r);
     for (std::size_t size : sizes_for(*this, params)) {
       std::vector<std::byte> buf = payload(size);
-      for (PointResult& p : measure_collective(b, params, "multicast/size:" + std::to_string(size),
-                                               [&] { b.multicast(buf, 0, members); })) {
-        p.counters["bytes"] = static_cast<double>(size);
-        p.counters["members"] = static_cast<double>(members.size());
-        out.report(std::move(p));
-      }
+      report_collective(b, params, out, "multicast/size:" + std::to_string(size), [&] { b.multicast(buf, 0, members); },
+                        {{"bytes", static_cast<double>(size)}, {"members", static_cast<double>(members.size())}});
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& multicast_benchmark() {
-  static const Multicast instance;
-  return instance;
-}
+const Benchmark& multicast_benchmark() { return the_instance<Multicast>(); }
 
 }  // namespace copbench::bench

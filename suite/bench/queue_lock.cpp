@@ -26,9 +26,6 @@ class QueueLock final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& queue_lock_benchmark() {
-  static const QueueLock instance;
-  return instance;
-}
+const Benchmark& queue_lock_benchmark() { return the_instance<QueueLock>(); }
 
 }  // namespace copbench::bench

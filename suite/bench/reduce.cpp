@@ -30,16 +30,20 @@ class Reduce final : public Benchmark {
         if (!done.insert(count).second) continue;
         std::vector<std::byte> in(count * elem_size(elem), std::byte{1});
         std::vector<std::byte> result(in.size());
-        report(out, measure_collective(b, params, name_of(elem, 1, in.size()), [&] {
+        auto counters = [&](int nroots) {
+          return std::map<std::string, double>{
+              {"bytes", static_cast<double>(in.size())}, {"elements", static_cast<double>(count)}, {"roots", nroots}};
+        };
+        report_collective(b, params, out, name_of(elem, 1, in.size()), [&] {
           b.reduce(in.data(), result.data(), count, elem, ReduceOp::sum, 0);
-        }), in.size(), count, 1);
+        }, counters(1));
         if (!b.offers(Op::reduce_roots) || b.ranks() < 2) continue;
         for (int nroots : root_counts(b.ranks())) {
           std::vector<int> roots(static_cast<std::size_t>(nroots));
           for (int r = 0; r < nroots; ++r) roots[static_cast<std::size_t>(r)] = r;
-          report(out, measure_collective(b, params, name_of(elem, nroots, in.size()), [&] {
+          report_collective(b, params, out, name_of(elem, nroots, in.size()), [&] {
             b.reduce_roots(in.data(), result.data(), count, elem, ReduceOp::sum, roots);
-          }), in.size(), count, nroots);
+          }, counters(nroots));
         }
       }
     }
@@ -57,21 +61,10 @@ class Reduce final : public Benchmark {
     if (nroots > 1) name += "/roots:" + std::to_string(nroots);
     return name + "/size:" + std::to_string(bytes);
   }
-  static void report(Reporter& out, std::vector<PointResult> points, std::size_t bytes, std::size_t count, int nroots) {
-    for (PointResult& p : points) {
-      p.counters["bytes"] = static_cast<double>(bytes);
-      p.counters["elements"] = static_cast<double>(count);
-      p.counters["roots"] = nroots;
-      out.report(std::move(p));
-    }
-  }
 };
 
 }  // namespace
 
-const Benchmark& reduce_benchmark() {
-  static const Reduce instance;
-  return instance;
-}
+const Benchmark& reduce_benchmark() { return the_instance<Reduce>(); }
 
 }  // namespace copbench::bench

@@ -1,6 +1,7 @@
 // ring: seed 002's ring benchmark: pass an m-byte message around the logical ring of all
 // nodes; t_comm(m) is the time per hop, fitted as t_comm = f + x*m (Table 1), and
-// t'_comm = 4 t_comm(m) / m, the time per 32-bit word (Table 2).
+// t'_comm = 4 t_comm(m) / m, the time per 32-bit word (Table 2). The fit is least squares
+// over the sizes measured (fit_line, copbench/stats.h).
 #include "bench/common.h"
 
 namespace copbench::bench {
@@ -58,31 +59,6 @@ class Ring final : public Benchmark {
 
 }  // namespace
 
-const Benchmark& ring_benchmark() {
-  static const Ring instance;
-  return instance;
-}
-
-Line fit_line(const std::vector<double>& x, const std::vector<double>& y) {
-  Line line;
-  const std::size_t n = std::min(x.size(), y.size());
-  if (n == 0) return line;
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  const double dn = static_cast<double>(n);
-  const double denom = dn * sxx - sx * sx;
-  if (n < 2 || denom == 0.0) {
-    line.intercept = sy / dn;
-    return line;
-  }
-  line.slope = (dn * sxy - sx * sy) / denom;
-  line.intercept = (sy - line.slope * sx) / dn;
-  return line;
-}
+const Benchmark& ring_benchmark() { return the_instance<Ring>(); }
 
 }  // namespace copbench::bench

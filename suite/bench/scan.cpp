@@ -17,21 +17,16 @@ class Scan final : public Benchmark {
     for (std::size_t size : sizes_for(*this, params)) {
       std::size_t count = std::max<std::size_t>(1, size / sizeof(double));
       std::vector<double> in(count, 1.0), result(count);
-      for (PointResult& p : measure_collective(b, params, "scan/size:" + std::to_string(count * sizeof(double)), [&] {
-             b.scan(in.data(), result.data(), count, Elem::f64, ReduceOp::sum);
-           })) {
-        p.counters["bytes"] = static_cast<double>(count * sizeof(double));
-        out.report(std::move(p));
-      }
+      const std::size_t bytes = count * sizeof(double);
+      report_collective(b, params, out, "scan/size:" + std::to_string(bytes),
+                        [&] { b.scan(in.data(), result.data(), count, Elem::f64, ReduceOp::sum); },
+                        {{"bytes", static_cast<double>(bytes)}});
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& scan_benchmark() {
-  static const Scan instance;
-  return instance;
-}
+const Benchmark& scan_benchmark() { return the_instance<Scan>(); }
 
 }  // namespace copbench::bench

@@ -17,33 +17,28 @@ class Shared final : public Benchmark {
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     const int owner = (b.rank() + 1) % b.ranks();
-    const int word = 8 + b.rank() % (Backend::kSharedWords - 8);
-    const double overhead = timer_overhead_seconds();
-    struct Variant {
+    const int word = kSharedAccessFirstWord + b.rank() % kSharedAccessWords;
+    // One kind of access to the word: its name in the point's name, and one access.
+    struct AccessKind {
       const char* name;
       std::function<void()> op;
     };
     std::int64_t sink = 0;
-    const Variant variants[] = {
+    const AccessKind kinds[] = {
         {"read", [&] { sink += b.shared_read(owner, word); }},
         {"write", [&] { b.shared_write(owner, word, sink); }},
         {"rmw", [&] { sink += b.shared_fetch_add(owner, word, 1); }},
     };
-    for (const Variant& v : variants) {
-      if (std::string_view(v.name) == "write" && !b.offers(Op::shared_write)) continue;
-      Summary s = measure(b, params.timing, timed_loop(b, v.op, true, 1.0, overhead,
-                                                             "every rank accesses the word back to back after a sync; "
-                                                             "per rank loop time / accesses, maximum over ranks"));
-      out.report(make_point(std::string("shared/") + v.name, b, std::move(s)));
+    for (const AccessKind& kind : kinds) {
+      if (std::string_view(kind.name) == "write" && !b.offers(Op::shared_write)) continue;
+      Summary s = measure(b, params.timing, every_rank_loop(b, kind.op, "accesses the word", "accesses"));
+      out.report(make_point(std::string("shared/") + kind.name, b, std::move(s)));
     }
   }
 };
 
 }  // namespace
 
-const Benchmark& shared_benchmark() {
-  static const Shared instance;
-  return instance;
-}
+const Benchmark& shared_benchmark() { return the_instance<Shared>(); }
 
 }  // namespace copbench::bench

@@ -8,9 +8,6 @@
 namespace copbench::bench {
 namespace {
 
-constexpr int kTicketWord = 0;
-constexpr int kServingWord = 1;
-
 class TicketLock final : public Benchmark {
  public:
   std::string_view name() const override { return "ticket-lock"; }
@@ -23,19 +20,16 @@ class TicketLock final : public Benchmark {
     // Both words start at zero (Backend's shared variables) and every acquire is matched
     // by a release, so the invariant holds from warm-up on.
     measure_lock(b, params, out, "ticket", [&] {
-      std::int64_t ticket = b.shared_fetch_add(0, kTicketWord, 1);
+      std::int64_t ticket = b.shared_fetch_add(0, kTicketNextWord, 1);
       // Yield between polls: on an oversubscribed host the holder may need this core.
-      while (b.shared_read(0, kServingWord) != ticket) std::this_thread::yield();
-      b.shared_fetch_add(0, kServingWord, 1);
+      while (b.shared_read(0, kTicketServingWord) != ticket) std::this_thread::yield();
+      b.shared_fetch_add(0, kTicketServingWord, 1);
     });
   }
 };
 
 }  // namespace
 
-const Benchmark& ticket_lock_benchmark() {
-  static const TicketLock instance;
-  return instance;
-}
+const Benchmark& ticket_lock_benchmark() { return the_instance<TicketLock>(); }
 
 }  // namespace copbench::bench

@@ -1,6 +1,7 @@
 // Medians of two result sets side by side with a verdict (see compare.h).
 #include "copbench/compare.h"
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -60,15 +61,13 @@ std::map<std::string, double> load_medians(const fs::path& path) {
   return out;
 }
 
+// Indexed by Verdict, in its order (compare.h).
+constexpr std::array<const char*, 5> kVerdictNames = {"faster", "slower", "same", "missing in old", "missing in new"};
+static_assert(static_cast<std::size_t>(Verdict::missing_new) + 1 == kVerdictNames.size(), "one name per verdict");
+
 const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::same: return "same";
-    case Verdict::missing_old: return "missing in old";
-    case Verdict::missing_new: return "missing in new";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(v);
+  return i < kVerdictNames.size() ? kVerdictNames[i] : "?";
 }
 
 Verdict verdict_of(double old_us, double new_us, double tolerance) {

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "copbench/timed_batch.h"
 #include "copbench/timing.h"
 
 namespace copbench {
@@ -117,44 +118,24 @@ std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingCo
   return out;
 }
 
+namespace {
+// The harness's clock (timing.h): steady_clock, read inline in the timed region.
+struct SteadyClock {
+  double operator()() const { return now_seconds(); }
+};
+}  // namespace
+
 Batch timed_collective(Backend& backend, std::function<void()> op, double timer_overhead) {
-  return Batch(
-      [&backend, op = std::move(op), timer_overhead](std::vector<double>& seconds) {
-        for (double& x : seconds) {
-          backend.sync();
-          double t0 = now_seconds();
-          op();
-          double t1 = now_seconds();
-          x = t1 - t0 - timer_overhead;
-        }
-      },
-      "sync method (thesis ch. VI): per iteration a sync, then one timed call on every rank; "
-      "per-iteration maximum over ranks, mean over iterations");
+  return timed::collective(backend, std::move(op), timer_overhead, SteadyClock{});
 }
 
 Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, double scale,
                  double timer_overhead, std::string method) {
-  if (method.empty())
-    method = scale == 1.0 ? "loop: a sync, then the iterations back to back; loop time / iterations on the timing rank"
-                          : "loop: a sync, then the iterations back to back; loop time / iterations on the timing rank, "
-                            "scaled by " + std::to_string(scale);
-  return Batch(
-      [&backend, op = std::move(op), counted, scale, timer_overhead](std::vector<double>& seconds) {
-        backend.sync();
-        double t0 = now_seconds();
-        for (std::size_t i = 0; i < seconds.size(); ++i) op();
-        double t1 = now_seconds();
-        double per = counted ? (t1 - t0 - timer_overhead) / static_cast<double>(seconds.size()) * scale : 0.0;
-        std::fill(seconds.begin(), seconds.end(), per);
-      },
-      std::move(method));
+  return timed::loop(backend, std::move(op), counted, scale, timer_overhead, std::move(method), SteadyClock{});
 }
 
 Batch timed_collective_loop(Backend& backend, std::function<void()> op, double timer_overhead) {
-  Batch loop = timed_loop(backend, std::move(op), true, 1.0, timer_overhead,
-                          "loop method (IMB, OSU): a sync, then the iterations back to back on every rank; "
-                          "per rank loop time / iterations, maximum over ranks");
-  return loop;
+  return timed::collective_loop(backend, std::move(op), timer_overhead, SteadyClock{});
 }
 
 std::vector<std::string> summary_warnings(const Summary& s) {

@@ -1,7 +1,7 @@
-// The Libsplit-C repetition protocol (seed 003, section 5.0) and the summary statistics.
+// The Libsplit-C repetition protocol (seed 003, section 5.0) and the summary of a point;
+// the statistics themselves are Boost.Math's (copbench/stats.h).
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "copbench/timing.h"
 
@@ -10,29 +10,6 @@ namespace {
 
 constexpr int kApproxMeanReps = 3;  // "the next three times were used to get an approximation"
 constexpr double kOutlierFactor = 3.0;
-
-// Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
-double t95(std::size_t dof) {
-  static constexpr double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                                     2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
-                                     2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-                                     2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  if (dof == 0) return 0.0;
-  if (dof <= std::size(table)) return table[dof - 1];
-  return 1.96;
-}
-
-double mean_of(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-double stddev_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
-  double m = mean_of(v);
-  double sq = 0.0;
-  for (double x : v) sq += (x - m) * (x - m);
-  return std::sqrt(sq / static_cast<double>(v.size() - 1));
-}
 
 }  // namespace
 
@@ -57,10 +34,7 @@ bool OutlierProtocol::add(double value) {
 
 double OutlierProtocol::mean() const { return mean_of(kept_); }
 
-double OutlierProtocol::ci95_half_width() const {
-  if (kept_.size() < 2) return 0.0;
-  return t95(kept_.size() - 1) * stddev_of(kept_) / std::sqrt(static_cast<double>(kept_.size()));
-}
+double OutlierProtocol::ci95_half_width() const { return ci95_half_width_of(kept_); }
 
 bool OutlierProtocol::ci_met() const {
   if (kept_.size() < 2) return false;
@@ -72,13 +46,6 @@ bool OutlierProtocol::wants_more() const {
   if (static_cast<int>(kept_.size()) < config_.min_reps) return true;
   if (static_cast<long>(kept_.size()) * config_.iterations < config_.min_total_iterations) return true;
   return !ci_met();
-}
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,

@@ -25,22 +25,24 @@ void report_worker_error(const WorkerArgs& args, const std::string& message) {
   }
 }
 
-int run_worker(Backend& b, const WorkerArgs& args) {
-  if (b.ranks() != args.nodes * args.tasks_per_node || b.tasks_per_node() != args.tasks_per_node)
-    throw std::runtime_error(fmt::format("{} started {} ranks of {} per node; wanted {} nodes x {} tasks", b.name(),
-                                         b.ranks(), b.tasks_per_node(), args.nodes, args.tasks_per_node));
-  if (args.verify) {
-    bool ok = true;
-    std::vector<std::string> lines = verify_backend(b, ok);
-    if (b.rank() == 0) {
-      nlohmann::json j{{"backend", b.name()}, {"route", b.route()}, {"nodes", b.nodes()},
-                       {"tasks_per_node", b.tasks_per_node()}, {"ok", ok}, {"checks", lines}};
-      if (!args.result_path.empty()) write_file_atomically(args.result_path, j.dump(2) + "\n");
-      if (!ok) report_worker_error(args, fmt::format("{} failed verification on {} nodes x {} tasks", b.name(), b.nodes(), b.tasks_per_node()));
-    }
-    return ok ? 0 : 3;
-  }
+namespace {
 
+// `copbench verify`: the checks' lines and verdict in the result file (rank 0); exit code
+// 3 when a check failed.
+int run_verification(Backend& b, const WorkerArgs& args) {
+  bool ok = true;
+  std::vector<std::string> lines = verify_backend(b, ok);
+  if (b.rank() == 0) {
+    nlohmann::json j{{"backend", b.name()}, {"route", b.route()}, {"nodes", b.nodes()},
+                     {"tasks_per_node", b.tasks_per_node()}, {"ok", ok}, {"checks", lines}};
+    if (!args.result_path.empty()) write_file_atomically(args.result_path, j.dump(2) + "\n");
+    if (!ok) report_worker_error(args, fmt::format("{} failed verification on {} nodes x {} tasks", b.name(), b.nodes(), b.tasks_per_node()));
+  }
+  return ok ? 0 : 3;
+}
+
+// The benchmark's points as Google Benchmark JSON (rank 0), with the run's context.
+int run_benchmark(Backend& b, const WorkerArgs& args) {
   const Benchmark* bench = find_benchmark(args.benchmark);
   if (!bench) throw std::invalid_argument("unknown benchmark '" + args.benchmark + "'");
   for (Op op : bench->needs())
@@ -64,6 +66,15 @@ int run_worker(Backend& b, const WorkerArgs& args) {
     write_file_atomically(args.result_path, make_gbench_json(ctx, collector.points).dump(2) + "\n");
   }
   return 0;
+}
+
+}  // namespace
+
+int run_worker(Backend& b, const WorkerArgs& args) {
+  if (b.ranks() != args.nodes * args.tasks_per_node || b.tasks_per_node() != args.tasks_per_node)
+    throw std::runtime_error(fmt::format("{} started {} ranks of {} per node; wanted {} nodes x {} tasks", b.name(),
+                                         b.ranks(), b.tasks_per_node(), args.nodes, args.tasks_per_node));
+  return args.verify ? run_verification(b, args) : run_benchmark(b, args);
 }
 
 }  // namespace copbench

@@ -1,4 +1,4 @@
-// The timing method (DESIGN.md "Timing method", seed 003 section 5.0, thesis ch. VI).
+// The timing method (suite/README.md "Timing method", seed 003 section 5.0, thesis ch. VI).
 //
 // - One clock for everything: clock_gettime(CLOCK_MONOTONIC) via steady_clock, stated in
 //   every result as kTimerName.
@@ -13,6 +13,7 @@
 //   give an approximate mean, any later one above 3x that mean is discarded as disturbed,
 //   and repetitions go on until at least `min_reps` are kept, at least 30 iterations are
 //   measured, and the 95 % confidence interval is within 10 % of the mean (or max_reps).
+//   The interval and the summary statistics are Boost.Math's (copbench/stats.h).
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "copbench/backend.h"
+#include "copbench/stats.h"
 
 namespace copbench {
 
@@ -87,7 +89,6 @@ struct Summary {
 // Plain-word warnings about a summary: more repetitions discarded than kept; the
 // confidence target missed. Empty when neither.
 std::vector<std::string> summary_warnings(const Summary& s);
-double median_of(std::vector<double> values);
 Summary summarize(const OutlierProtocol& protocol, std::vector<double> cpu_reps, int iterations,
                   double timer_overhead, std::vector<double> modelled_reps = {});
 
@@ -120,7 +121,8 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
 std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingConfig& config,
                                                 const Batch& a, const Batch& b);
 
-// Helpers that build a Batch.
+// Helpers that build a Batch, timed with steady_clock (the same builders over any clock:
+// copbench/timed_batch.h).
 // Collective, the thesis's method (ch. VI): sync, then time one call of `op`, per
 // iteration; the repetition is the mean over iterations of the maximum over ranks.
 Batch timed_collective(Backend& backend, std::function<void()> op, double timer_overhead);

@@ -1,0 +1,237 @@
+// Loading a campaign directory's results: the median of every point (raw/*.json, Google
+// Benchmark JSON) and the points that did not run (status/*.json). Files are read in name
+// order, so the tables built from them do not depend on the directory's order.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "copbench/campaign.h"
+#include "report/report_parts.h"
+
+namespace copbench::report {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string BackendMode::label(bool with_profile) const {
+  std::string s = backend;
+  if (!route.empty()) s += "/" + route;
+  if (!encoding.empty()) s += "/" + encoding;
+  if (with_profile) s += " " + profile;
+  return s;
+}
+
+int BackendMode::rank() const {
+  static const std::vector<std::string> order = {"cop", "pvm", "mpi", "armci"};
+  auto it = std::find(order.begin(), order.end(), backend);
+  return static_cast<int>(it - order.begin());
+}
+
+int placement_rank(const std::string& placement) {
+  if (placement == "on-host") return 0;
+  if (placement == "inter-host") return 1;
+  return 2;
+}
+
+namespace {
+
+// The family a run name belongs to: its name without the trailing size or node count.
+std::string family_of(const std::string& run_name) {
+  auto slash = run_name.rfind('/');
+  if (slash == std::string::npos) return run_name;
+  std::string last = run_name.substr(slash + 1);
+  if (last.rfind("size:", 0) == 0 || last.rfind("nodes:", 0) == 0) return run_name.substr(0, slash);
+  return run_name;
+}
+
+// A result's tasks per node: the context writes it as a string; results from before
+// --tasks-per-node have none (one task per node).
+int tasks_of(const json& ctx) {
+  if (!ctx.contains("tasks_per_node")) return 1;
+  const json& t = ctx["tasks_per_node"];
+  int v = t.is_number() ? t.get<int>() : t.is_string() ? std::atoi(t.get<std::string>().c_str()) : 1;
+  return v > 1 ? v : 1;
+}
+
+// One key of a Google Benchmark label ("placement=on-host other=x").
+std::string label_value(const std::string& label, const std::string& key) {
+  std::stringstream ss(label);
+  std::string item;
+  while (ss >> item)
+    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+  return "";
+}
+
+const std::set<std::string> kStandardKeys = {"real_time", "cpu_time", "iterations", "threads", "repetitions",
+                                             "repetition_index", "family_index", "per_family_instance_index",
+                                             "discarded_reps", "ci95_half_us", "timer_overhead_us", "modelled_us"};
+
+constexpr const char* kLoopPart = "method:loop/";
+
+std::vector<fs::path> json_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(dir)) return files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The fields of one median entry `b` of a result file; `run_name` is already without its loop part.
+PointMedian median_of(const json& b, std::string run_name, const PointMedian& file_part) {
+  PointMedian m = file_part;
+  m.run_name = std::move(run_name);
+  m.family = family_of(m.run_name);
+  m.placement = label_value(b.value("label", ""), "placement");
+  m.plot_family = m.family;
+  const std::string placed = "/" + m.placement;
+  if (!m.placement.empty() && m.family.size() > placed.size() &&
+      m.family.compare(m.family.size() - placed.size(), placed.size(), placed) == 0)
+    m.plot_family = m.family.substr(0, m.family.size() - placed.size());
+  m.median_us = b.value("real_time", 0.0);
+  m.loop = b.value("run_name", std::string()).find(kLoopPart) != std::string::npos;
+  // A zero modelled time means the operation did not touch the modelled hardware (cop's
+  // echo goes through PVM): there is no modelled value to show.
+  if (b.contains("modelled_us") && b["modelled_us"].get<double>() > 0) m.modelled_us = b["modelled_us"].get<double>();
+  m.ci_met = b.value("ci_met", true);
+  for (const auto& [k, val] : b.items())
+    if (val.is_number() && !kStandardKeys.count(k)) m.counters[k] = val.get<double>();
+  if (m.counters.count("bytes")) m.bytes = m.counters["bytes"];
+  return m;
+}
+
+// What every point of one result file shares: its context.
+PointMedian file_part_of(const json& j, const fs::path& f) {
+  const json& ctx = j.at("context");
+  PointMedian m;
+  m.mode = BackendMode{ctx.value("backend", ""), ctx.value("route", ""), ctx.value("encoding", ""),
+                       ctx.value("link_profile", "")};
+  // A backend with a single way of working names it in `route`; only listed routes are modes.
+  if (m.mode.backend != "pvm" && m.mode.backend != "cop") m.mode.route.clear();
+  m.benchmark = ctx.value("copbench_benchmark", "");
+  m.nodes = std::atoi(ctx.value("nodes", "0").c_str());
+  m.tasks = tasks_of(ctx);
+  m.source = f.stem().string();
+  return m;
+}
+
+}  // namespace
+
+std::vector<PointMedian> load_medians(const fs::path& raw_dir, const std::string& method) {
+  std::vector<PointMedian> out;
+  std::set<std::tuple<std::string, std::string, int, int, std::string>> loop_twins;  // file stem, run name, ...
+  for (const auto& f : json_files(raw_dir)) {
+    json j;
+    try {
+      j = json::parse(read_text(f));
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("{} is not valid JSON", f.string()));
+    }
+    const PointMedian file_part = file_part_of(j, f);
+    for (const auto& b : j.at("benchmarks")) {
+      if (b.value("run_type", "") != "aggregate" || b.value("aggregate_name", "") != "median") continue;
+      std::string run_name = b.value("run_name", "");
+      if (auto at = run_name.find(kLoopPart); at != std::string::npos) {
+        if (method != "loop") continue;
+        run_name.erase(at, std::string(kLoopPart).size());
+        loop_twins.insert({file_part.source, run_name, file_part.nodes, file_part.tasks, file_part.benchmark});
+      }
+      out.push_back(median_of(b, std::move(run_name), file_part));
+    }
+  }
+  if (method == "loop")
+    std::erase_if(out, [&](const PointMedian& m) {
+      return !m.loop && loop_twins.count({m.source, m.run_name, m.nodes, m.tasks, m.benchmark}) > 0;
+    });
+  return out;
+}
+
+std::vector<PointStatus> load_statuses(const fs::path& status_dir) {
+  std::vector<PointStatus> out;
+  for (const auto& f : json_files(status_dir)) {
+    json j = json::parse(read_text(f));
+    PointStatus s;
+    s.point = j.value("point", "");
+    s.benchmark = j.value("benchmark", "");
+    s.status = j.value("status", "");
+    s.reason = j.value("reason", "");
+    s.mode = BackendMode{j.value("backend", ""), j.value("route", ""), j.value("encoding", ""), j.value("profile", "")};
+    s.nodes = j.value("nodes", 0);
+    s.tasks = std::max(1, j.value("tasks_per_node", 1));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+CampaignResults load_results(const fs::path& campaign_dir, const std::string& method) {
+  CampaignResults r;
+  r.medians = load_medians(campaign_dir / campaign::kRawDir, method);
+  r.statuses = load_statuses(campaign_dir / campaign::kStatusDir);
+  r.index_modes();
+  return r;
+}
+
+void CampaignResults::index_modes() {
+  for (const auto& m : medians) modes.insert(m.mode);
+  for (const auto& s : statuses) modes.insert(s.mode);
+  for (const auto& v : modes) profiles.insert(v.profile);
+  multi_profile = profiles.size() > 1;
+  std::map<std::string, std::set<std::string>> encodings;
+  for (const auto& v : modes) encodings[v.backend].insert(v.encoding);
+  for (const auto& [b, e] : encodings)
+    if (e.size() > 1) multi_encoding.insert(b);
+  for (const auto& m : medians) multi_tasks = multi_tasks || m.tasks > 1;
+  for (const auto& st : statuses) multi_tasks = multi_tasks || st.tasks > 1;
+}
+
+std::string CampaignResults::label(BackendMode mode, bool with_profile) const {
+  if (!multi_encoding.count(mode.backend)) mode.encoding.clear();
+  return mode.label(with_profile);
+}
+
+const PointMedian* CampaignResults::find(const BackendMode& mode, const std::string& run_name, int nodes,
+                                         int tasks) const {
+  for (const auto& m : medians)
+    if (m.mode == mode && m.run_name == run_name && m.nodes == nodes && m.tasks == tasks) return &m;
+  return nullptr;
+}
+
+std::string CampaignResults::missing_cell(const BackendMode& mode, const std::string& benchmark, int nodes,
+                                          int tasks) const {
+  for (const auto& s : statuses)
+    if (s.mode == mode && s.benchmark == benchmark && s.nodes == nodes && s.tasks == tasks) return s.status;
+  return "—";
+}
+
+std::vector<BackendMode> CampaignResults::column_modes() const {
+  std::vector<BackendMode> columns;
+  for (const auto& v : modes) {
+    BackendMode w = v;
+    w.profile.clear();
+    if (std::find(columns.begin(), columns.end(), w) == columns.end()) columns.push_back(w);
+  }
+  std::sort(columns.begin(), columns.end());
+  return columns;
+}
+
+std::string CampaignResults::profile_text() const {
+  std::vector<std::string> p(profiles.begin(), profiles.end());
+  return fmt::format("{}", fmt::join(p, "+"));
+}
+
+std::size_t CampaignResults::count_done() const {
+  std::set<std::tuple<BackendMode, std::string, int, int>> pts;
+  for (const auto& m : medians) pts.insert({m.mode, m.benchmark, m.nodes, m.tasks});
+  return pts.size();
+}
+
+}  // namespace copbench::report

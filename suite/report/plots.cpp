@@ -1,0 +1,246 @@
+// Plots: which curves each family of points gets (time vs message size per node count,
+// time vs nodes per size, like the thesis's figures in ch. VI), their gnuplot data and
+// script, and gnuplot drawing them as PNG and SVG.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "copbench/bench.h"
+#include "copbench/results.h"
+#include "report/report_parts.h"
+
+extern char** environ;
+
+namespace copbench::report {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string size_text(double bytes) { return format_size(static_cast<std::size_t>(bytes)); }
+
+std::string sanitize(std::string s) {
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '-';
+  return s;
+}
+
+std::string what_of(const std::string& family) {
+  if (family.rfind("lock", 0) == 0) return family + " (acquire + release)";
+  if (family == "echo") return "echo latency (round trip / 2)";
+  return family;
+}
+
+void add_point(PlotSpec& p, const std::string& label, double x, double y) {
+  if (!p.curves.count(label)) p.curve_order.push_back(label);
+  p.curves[label].emplace_back(x, y);
+}
+
+// A curve's name. In a plot where some point ran with several tasks per node every
+// curve says its placement and T ("mpi on-host T=2", "mpi inter-host T=1"), so points
+// with T > 1 are never drawn on a curve of T = 1 points; other plots are as they were.
+std::string curve_label(const CampaignResults& results, const PointMedian& m, bool tagged) {
+  std::string s = results.label(m.mode);
+  if (!tagged) return s;
+  if (!m.placement.empty()) s += " " + m.placement;
+  return s + " T=" + std::to_string(m.tasks);
+}
+
+bool any_tasks(const std::vector<const PointMedian*>& ms) {
+  return std::any_of(ms.begin(), ms.end(), [](const PointMedian* m) { return m->tasks > 1; });
+}
+
+auto curve_key(const PointMedian* m) { return std::make_tuple(m->mode, m->tasks, placement_rank(m->placement)); }
+
+// The points of one plot family, and its sizes and node counts.
+struct PlotFamily {
+  std::string name, campaign, profiles;
+  std::vector<const PointMedian*> points;
+  std::set<double> sizes;
+  std::set<int> nodes;
+};
+
+// Time vs message size at `n` nodes; nullopt when no point has a size there.
+std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFamily& f, int n) {
+  PlotSpec p;
+  p.stem = sanitize(f.name) + "-vs-size-n" + std::to_string(n);
+  p.title = fmt::format("{} vs message size, {} nodes — campaign {}, profile {}", what_of(f.name), n, f.campaign, f.profiles);
+  p.xlabel = "message size [bytes]";
+  p.ylabel = "time per operation [µs]";
+  p.log_x = true;
+  std::vector<const PointMedian*> sorted;
+  for (auto* m : f.points)
+    if (m->nodes == n && m->bytes) sorted.push_back(m);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return std::make_tuple(curve_key(a), *a->bytes) < std::make_tuple(curve_key(b), *b->bytes);
+  });
+  const bool tagged = any_tasks(sorted);
+  bool dropped_zero = false;
+  for (auto* m : sorted) {
+    if (*m->bytes <= 0) {
+      dropped_zero = true;
+      continue;
+    }
+    add_point(p, curve_label(results, *m, tagged), *m->bytes, m->median_us);
+  }
+  for (auto* m : sorted)
+    if (m->modelled_us && *m->bytes > 0)
+      add_point(p, curve_label(results, *m, tagged) + " modelled", *m->bytes, *m->modelled_us);
+  if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
+  if (p.curves.empty()) return std::nullopt;
+  return p;
+}
+
+// Time vs nodes at one size (or of an unsized family); nullopt when no point is there.
+std::optional<PlotSpec> nodes_plot(const CampaignResults& results, const PlotFamily& f, std::optional<double> s) {
+  const bool is_lock = f.name.rfind("lock", 0) == 0;
+  PlotSpec p;
+  p.stem = sanitize(f.name) + "-vs-nodes" + (s ? "-" + sanitize(size_text(*s)) : "");
+  p.title = fmt::format("{} vs {}{} — campaign {}, profile {}", what_of(f.name), is_lock ? "contending nodes" : "nodes",
+                        s ? ", " + size_text(*s) + "B" : "", f.campaign, f.profiles);
+  p.xlabel = is_lock ? "contending nodes" : "nodes";
+  p.ylabel = "time per operation [µs]";
+  std::vector<const PointMedian*> sorted;
+  for (auto* m : f.points)
+    if (!s || (m->bytes && *m->bytes == *s)) sorted.push_back(m);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return std::make_tuple(curve_key(a), a->nodes) < std::make_tuple(curve_key(b), b->nodes);
+  });
+  const bool tagged = any_tasks(sorted);
+  for (auto* m : sorted) add_point(p, curve_label(results, *m, tagged), m->nodes, m->median_us);
+  for (auto* m : sorted)
+    if (m->modelled_us) add_point(p, curve_label(results, *m, tagged) + " modelled", m->nodes, *m->modelled_us);
+  if (p.curves.empty()) return std::nullopt;
+  return p;
+}
+
+std::string gp_quote(const std::string& s) {
+  std::string e;
+  for (char ch : s) e += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+  return "\"" + e + "\"";
+}
+
+// process: via the process wrapper after merge
+// Runs argv[0] (found on PATH) with its arguments in `cwd`, its stdout and stderr into
+// `output`; no shell. Its exit status, or -1 when it could not be started.
+int run_program(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& output) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::vector<PlotSpec> plan_plots(const CampaignResults& results, const std::string& campaign_name) {
+  std::vector<PlotSpec> plots;
+  std::set<std::string> families;
+  for (const auto& m : results.medians) families.insert(m.plot_family);
+  for (const auto& fam : families) {
+    PlotFamily f{fam, campaign_name, results.profile_text(), {}, {}, {}};
+    for (const auto& m : results.medians)
+      if (m.plot_family == fam) f.points.push_back(&m);
+    for (auto* m : f.points) {
+      if (m->bytes) f.sizes.insert(*m->bytes);
+      f.nodes.insert(m->nodes);
+    }
+    // vs size, one plot per node count.
+    if (f.sizes.size() > 1)
+      for (int n : f.nodes)
+        if (auto p = size_plot(results, f, n)) plots.push_back(std::move(*p));
+    // vs nodes, one plot per size (the smallest and the largest when there are many).
+    if (f.nodes.size() > 1) {
+      std::vector<std::optional<double>> at;
+      if (f.sizes.empty()) at.push_back(std::nullopt);
+      else {
+        at.push_back(*f.sizes.begin());
+        if (f.sizes.size() > 1) at.push_back(*f.sizes.rbegin());
+      }
+      for (const auto& s : at)
+        if (auto p = nodes_plot(results, f, s)) plots.push_back(std::move(*p));
+    }
+  }
+  return plots;
+}
+
+std::string gnuplot_data(const PlotSpec& p) {
+  std::string dat;
+  for (const auto& label : p.curve_order) {
+    dat += "# " + label + "\n";
+    for (const auto& [x, y] : p.curves.at(label)) dat += fmt::format("{} {}\n", x, y);
+    dat += "\n\n";
+  }
+  return dat;
+}
+
+std::string gnuplot_script(const PlotSpec& p) {
+  double ymin = 1e300, ymax = 0;
+  for (const auto& label : p.curve_order)
+    for (const auto& [x, y] : p.curves.at(label))
+      if (y > 0) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+  std::string gp;
+  gp += "# " + p.title + " (generated by copbench report)\n";
+  gp += "set encoding utf8\n";
+  gp += "set title " + gp_quote(p.title) + " noenhanced\n";
+  gp += "set xlabel " + gp_quote(p.xlabel) + " noenhanced\n";
+  gp += "set ylabel " + gp_quote(p.ylabel) + " noenhanced\n";
+  gp += "set grid\nset key outside right top noenhanced\n";
+  if (p.log_x) gp += "set logscale x 2\nset format x \"%.0b %BB\"\n";
+  else gp += "set xtics 1\nset offsets 0.2, 0.2, 0, 0\n";
+  if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\nset format y \"%g\"\n";
+  else gp += "set yrange [0:*]\n";
+  std::string plot = "plot ";
+  for (std::size_t i = 0; i < p.curve_order.size(); ++i) {
+    bool modelled = p.curve_order[i].find(" modelled") != std::string::npos;
+    plot += fmt::format("{}'{}.dat' index {} using 1:2 with linespoints lw 2 pt {} {}title {}", i ? ", \\\n     " : "",
+                        p.stem, i, static_cast<int>(i % 12) + 1, modelled ? "dt 2 " : "", gp_quote(p.curve_order[i]));
+  }
+  gp += "set terminal pngcairo size 1000,600 font \"DejaVu Sans,10\"\n";
+  gp += "set output '" + p.stem + ".png'\n" + plot + "\n";
+  gp += "set terminal svg size 1000,600 font \"DejaVu Sans,10\"\n";
+  gp += "set output '" + p.stem + ".svg'\nreplot\nunset output\n";
+  return gp;
+}
+
+std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& plots, const fs::path& out,
+                                                            ReportOutput& result) {
+  std::vector<std::pair<std::string, std::string>> drawn;
+  const fs::path dir = out / "plots";
+  fs::create_directories(dir);
+  if (run_program({"gnuplot", "--version"}, dir, "/dev/null") != 0) {
+    result.plot_problem = "gnuplot not found (install gnuplot-nox): plots not drawn";
+    return drawn;
+  }
+  for (const auto& p : plots) {
+    write_file_atomically(dir / (p.stem + ".dat"), gnuplot_data(p));
+    write_file_atomically(dir / (p.stem + ".gp"), gnuplot_script(p));
+    const fs::path err = dir / (p.stem + ".err");
+    if (run_program({"gnuplot", p.stem + ".gp"}, dir, err) != 0) {
+      result.plot_problem = fmt::format("gnuplot failed on {} (see {}.err)", (dir / (p.stem + ".gp")).string(), p.stem);
+      continue;
+    }
+    std::error_code ec;
+    fs::remove(err, ec);
+    result.plots.push_back(dir / (p.stem + ".png"));
+    drawn.emplace_back(p.stem, p.title + (p.note.empty() ? "" : " (" + p.note + ")"));
+  }
+  return drawn;
+}
+
+}  // namespace copbench::report
