@@ -40,14 +40,9 @@ nlohmann::json entry(const PointResult& p, std::string name, double real_us, dou
   return e;
 }
 
-}  // namespace
-
-nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResult>& points) {
-  nlohmann::json ctx;
-  ctx["date"] = now_iso8601();
-  ctx["host_name"] = c.host;
-  ctx["executable"] = c.executable;
-  // The machine as Google Benchmark's own context describes it (its CPUInfo).
+// The machine as Google Benchmark's own context describes it (its CPUInfo), under the
+// names its JSON reporter gives them.
+void add_machine(nlohmann::json& ctx) {
   const benchmark::CPUInfo& info = benchmark::CPUInfo::Get();
   ctx["num_cpus"] = info.num_cpus;
   ctx["mhz_per_cpu"] = static_cast<long>(info.cycles_per_second / 1e6 + 0.5);
@@ -57,6 +52,16 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
     ctx["caches"].push_back(
         {{"type", cache.type}, {"level", cache.level}, {"size", cache.size}, {"num_sharing", cache.num_sharing}});
   if (!info.load_avg.empty()) ctx["load_avg"] = info.load_avg;
+}
+
+}  // namespace
+
+nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResult>& points) {
+  nlohmann::json ctx;
+  ctx["date"] = now_iso8601();
+  ctx["host_name"] = c.host;
+  ctx["executable"] = c.executable;
+  add_machine(ctx);
   ctx["library_build_type"] = "release";
   // copbench's own context (flat strings, like benchmark::AddCustomContext).
   ctx["copbench_benchmark"] = c.benchmark;
