@@ -15,6 +15,7 @@
 #include "copbench/compare.h"
 #include "copbench/launch.h"
 #include "copbench/results.h"
+#include "campaign/source_data.h"
 
 namespace copbench::campaign {
 namespace fs = std::filesystem;
@@ -37,26 +38,28 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// Reads the YAML nodes of one campaign file; every refusal throws CampaignError
+// naming the file and the node's line.
 struct Reader {
   std::string file;
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& why) const {
+  [[noreturn]] void throw_refusal(const YAML::Node& at, const std::string& why) const {
     throw CampaignError(fmt::format("{}:{}: {}", file, at.Mark().line + 1, why));
   }
-  [[noreturn]] void fail_line(int line, const std::string& why) const {
+  [[noreturn]] void throw_refusal_at_line(int line, const std::string& why) const {
     throw CampaignError(fmt::format("{}:{}: {}", file, line, why));
   }
 
   void check_keys(const YAML::Node& map, const std::vector<std::string>& known, const std::string& what) const {
-    if (!map.IsMap()) fail(map, what + " must be a mapping of keys");
+    if (!map.IsMap()) throw_refusal(map, what + " must be a mapping of keys");
     for (const auto& kv : map) {
       std::string key = kv.first.as<std::string>();
-      if (!contains(known, key)) fail(kv.first, fmt::format("unknown key '{}' in {} (known: {})", key, what, joined(known)));
+      if (!contains(known, key)) throw_refusal(kv.first, fmt::format("unknown key '{}' in {} (known: {})", key, what, joined(known)));
     }
   }
 
   std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, fmt::format("'{}' must be a single value", key));
+    if (!n.IsScalar()) throw_refusal(n, fmt::format("'{}' must be a single value", key));
     return n.as<std::string>();
   }
 
@@ -64,9 +67,9 @@ struct Reader {
     std::string s = scalar(n, key);
     char* end = nullptr;
     long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0') fail(n, fmt::format("'{}' must be a whole number, got '{}'", key, s));
-    if (v < min) fail(n, fmt::format("'{}' must be at least {}, got {}", key, min, v));
-    if (v > INT_MAX) fail(n, fmt::format("'{}' is too large, got {}", key, s));
+    if (s.empty() || *end != '\0') throw_refusal(n, fmt::format("'{}' must be a whole number, got '{}'", key, s));
+    if (v < min) throw_refusal(n, fmt::format("'{}' must be at least {}, got {}", key, min, v));
+    if (v > INT_MAX) throw_refusal(n, fmt::format("'{}' is too large, got {}", key, s));
     return static_cast<int>(v);
   }
 
@@ -78,9 +81,9 @@ struct Reader {
     } else if (n.IsSequence()) {
       for (const auto& item : n) out.emplace_back(scalar(item, key), item);
     } else {
-      fail(n, fmt::format("'{}' must be a value or a list", key));
+      throw_refusal(n, fmt::format("'{}' must be a value or a list", key));
     }
-    if (out.empty()) fail(n, fmt::format("'{}' is empty", key));
+    if (out.empty()) throw_refusal(n, fmt::format("'{}' is empty", key));
     return out;
   }
 
@@ -94,7 +97,7 @@ struct Reader {
         char* e1 = nullptr;
         char* e2 = nullptr;
         long a = std::strtol(lo.as<std::string>().c_str(), &e1, 10), b = std::strtol(hi.as<std::string>().c_str(), &e2, 10);
-        if (*e1 || *e2 || a < 1 || b < a) fail(at, fmt::format("bad node range '{}' (write e.g. 1-4)", s));
+        if (*e1 || *e2 || a < 1 || b < a) throw_refusal(at, fmt::format("bad node range '{}' (write e.g. 1-4)", s));
         for (long i = a; i <= b; ++i) out.push_back(static_cast<int>(i));
       } else {
         out.push_back(integer(at, "nodes", 1));
@@ -112,9 +115,10 @@ struct Reader {
   }
 };
 
+// The link profiles scripts/lib/cluster-profiles.sh names (built in: source_data.h).
 std::vector<std::string> known_profiles() {
   std::vector<std::string> out;
-  std::ifstream f(fs::path(COPBENCH_SOURCE_DIR) / "scripts/lib/cluster-profiles.sh");
+  std::stringstream f(source_data::kClusterProfilesSh);
   std::string line;
   while (std::getline(f, line))
     if (line.rfind("CLUSTER_PROFILES=", 0) == 0) {
@@ -184,8 +188,9 @@ Cluster describe_cluster(const std::string& spec) {
   return c;
 }
 
-Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::path& reference_dir) {
-  Reader r{file.string()};
+namespace {
+
+YAML::Node load_yaml(const fs::path& file) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(file.string());
@@ -195,28 +200,32 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     throw CampaignError(fmt::format("{}:{}: not valid YAML: {}", file.string(), e.mark.line + 1, e.msg));
   }
   if (!root || root.IsNull()) throw CampaignError(fmt::format("{}:1: the campaign file is empty", file.string()));
-  r.check_keys(root, kTopKeys, "the campaign");
+  return root;
+}
 
-  Campaign c;
-  c.file = file;
-  if (!root["name"]) r.fail_line(1, "missing key 'name'");
+void read_name(const Reader& r, const YAML::Node& root, Campaign& c) {
+  if (!root["name"]) r.throw_refusal_at_line(1, "missing key 'name'");
   c.name = r.scalar(root["name"], "name");
   for (char ch : c.name)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
-      r.fail(root["name"], fmt::format("name '{}' may hold only letters, digits, - and _", c.name));
+      r.throw_refusal(root["name"], fmt::format("name '{}' may hold only letters, digits, - and _", c.name));
   if (root["description"]) c.description = r.scalar(root["description"], "description");
+}
 
-  std::vector<std::string> profiles_known = known_profiles();
-  if (root["profiles"]) {
-    for (const auto& [p, at] : r.list(root["profiles"], "profiles")) {
-      if (!contains(profiles_known, p))
-        r.fail(at, fmt::format("unknown link profile '{}' (known: {})", p, joined(profiles_known)));
-      c.profiles.push_back(p);
-    }
-  } else {
+void read_profiles(const Reader& r, const YAML::Node& root, Campaign& c) {
+  if (!root["profiles"]) {
     c.profiles = {"native"};
+    return;
   }
+  const std::vector<std::string> known = known_profiles();
+  for (const auto& [p, at] : r.list(root["profiles"], "profiles")) {
+    if (!contains(known, p)) r.throw_refusal(at, fmt::format("unknown link profile '{}' (known: {})", p, joined(known)));
+    c.profiles.push_back(p);
+  }
+}
 
+// `compare:` (seed tables in reference_dir) and `main_table:`.
+void read_tables(const Reader& r, const YAML::Node& root, const fs::path& reference_dir, Campaign& c) {
   if (root["compare"]) {
     for (const auto& [t, at] : r.list(root["compare"], "compare")) {
       if (!fs::exists(reference_dir / (t + ".csv"))) {
@@ -225,7 +234,7 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
           for (const auto& e : fs::directory_iterator(reference_dir))
             if (e.path().extension() == ".csv") have.push_back(e.path().stem().string());
         std::sort(have.begin(), have.end());
-        r.fail(at, fmt::format("unknown seed table '{}' (known: {})", t, have.empty() ? "none" : joined(have)));
+        r.throw_refusal(at, fmt::format("unknown seed table '{}' (known: {})", t, have.empty() ? "none" : joined(have)));
       }
       c.compare.push_back(t);
     }
@@ -234,10 +243,13 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     c.main_table = r.scalar(root["main_table"], "main_table");
     // md-table5: thesis Table V, built by the report from the md application's points.
     if (c.main_table != "summary" && c.main_table != "md-table5" && !contains(c.compare, c.main_table))
-      r.fail(root["main_table"], fmt::format("main_table '{}' is neither 'summary', 'md-table5' nor one of compare", c.main_table));
+      r.throw_refusal(root["main_table"], fmt::format("main_table '{}' is neither 'summary', 'md-table5' nor one of compare", c.main_table));
   }
+}
 
-  // A previous results directory to judge every point against (copbench compare's verdicts).
+// `reference:` (a previous results directory to judge every point against, copbench
+// compare's verdicts) and its `tolerance:`.
+void read_reference(const Reader& r, const YAML::Node& root, const fs::path& file, Campaign& c) {
   if (root["reference"]) {
     const std::string ref = r.scalar(root["reference"], "reference");
     fs::path p = ref;
@@ -245,179 +257,231 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
     p = p.lexically_normal();
     if (!p.has_filename()) p = p.parent_path();  // "dir/." -> "dir"
     if (ref.empty() || !fs::exists(p))
-      r.fail(root["reference"], fmt::format("reference directory '{}' does not exist ({})", ref, p.string()));
+      r.throw_refusal(root["reference"], fmt::format("reference directory '{}' does not exist ({})", ref, p.string()));
     if (!fs::is_directory(p) || !fs::exists(p / kManifest))
-      r.fail(root["reference"], fmt::format("reference '{}' is not a campaign results directory (no {} in {})", ref, kManifest, p.string()));
+      r.throw_refusal(root["reference"], fmt::format("reference '{}' is not a campaign results directory (no {} in {})", ref, kManifest, p.string()));
     c.reference = p;
   }
   if (root["tolerance"]) {
-    if (!root["reference"]) r.fail(root["tolerance"], "'tolerance' needs 'reference' (the results directory the verdicts compare with)");
+    if (!root["reference"]) r.throw_refusal(root["tolerance"], "'tolerance' needs 'reference' (the results directory the verdicts compare with)");
     c.tolerance = r.scalar(root["tolerance"], "tolerance");
     try {
       compare::parse_tolerance(c.tolerance);
     } catch (const std::invalid_argument& e) {
-      r.fail(root["tolerance"], e.what());
+      r.throw_refusal(root["tolerance"], e.what());
     }
   }
+}
 
+// One entry of `runs:`, checked; expand_run makes its points.
+struct RunEntry {
+  YAML::Node node;
+  std::string bench_name;
+  const Benchmark* bench = nullptr;
+  std::vector<std::pair<std::string, YAML::Node>> backends;
+  std::vector<std::string> routes;
+  std::string encoding;
+  std::vector<int> node_counts;
+  std::vector<std::pair<int, YAML::Node>> tasks;  // tasks per node, each a point of its own
+  std::string sizes;
+  Timing timing;
+  std::map<std::string, std::string> params;
+};
+
+const Benchmark& read_benchmark(const Reader& r, const YAML::Node& run, std::string& name) {
+  if (!run["benchmark"]) r.throw_refusal(run, "a run needs 'benchmark'");
+  name = r.scalar(run["benchmark"], "benchmark");
+  const Benchmark* bench = find_benchmark(name);
+  if (!bench) {
+    std::vector<std::string> names;
+    for (const Benchmark* b : all_benchmarks()) names.emplace_back(b->name());
+    r.throw_refusal(run["benchmark"], fmt::format("unknown benchmark '{}' (known: {})", name, joined(names)));
+  }
+  return *bench;
+}
+
+// `backends:`, `routes:` and `encoding:`, each checked against what any backend knows.
+void read_modes(const Reader& r, RunEntry& e) {
+  const YAML::Node& run = e.node;
+  if (!run["backends"]) r.throw_refusal(run, fmt::format("run of {} needs 'backends'", e.bench_name));
+  e.backends = r.list(run["backends"], "backends");
+  const auto& backends_known = campaign_backend_names();
+  for (const auto& [b, at] : e.backends)
+    if (!contains(backends_known, b)) r.throw_refusal(at, fmt::format("unknown backend '{}' (known: {})", b, joined(backends_known)));
+  if (run["routes"]) {
+    std::vector<std::string> all_routes = kPlannedRoutes;
+    for (const auto& s : all_backend_specs())
+      for (const auto& rt : s.routes)
+        if (!contains(all_routes, rt)) all_routes.push_back(rt);
+    for (const auto& [rt, at] : r.list(run["routes"], "routes")) {
+      if (!contains(all_routes, rt)) r.throw_refusal(at, fmt::format("unknown route '{}' (known: {})", rt, joined(all_routes)));
+      e.routes.push_back(rt);
+    }
+  }
+  if (run["encoding"]) {
+    e.encoding = r.scalar(run["encoding"], "encoding");
+    std::vector<std::string> encs;
+    for (const auto& s : all_backend_specs())
+      for (const auto& enc : s.encodings)
+        if (!contains(encs, enc)) encs.push_back(enc);
+    if (!contains(encs, e.encoding)) r.throw_refusal(run["encoding"], fmt::format("unknown encoding '{}' (known: {})", e.encoding, joined(encs)));
+  }
+}
+
+// `nodes:` and `tasks_per_node:`: every count within what the cluster offers.
+void read_placement(const Reader& r, const Cluster& cluster, RunEntry& e) {
+  const YAML::Node& run = e.node;
+  if (!run["nodes"]) r.throw_refusal(run, fmt::format("run of {} needs 'nodes'", e.bench_name));
+  e.node_counts = r.nodes(run["nodes"]);
+  for (int n : e.node_counts)
+    if (n > cluster.size)
+      r.throw_refusal(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
+  e.tasks = {{1, run["nodes"]}};
+  if (run["tasks_per_node"]) {
+    e.tasks.clear();
+    for (const auto& [s, at] : r.list(run["tasks_per_node"], "tasks_per_node"))
+      e.tasks.emplace_back(r.integer(at, "tasks_per_node", 1), at);
+  }
+  const int min_ranks = e.bench->min_ranks();
+  for (int n : e.node_counts)
+    for (const auto& [t, at] : e.tasks) {  // t: tasks per node
+      const long long ranks = static_cast<long long>(n) * t;
+      if (t == 1) {
+        if (n < min_ranks)
+          r.throw_refusal(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", e.bench_name, min_ranks, n));
+        continue;
+      }
+      if (ranks < min_ranks)
+        r.throw_refusal(at, fmt::format("{} needs at least {} ranks, got {} nodes x {} tasks per node", e.bench_name, min_ranks, n, t));
+      // On one machine every rank is a process on loopback (max_local_nodes()); on a cluster
+      // a node is a host, which is one machine for its T ranks.
+      if (cluster.name == "local" && ranks > cluster.size)
+        r.throw_refusal(at, fmt::format("{} nodes x {} tasks per node = {} ranks is more than the cluster offers ({} has at most {} ranks "
+                                        "on this machine)",
+                                        n, t, ranks, cluster.name, cluster.size));
+      if (cluster.name != "local" && t > max_local_nodes())
+        r.throw_refusal(at, fmt::format("{} tasks per node is more than a host offers (at most {} ranks on one machine)", t,
+                                        max_local_nodes()));
+    }
+}
+
+void read_sizes(const Reader& r, RunEntry& e) {
+  const YAML::Node& run = e.node;
+  if (run["sizes"]) {
+    if (e.bench->default_sizes().empty()) r.throw_refusal(run["sizes"], fmt::format("{} takes no sizes", e.bench_name));
+    for (const auto& [s, at] : r.list(run["sizes"], "sizes")) {
+      try {
+        parse_sizes(s);
+      } catch (const std::exception& ex) {
+        r.throw_refusal(at, ex.what());
+      }
+      e.sizes += (e.sizes.empty() ? "" : ",") + s;
+    }
+  }
+}
+
+// `params:`: an application's options, checked by the benchmark.
+void read_params(const Reader& r, RunEntry& e) {
+  const YAML::Node& run = e.node;
+  if (!run["params"]) return;
+  if (!run["params"].IsMap()) r.throw_refusal(run["params"], "'params' must be a mapping of worker options");
+  auto known = e.bench->option_names();
+  RunParams checked;
+  if (!e.sizes.empty()) checked.sizes = parse_sizes(e.sizes);
+  for (const auto& kv : run["params"]) {
+    std::string key = kv.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      r.throw_refusal(kv.first, known.empty() ? fmt::format("{} takes no params (got '{}')", e.bench_name, key)
+                                              : fmt::format("unknown param '{}' for {} (known: {})", key, e.bench_name, joined(known)));
+    e.params[key] = r.scalar(kv.second, key);
+    checked.options[key] = e.params[key];
+  }
+  try {
+    e.bench->check_options(checked);
+  } catch (const std::invalid_argument& ex) {
+    r.throw_refusal(run["params"], ex.what());
+  }
+}
+
+RunEntry read_run(const Reader& r, const YAML::Node& run, const Timing& defaults, const Cluster& cluster) {
+  r.check_keys(run, kRunKeys, "a run");
+  RunEntry e;
+  e.node = run;
+  e.bench = &read_benchmark(r, run, e.bench_name);
+  read_modes(r, e);
+  read_placement(r, cluster, e);
+  read_sizes(r, e);
+  e.timing = defaults;
+  r.timing(run, e.timing);
+  read_params(r, e);
+  return e;
+}
+
+// The routes a point of `backend` runs: a backend not built yet takes the routes as
+// written; a built one only its own, its default named so every point says how it ran.
+std::vector<std::string> point_routes(const BackendSpec* spec, const std::vector<std::string>& routes) {
+  std::vector<std::string> out;
+  if (!spec) return routes.empty() ? std::vector<std::string>{""} : routes;
+  for (const auto& rt : routes)
+    if (contains(spec->routes, rt)) out.push_back(rt);
+  if (out.empty()) out = {""};
+  if (!spec->routes.empty())
+    for (auto& rt : out)
+      if (rt.empty()) rt = spec->routes.front();
+  return out;
+}
+
+// The run's points: profile x backend x route x node count x tasks per node.
+void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::string>& ids) {
+  for (const auto& profile : c.profiles)
+    for (const auto& [backend, at] : e.backends) {
+      const BackendSpec* spec = find_backend_spec(backend);
+      std::string encoding = (spec && contains(spec->encodings, e.encoding)) ? e.encoding : "";
+      if (spec && !spec->encodings.empty() && encoding.empty()) encoding = spec->encodings.front();
+      for (const auto& rt : point_routes(spec, e.routes))
+        for (int n : e.node_counts)
+          for (const auto& task_count : e.tasks) {
+            Point p;
+            p.benchmark = e.bench_name;
+            p.backend = backend;
+            p.route = rt;
+            p.encoding = encoding;
+            p.nodes = n;
+            p.tasks_per_node = task_count.first;
+            p.sizes = e.sizes;
+            p.profile = profile;
+            p.timing = e.timing;
+            p.params = e.params;
+            p.line = e.node.Mark().line + 1;
+            p.id = point_id(p);
+            if (!ids.insert(p.id).second) r.throw_refusal(e.node, fmt::format("point {} appears twice in the campaign", p.id));
+            c.points.push_back(std::move(p));
+          }
+    }
+}
+
+}  // namespace
+
+Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::path& reference_dir) {
+  const Reader r{file.string()};
+  const YAML::Node root = load_yaml(file);
+  r.check_keys(root, kTopKeys, "the campaign");
+  Campaign c;
+  c.file = file;
+  read_name(r, root, c);
+  read_profiles(r, root, c);
+  read_tables(r, root, reference_dir, c);
+  read_reference(r, root, file, c);
   Timing defaults;
   if (root["defaults"]) {
     r.check_keys(root["defaults"], kTimingKeys, "defaults");
     r.timing(root["defaults"], defaults);
   }
-
-  YAML::Node runs = root["runs"];
-  if (!runs) r.fail_line(1, "missing key 'runs' (the list of benchmarks to run)");
-  if (!runs.IsSequence() || runs.size() == 0) r.fail(runs, "'runs' must be a non-empty list");
-
-  const auto& backends_known = campaign_backend_names();
+  const YAML::Node runs = root["runs"];
+  if (!runs) r.throw_refusal_at_line(1, "missing key 'runs' (the list of benchmarks to run)");
+  if (!runs.IsSequence() || runs.size() == 0) r.throw_refusal(runs, "'runs' must be a non-empty list");
   std::set<std::string> ids;
-  for (const auto& run : runs) {
-    r.check_keys(run, kRunKeys, "a run");
-    if (!run["benchmark"]) r.fail(run, "a run needs 'benchmark'");
-    std::string bench_name = r.scalar(run["benchmark"], "benchmark");
-    const Benchmark* bench = find_benchmark(bench_name);
-    if (!bench) {
-      std::vector<std::string> names;
-      for (const Benchmark* b : all_benchmarks()) names.emplace_back(b->name());
-      r.fail(run["benchmark"], fmt::format("unknown benchmark '{}' (known: {})", bench_name, joined(names)));
-    }
-    if (!run["backends"]) r.fail(run, fmt::format("run of {} needs 'backends'", bench_name));
-    std::vector<std::pair<std::string, YAML::Node>> backends = r.list(run["backends"], "backends");
-    for (const auto& [b, at] : backends)
-      if (!contains(backends_known, b)) r.fail(at, fmt::format("unknown backend '{}' (known: {})", b, joined(backends_known)));
-
-    std::vector<std::string> routes;
-    if (run["routes"]) {
-      std::vector<std::string> all_routes = kPlannedRoutes;
-      for (const auto& s : all_backend_specs())
-        for (const auto& rt : s.routes)
-          if (!contains(all_routes, rt)) all_routes.push_back(rt);
-      for (const auto& [rt, at] : r.list(run["routes"], "routes")) {
-        if (!contains(all_routes, rt)) r.fail(at, fmt::format("unknown route '{}' (known: {})", rt, joined(all_routes)));
-        routes.push_back(rt);
-      }
-    }
-    std::string encoding;
-    if (run["encoding"]) {
-      encoding = r.scalar(run["encoding"], "encoding");
-      std::vector<std::string> encs;
-      for (const auto& s : all_backend_specs())
-        for (const auto& e : s.encodings)
-          if (!contains(encs, e)) encs.push_back(e);
-      if (!contains(encs, encoding)) r.fail(run["encoding"], fmt::format("unknown encoding '{}' (known: {})", encoding, joined(encs)));
-    }
-
-    if (!run["nodes"]) r.fail(run, fmt::format("run of {} needs 'nodes'", bench_name));
-    std::vector<int> node_counts = r.nodes(run["nodes"]);
-    for (int n : node_counts)
-      if (n > cluster.size)
-        r.fail(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
-
-    // Ranks per node (`copbench run --tasks-per-node`): each count is a point of its own.
-    std::vector<std::pair<int, YAML::Node>> tasks = {{1, run["nodes"]}};
-    if (run["tasks_per_node"]) {
-      tasks.clear();
-      for (const auto& [s, at] : r.list(run["tasks_per_node"], "tasks_per_node"))
-        tasks.emplace_back(r.integer(at, "tasks_per_node", 1), at);
-    }
-    for (int n : node_counts)
-      for (const auto& [t, at] : tasks) {  // t: tasks per node
-        const long long ranks = static_cast<long long>(n) * t;
-        if (t == 1) {
-          if (n < bench->min_ranks())
-            r.fail(run["nodes"], fmt::format("{} needs at least {} nodes, got {}", bench_name, bench->min_ranks(), n));
-          continue;
-        }
-        if (ranks < bench->min_ranks())
-          r.fail(at, fmt::format("{} needs at least {} ranks, got {} nodes x {} tasks per node", bench_name, bench->min_ranks(), n, t));
-        // On one machine every rank is a process on loopback (max_local_nodes()); on a cluster
-        // a node is a host, which is one machine for its T ranks.
-        if (cluster.name == "local" && ranks > cluster.size)
-          r.fail(at, fmt::format("{} nodes x {} tasks per node = {} ranks is more than the cluster offers ({} has at most {} ranks "
-                                 "on this machine)",
-                                 n, t, ranks, cluster.name, cluster.size));
-        if (cluster.name != "local" && t > max_local_nodes())
-          r.fail(at, fmt::format("{} tasks per node is more than a host offers (at most {} ranks on one machine)", t,
-                                 max_local_nodes()));
-      }
-
-    std::string sizes;
-    if (run["sizes"]) {
-      if (bench->default_sizes().empty()) r.fail(run["sizes"], fmt::format("{} takes no sizes", bench_name));
-      for (const auto& [s, at] : r.list(run["sizes"], "sizes")) {
-        try {
-          parse_sizes(s);
-        } catch (const std::exception& e) {
-          r.fail(at, e.what());
-        }
-        sizes += (sizes.empty() ? "" : ",") + s;
-      }
-    }
-
-    Timing t = defaults;
-    r.timing(run, t);
-    std::map<std::string, std::string> params;
-    if (run["params"]) {
-      if (!run["params"].IsMap()) r.fail(run["params"], "'params' must be a mapping of worker options");
-      auto known = bench->option_names();
-      RunParams checked;
-      if (!sizes.empty()) checked.sizes = parse_sizes(sizes);
-      for (const auto& kv : run["params"]) {
-        std::string key = kv.first.as<std::string>();
-        if (std::find(known.begin(), known.end(), key) == known.end())
-          r.fail(kv.first, known.empty() ? fmt::format("{} takes no params (got '{}')", bench_name, key)
-                                         : fmt::format("unknown param '{}' for {} (known: {})", key, bench_name, joined(known)));
-        params[key] = r.scalar(kv.second, key);
-        checked.options[key] = params[key];
-      }
-      try {
-        bench->check_options(checked);
-      } catch (const std::invalid_argument& e) {
-        r.fail(run["params"], e.what());
-      }
-    }
-
-    for (const auto& profile : c.profiles)
-      for (const auto& [backend, at] : backends) {
-        const BackendSpec* spec = find_backend_spec(backend);
-        // A backend not built yet takes the routes as written; a built one only its own.
-        std::vector<std::string> point_routes;
-        if (!spec) {
-          point_routes = routes.empty() ? std::vector<std::string>{""} : routes;
-        } else {
-          for (const auto& rt : routes)
-            if (contains(spec->routes, rt)) point_routes.push_back(rt);
-          if (point_routes.empty()) point_routes = {""};
-        }
-        std::string point_encoding = (spec && contains(spec->encodings, encoding)) ? encoding : "";
-        // Name the default mode of a built backend, so every point says how it ran.
-        if (spec && !spec->encodings.empty() && point_encoding.empty()) point_encoding = spec->encodings.front();
-        if (spec && !spec->routes.empty())
-          for (auto& rt : point_routes)
-            if (rt.empty()) rt = spec->routes.front();
-        for (const auto& rt : point_routes)
-          for (int n : node_counts)
-            for (const auto& task_count : tasks) {
-              Point p;
-              p.benchmark = bench_name;
-              p.backend = backend;
-              p.route = rt;
-              p.encoding = point_encoding;
-              p.nodes = n;
-              p.tasks_per_node = task_count.first;
-              p.sizes = sizes;
-              p.profile = profile;
-              p.timing = t;
-              p.params = params;
-              p.line = run.Mark().line + 1;
-              p.id = point_id(p);
-              if (!ids.insert(p.id).second)
-                r.fail(run, fmt::format("point {} appears twice in the campaign", p.id));
-              c.points.push_back(std::move(p));
-            }
-      }
-  }
+  for (const auto& run : runs) expand_run(r, read_run(r, run, defaults, cluster), c, ids);
   return c;
 }
 

@@ -13,16 +13,17 @@ namespace copbench::cli {
 namespace fs = std::filesystem;
 
 namespace {
+// The options bound straight into what run_campaign takes.
 struct CampaignOptions {
-  std::string file;
-  std::string cluster = "local";
-  std::string resume;
-  std::string launcher;
-  std::string results = "results/campaigns";
-  std::string reference = std::string(COPBENCH_SOURCE_DIR) + "/results/reference";
-  bool quiet = false;
+  campaign::RunOptions run;
+  CampaignOptions() {
+    run.results_root = "results/campaigns";
+    run.reference_dir = default_reference_dir();
+  }
 };
 }  // namespace
+
+std::string default_reference_dir() { return std::string(COPBENCH_SOURCE_DIR) + "/results/reference"; }
 
 void add_campaign_command(CLI::App& app) {
   auto opt = std::make_shared<CampaignOptions>();
@@ -30,30 +31,24 @@ void add_campaign_command(CLI::App& app) {
   campaign->require_subcommand(1);
 
   CLI::App* run = campaign->add_subcommand("run", "run every point of a campaign, or the rest of one with --resume");
-  run->add_option("file", opt->file, "campaign file, e.g. suite/campaigns/quick.yml")->required();
-  run->add_option("--cluster", opt->cluster, "`local` (ranks on loopback) or the cluster's Ansible inventory (run on its head node)");
-  run->add_option("--launcher", opt->launcher,
+  campaign::RunOptions& bind = opt->run;
+  run->add_option("file", bind.file, "campaign file, e.g. suite/campaigns/quick.yml")->required();
+  run->add_option("--cluster", bind.cluster, "`local` (ranks on loopback) or the cluster's Ansible inventory (run on its head node)");
+  run->add_option("--launcher", bind.launcher,
                   "how each point's worker starts: local, ssh (the cluster's hostfile) or slurm (a Slurm job of exactly "
                   "its node count); default: ssh with --cluster INVENTORY, local otherwise")
       ->check(CLI::IsMember(launch_method_names()));
-  run->add_option("--resume", opt->resume, "a results directory of this campaign: run only the points not finished there");
-  run->add_option("--results", opt->results, "where the new results/campaigns/<name>-<timestamp>/ goes");
-  run->add_option("--reference", opt->reference, "the seeds' tables (results/reference)");
-  run->add_flag("--quiet", opt->quiet, "no progress bar");
+  run->add_option("--resume", bind.resume, "a results directory of this campaign: run only the points not finished there");
+  run->add_option("--results", bind.results_root, "where the new results/campaigns/<name>-<timestamp>/ goes");
+  run->add_option("--reference", bind.reference_dir, "the seeds' tables (results/reference)");
+  run->add_flag("--quiet", bind.quiet, "no progress bar");
   run->callback([opt] {
-    campaign::RunOptions o;
-    o.file = opt->file;
-    o.cluster = opt->cluster;
-    o.resume = opt->resume;
-    o.launcher = opt->launcher;
-    o.results_root = opt->results;
-    o.reference_dir = opt->reference;
-    o.quiet = opt->quiet;
+    const campaign::RunOptions& o = opt->run;
     if (!o.resume.empty() && !fs::is_directory(o.resume))
-      throw std::invalid_argument(fmt::format("--resume {}: no such directory", opt->resume));
+      throw std::invalid_argument(fmt::format("--resume {}: no such directory", o.resume.string()));
     campaign::RunSummary s = campaign::run_campaign(o);
     std::printf("campaign %s: %d points: %d already done, %d ran, %d not offered, %d skipped, %d failed\n",
-                fs::path(opt->file).stem().c_str(), s.total, s.already_done, s.ran, s.not_offered, s.skipped, s.failed);
+                o.file.stem().c_str(), s.total, s.already_done, s.ran, s.not_offered, s.skipped, s.failed);
     std::printf("results: %s\n", s.dir.c_str());
     std::fflush(stdout);
     if (s.failed > 0) throw std::runtime_error(fmt::format("{} points failed (see {}/campaign.log); "
@@ -61,12 +56,13 @@ void add_campaign_command(CLI::App& app) {
   });
 
   CLI::App* check = campaign->add_subcommand("check", "validate a campaign file and list its points; runs nothing");
-  check->add_option("file", opt->file, "campaign file")->required();
-  check->add_option("--cluster", opt->cluster, "`local` or an Ansible inventory (node counts are checked against it)");
-  check->add_option("--reference", opt->reference, "the seeds' tables (results/reference)");
+  check->add_option("file", bind.file, "campaign file")->required();
+  check->add_option("--cluster", bind.cluster, "`local` or an Ansible inventory (node counts are checked against it)");
+  check->add_option("--reference", bind.reference_dir, "the seeds' tables (results/reference)");
   check->callback([opt] {
-    campaign::Cluster cluster = campaign::describe_cluster(opt->cluster);
-    campaign::Campaign c = campaign::load_campaign(opt->file, cluster, opt->reference);
+    const campaign::RunOptions& o = opt->run;
+    campaign::Cluster cluster = campaign::describe_cluster(o.cluster);
+    campaign::Campaign c = campaign::load_campaign(o.file, cluster, o.reference_dir);
     for (const auto& p : c.points) std::printf("%s\n", p.id.c_str());
     std::printf("campaign %s: %zu points, cluster %s (%d nodes, profile %s)\n", c.name.c_str(), c.points.size(),
                 cluster.name.c_str(), cluster.size, cluster.profile.c_str());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "copbench/bench.h"
+#include "copbench/launch.h"
 
 namespace copbench::cli {
 
@@ -15,5 +16,17 @@ int parse_tasks_per_node(const std::string& text);
 // loopback) or the hostfile's cluster offers.
 void check_nodes(const BackendSpec& spec, int nodes, int tasks_per_node, int min_ranks, const std::string& hostfile);
 void check_route(const BackendSpec& spec, const std::string& route, const std::string& encoding);
+
+// Where a command-line run goes: the options `copbench run` and `copbench verify` share.
+struct Placement {
+  std::string backend;
+  int nodes = 2;
+  std::string tasks_per_node = "1";
+  std::string route, encoding, hostfile;
+  int timeout = 600;  // seconds before the run is killed
+};
+// Checks the route, nodes x tasks per node (at least min_ranks) and the backend's
+// runtime, then makes the launch request (the worker's route and encoding set).
+LaunchRequest checked_request(const BackendSpec& spec, const Placement& where, int min_ranks);
 
 }  // namespace copbench::cli

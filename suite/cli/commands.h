@@ -1,6 +1,8 @@
 // Registration of copbench's subcommands; each is defined in its own *_cmd.cpp.
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace copbench::cli {
@@ -21,6 +23,10 @@ void add_report_command(CLI::App& app);
 
 // `copbench compare OLD NEW [--tolerance 10%]`: medians side by side with a verdict.
 void add_compare_command(CLI::App& app);
+
+// The seeds' tables (results/reference of the source tree): --reference's default of
+// `copbench campaign` and `copbench report`.
+std::string default_reference_dir();
 
 // `copbench cop compare`: libcop vs libpvm barrier/reduce with the bare round trip.
 void add_cop_command(CLI::App& app);

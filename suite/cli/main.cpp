@@ -1,7 +1,7 @@
-#include <cstdio>
 #include <exception>
 
 #include "cli/commands.h"
+#include "copbench/log.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"copbench: COP system emulation and cluster benchmark suite"};
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "copbench: error: %s\n", e.what());
+    copbench::log().error("{}", e.what());  // "copbench: error: ..."
     return 1;
   }
   return 0;

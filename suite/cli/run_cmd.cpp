@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -10,27 +11,22 @@
 #include "cli/commands.h"
 #include "copbench/launch.h"
 #include "copbench/results.h"
+#include "copbench/worker.h"
 
 namespace copbench::cli {
 namespace {
 
 struct RunOptions {
   std::string bench;
-  std::string backend;
-  int nodes = 2;
-  std::string tasks_per_node = "1";
+  Placement where;
   std::string sizes;
   std::vector<std::string> params;
   int reps = 10;
-  int max_reps = 0;
+  int max_reps = 0;  // 0: default_max_reps(reps)
   int iters = 30;
   int warmup = 10;
-  std::string route;
-  std::string encoding;
-  std::string hostfile;
   std::string link_profile;
   std::string out;
-  int timeout = 600;
   bool json_only = false;
 };
 
@@ -44,6 +40,49 @@ std::string join_ops(const std::vector<Op>& ops) {
   std::string s;
   for (Op op : ops) s += (s.empty() ? "" : ", ") + std::string(op_name(op));
   return s;
+}
+
+// The benchmark's --param values, each a parameter the benchmark takes.
+std::map<std::string, std::string> checked_params(const Benchmark& bench, const std::vector<std::string>& given) {
+  std::map<std::string, std::string> out;
+  const auto known = bench.option_names();
+  for (const std::string& kv : given) {
+    auto [key, value] = parse_param(kv);
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw std::invalid_argument(known.empty() ? fmt::format("{} takes no --param (got '{}')", bench.name(), key)
+                                                : fmt::format("unknown --param '{}' for {} (known: {})", key, bench.name(),
+                                                              fmt::join(known, ", ")));
+    out[key] = value;
+  }
+  return out;
+}
+
+// Everything `copbench run` checks before it starts a worker; the request to start it.
+LaunchRequest run_request(const RunOptions& o) {
+  const BackendSpec& spec = checked_backend(o.where.backend);
+  const Benchmark* bench = find_benchmark(o.bench);
+  if (!bench) throw std::invalid_argument(fmt::format("unknown benchmark '{}' (see `copbench list`)", o.bench));
+  WorkerArgs w;
+  w.benchmark = o.bench;
+  if (!o.sizes.empty()) {
+    w.params.sizes = parse_sizes(o.sizes);  // throws naming the bad item
+    if (bench->default_sizes().empty()) throw std::invalid_argument(fmt::format("{} takes no sizes", bench->name()));
+  }
+  w.params.options = checked_params(*bench, o.params);
+  bench->check_options(w.params);
+  if (auto missing = missing_ops(*bench, spec); !missing.empty())
+    throw std::invalid_argument(fmt::format("{} is not offered by {} (no {})", bench->name(), spec.name, join_ops(missing)));
+  LaunchRequest req = checked_request(spec, o.where, bench->min_ranks());
+  w.route = req.worker.route;
+  w.encoding = req.worker.encoding;
+  w.params.timing.min_reps = o.reps;
+  w.params.timing.max_reps = o.max_reps;
+  w.params.timing.iterations = o.iters;
+  w.params.timing.warmup = o.warmup;
+  w.context.link_profile = !o.link_profile.empty() ? o.link_profile : o.where.hostfile.empty() ? "loopback" : "cluster";
+  w.context.commit = source_commit();
+  req.worker = std::move(w);
+  return req;
 }
 
 }  // namespace
@@ -99,13 +138,29 @@ void check_route(const BackendSpec& spec, const std::string& route, const std::s
                                             spec.encodings.empty() ? "none" : fmt::format("{}", fmt::join(spec.encodings, ", "))));
 }
 
+LaunchRequest checked_request(const BackendSpec& spec, const Placement& where, int min_ranks) {
+  check_route(spec, where.route, where.encoding);
+  const int tasks_per_node = parse_tasks_per_node(where.tasks_per_node);
+  check_nodes(spec, where.nodes, tasks_per_node, min_ranks, where.hostfile);
+  if (auto problem = runtime_problem(spec, where.hostfile)) throw std::runtime_error(spec.name + ": " + *problem);
+  LaunchRequest req;
+  req.spec = &spec;
+  req.nodes = where.nodes;
+  req.tasks_per_node = tasks_per_node;
+  req.hostfile = where.hostfile;
+  req.timeout_s = where.timeout;
+  req.worker.route = where.route;
+  req.worker.encoding = where.encoding;
+  return req;
+}
+
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
-  run->add_option("--backend", opt->backend, "backend: pvm, mpi, armci, cop (copbench list shows what each offers)")->required();
-  run->add_option("--nodes", opt->nodes, "nodes; on one machine, emulated by ranks on loopback");
-  run->add_option("--tasks-per-node", opt->tasks_per_node,
+  run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, armci, cop (copbench list shows what each offers)")->required();
+  run->add_option("--nodes", opt->where.nodes, "nodes; on one machine, emulated by ranks on loopback");
+  run->add_option("--tasks-per-node", opt->where.tasks_per_node,
                   "ranks per node (default 1); ranks k*T .. k*T+T-1 on node k");
   run->add_option("--sizes", opt->sizes, "sizes in bytes, e.g. 0,8,1K,64K");
   run->add_option("--param", opt->params, "KEY=VALUE parameter of an application (repeatable), e.g. steps=256");
@@ -113,59 +168,15 @@ void add_run_command(CLI::App& app) {
   run->add_option("--max-reps", opt->max_reps, "give up the 10 % CI target after this many (default 4x reps)");
   run->add_option("--iters", opt->iters, "timed iterations per repetition")->check(CLI::PositiveNumber);
   run->add_option("--warmup", opt->warmup, "warm-up iterations")->check(CLI::NonNegativeNumber);
-  run->add_option("--route", opt->route, "route or mode (pvm: normal, direct)");
-  run->add_option("--encoding", opt->encoding, "PVM data encoding: default, raw, inplace");
-  run->add_option("--hostfile", opt->hostfile, "a cluster's hosts (mpirun hostfile syntax)");
+  run->add_option("--route", opt->where.route, "route or mode (pvm: normal, direct)");
+  run->add_option("--encoding", opt->where.encoding, "PVM data encoding: default, raw, inplace");
+  run->add_option("--hostfile", opt->where.hostfile, "a cluster's hosts (mpirun hostfile syntax)");
   run->add_option("--link-profile", opt->link_profile, "link profile recorded in the results (default loopback / cluster)");
   run->add_option("--out", opt->out, "write Google Benchmark JSON here (atomically)");
-  run->add_option("--timeout", opt->timeout, "seconds before the run is killed")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", opt->where.timeout, "seconds before the run is killed")->check(CLI::PositiveNumber);
   run->add_flag("--json", opt->json_only, "print the JSON instead of the table");
   run->callback([opt] {
-    const BackendSpec& spec = checked_backend(opt->backend);
-    const Benchmark* bench = find_benchmark(opt->bench);
-    if (!bench) throw std::invalid_argument(fmt::format("unknown benchmark '{}' (see `copbench list`)", opt->bench));
-    if (!opt->sizes.empty()) {
-      parse_sizes(opt->sizes);  // throws naming the bad item
-      if (bench->default_sizes().empty())
-        throw std::invalid_argument(fmt::format("{} takes no sizes", bench->name()));
-    }
-    RunParams checked;
-    if (!opt->sizes.empty()) checked.sizes = parse_sizes(opt->sizes);
-    for (const std::string& kv : opt->params) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw std::invalid_argument(fmt::format("--param '{}': expected KEY=VALUE", kv));
-      std::string key = kv.substr(0, eq);
-      auto known = bench->option_names();
-      if (std::find(known.begin(), known.end(), key) == known.end())
-        throw std::invalid_argument(known.empty() ? fmt::format("{} takes no --param (got '{}')", bench->name(), key)
-                                                  : fmt::format("unknown --param '{}' for {} (known: {})", key, bench->name(),
-                                                                fmt::join(known, ", ")));
-      checked.options[key] = kv.substr(eq + 1);
-    }
-    bench->check_options(checked);
-    if (auto missing = missing_ops(*bench, spec); !missing.empty())
-      throw std::invalid_argument(fmt::format("{} is not offered by {} (no {})", bench->name(), spec.name, join_ops(missing)));
-    check_route(spec, opt->route, opt->encoding);
-    const int tasks_per_node = parse_tasks_per_node(opt->tasks_per_node);
-    check_nodes(spec, opt->nodes, tasks_per_node, bench->min_ranks(), opt->hostfile);
-    if (auto problem = runtime_problem(spec, opt->hostfile)) throw std::runtime_error(spec.name + ": " + *problem);
-
-    LaunchRequest req;
-    req.spec = &spec;
-    req.nodes = opt->nodes;
-    req.tasks_per_node = tasks_per_node;
-    req.hostfile = opt->hostfile;
-    req.timeout_s = opt->timeout;
-    std::string link = !opt->link_profile.empty() ? opt->link_profile : opt->hostfile.empty() ? "loopback" : "cluster";
-    req.worker_args = {"--bench", opt->bench, "--reps", std::to_string(opt->reps),
-                       "--max-reps", std::to_string(opt->max_reps > 0 ? opt->max_reps : 4 * opt->reps),
-                       "--iters", std::to_string(opt->iters), "--warmup", std::to_string(opt->warmup),
-                       "--link-profile", link, "--commit", source_commit()};
-    if (!opt->sizes.empty()) req.worker_args.insert(req.worker_args.end(), {"--sizes", opt->sizes});
-    for (const std::string& kv : opt->params) req.worker_args.insert(req.worker_args.end(), {"--param", kv});
-    if (!opt->route.empty()) req.worker_args.insert(req.worker_args.end(), {"--route", opt->route});
-    if (!opt->encoding.empty()) req.worker_args.insert(req.worker_args.end(), {"--encoding", opt->encoding});
+    LaunchRequest req = run_request(*opt);
     LaunchOutcome outcome = launch(req);
     if (outcome.exit_code != 0) throw std::runtime_error(outcome.error);
 

@@ -12,14 +12,8 @@
 namespace copbench::cli {
 
 void add_verify_command(CLI::App& app) {
-  struct Options {
-    std::string backend;
-    int nodes = 2;
-    std::string tasks_per_node = "1";
-    std::string route, encoding, hostfile;
-    int timeout = 300;
-  };
-  auto opt = std::make_shared<Options>();
+  auto opt = std::make_shared<Placement>();
+  opt->timeout = 300;
   CLI::App* verify = app.add_subcommand("verify", "check a backend's operations give correct results");
   verify->add_option("--backend", opt->backend, "backend")->required();
   verify->add_option("--nodes", opt->nodes, "nodes");
@@ -29,20 +23,8 @@ void add_verify_command(CLI::App& app) {
   verify->add_option("--hostfile", opt->hostfile, "a cluster's hosts");
   verify->add_option("--timeout", opt->timeout, "seconds before the run is killed");
   verify->callback([opt] {
-    const BackendSpec& spec = checked_backend(opt->backend);
-    check_route(spec, opt->route, opt->encoding);
-    const int tasks_per_node = parse_tasks_per_node(opt->tasks_per_node);
-    check_nodes(spec, opt->nodes, tasks_per_node, 1, opt->hostfile);
-    if (auto problem = runtime_problem(spec, opt->hostfile)) throw std::runtime_error(spec.name + ": " + *problem);
-    LaunchRequest req;
-    req.spec = &spec;
-    req.nodes = opt->nodes;
-    req.tasks_per_node = tasks_per_node;
-    req.hostfile = opt->hostfile;
-    req.timeout_s = opt->timeout;
-    req.worker_args = {"--verify"};
-    if (!opt->route.empty()) req.worker_args.insert(req.worker_args.end(), {"--route", opt->route});
-    if (!opt->encoding.empty()) req.worker_args.insert(req.worker_args.end(), {"--encoding", opt->encoding});
+    LaunchRequest req = checked_request(checked_backend(opt->backend), *opt, 1);
+    req.worker.verify = true;
     LaunchOutcome outcome = launch(req);
     if (!outcome.result.empty()) {
       nlohmann::json j = nlohmann::json::parse(outcome.result);

@@ -7,22 +7,21 @@
 #include <vector>
 
 #include "copbench/launch.h"
+#include "copbench/process.h"
 
 namespace copbench::launch_detail {
 
-std::string read_all(const std::filesystem::path& p);
+// The file's contents, "" when there is none (a worker that wrote nothing).
+std::string read_if_any(const std::filesystem::path& p);
 std::string first_line(std::string s);
 // The last non-empty line of a worker's log (what it said before failing).
 std::string last_line(const std::string& s);
 // Set by cancel_launches() (async-signal-safe flag).
 bool cancelled();
-// Whether `program` is an executable in a directory of $PATH.
-bool on_path(const std::string& program);
-
 // Runs argv in its own process group; kills the group at the deadline or on
 // cancel_launches(). stdout and stderr go to `log`.
-int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const std::filesystem::path& log,
-                     bool& timed_out, const std::function<void(int)>& on_worker);
+ProcessResult run_logged(const std::vector<std::string>& argv, int timeout_s, const std::filesystem::path& log,
+                         const std::function<void(int)>& on_worker = nullptr);
 
 // mpirun and its options for `req` (empty for PVM and COP, whose master task starts
 // the rest), then the worker and its arguments. `in_allocation`: mpirun inside a batch

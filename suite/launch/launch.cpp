@@ -3,33 +3,26 @@
 // private temporary directory: the result JSON and a one-line error.
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "copbench/launch.h"
+#include "copbench/files.h"
 #include "launch/internal.h"
 
 namespace copbench {
 namespace fs = std::filesystem;
 namespace launch_detail {
 
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read_if_any(const fs::path& p) { return fs::exists(p) ? read_file(p) : std::string(); }
 
 std::string first_line(std::string s) {
   auto nl = s.find('\n');
@@ -43,16 +36,6 @@ std::string last_line(const std::string& s) {
   while (std::getline(ss, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   return last;
-}
-
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-  return false;
 }
 
 }  // namespace launch_detail
@@ -93,43 +76,15 @@ namespace launch_detail {
 bool cancelled() { return g_cancelled != 0; }
 
 // The worker's own output (mpirun and libpvm chatter included) goes to `log`.
-int run_with_timeout(const std::vector<std::string>& argv, int timeout_s, const fs::path& log, bool& timed_out,
-                     const std::function<void(int)>& on_worker) {
-  timed_out = false;
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    if (FILE* f = std::fopen(log.c_str(), "w")) {
-      ::dup2(fileno(f), STDOUT_FILENO);
-      ::dup2(fileno(f), STDERR_FILENO);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "copbench: cannot start %s\n", args[0]);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  if (on_worker) on_worker(pid);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  int status = 0;
-  for (;;) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (g_cancelled || std::chrono::steady_clock::now() > deadline) {
-      timed_out = true;
-      ::kill(-pid, SIGTERM);
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+ProcessResult run_logged(const std::vector<std::string>& argv, int timeout_s, const fs::path& log,
+                         const std::function<void(int)>& on_worker) {
+  ProcessOptions o;
+  o.output_file = log;
+  o.own_group = true;
+  o.timeout_s = timeout_s;
+  o.on_start = on_worker;
+  o.cancelled = [] { return g_cancelled != 0; };
+  return run_process(argv, o);
 }
 
 }  // namespace launch_detail
@@ -171,7 +126,7 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::s
                        "`pvm` (then `quit`), or a private local one with `eval $(copbench-pvmd-local start)`{}",
                        daemon_file.string(), cluster_note);
   // pvmd.<uid> names the daemon's socket; a daemon that died leaves the file behind.
-  std::string socket = first_line(read_all(daemon_file));
+  std::string socket = first_line(read_if_any(daemon_file));
   if (!socket.empty() && socket[0] == '/' && !fs::exists(socket))
     return fmt::format("{} is stale (the pvmd that wrote it is gone): remove it and start the virtual machine "
                        "again (`pvm`, or `eval $(copbench-pvmd-local start)`)",
@@ -208,10 +163,11 @@ LaunchOutcome launch(const LaunchRequest& req) {
     ::setenv("COP_USE_RUNNING", "1", 1);
   std::vector<std::string> argv = worker_command(req, worker.string(), result, error, false);
 
-  bool timed_out = false;
   fs::path log = dir / "worker.log";
-  out.exit_code = run_with_timeout(argv, req.timeout_s, log, timed_out, req.on_worker);
-  if (timed_out && std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
+  const ProcessResult ran = run_logged(argv, req.timeout_s, log, req.on_worker);
+  const bool timed_out = ran.timed_out || ran.cancelled;
+  out.exit_code = ran.status();
+  if (timed_out && std::getenv("COPBENCH_VERBOSE")) std::fputs(read_if_any(log).c_str(), stderr);
   if (timed_out && g_cancelled) {
     out.exit_code = 130;
     out.error = fmt::format("{} worker killed: interrupted", spec.name);
@@ -249,28 +205,31 @@ std::vector<std::string> worker_command(const LaunchRequest& req, const std::str
       argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", req.tasks_per_node)});
     argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   }
+  WorkerArgs args = req.worker;
+  args.nodes = req.nodes;
+  args.tasks_per_node = req.tasks_per_node;
+  args.timeout_s = req.timeout_s + 30;  // the worker's own deadline, after ours
+  args.result_path = result.string();
+  args.error_path = error.string();
   argv.push_back(worker);
-  argv.insert(argv.end(), req.worker_args.begin(), req.worker_args.end());
-  argv.insert(argv.end(), {"--nodes", std::to_string(req.nodes), "--tasks-per-node", std::to_string(req.tasks_per_node),
-                           "--timeout", std::to_string(req.timeout_s + 30),
-                           "--result", result.string(),
-                           "--error-file", error.string()});
+  const std::vector<std::string> worker_argv = args.to_argv();
+  argv.insert(argv.end(), worker_argv.begin(), worker_argv.end());
   return argv;
 }
 
 void read_worker_files(LaunchOutcome& out, const BackendSpec& spec, const fs::path& dir) {
   const fs::path result = dir / "result.json", error = dir / "error.txt", log = dir / "worker.log";
-  if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_all(log).c_str(), stderr);
-  if (fs::exists(error) && !read_all(error).empty()) {
-    out.error = first_line(read_all(error));
+  if (std::getenv("COPBENCH_VERBOSE")) std::fputs(read_if_any(log).c_str(), stderr);
+  if (fs::exists(error) && !read_if_any(error).empty()) {
+    out.error = first_line(read_if_any(error));
     if (out.exit_code == 0) out.exit_code = 1;
   } else if (out.exit_code != 0) {
-    out.error = fmt::format("{} worker failed (exit code {}): {}", spec.name, out.exit_code, last_line(read_all(log)));
+    out.error = fmt::format("{} worker failed (exit code {}): {}", spec.name, out.exit_code, last_line(read_if_any(log)));
   } else if (!fs::exists(result)) {
     out.exit_code = 1;
     out.error = fmt::format("{} worker wrote no result", spec.name);
   }
-  if (out.exit_code == 0 || fs::exists(result)) out.result = fs::exists(result) ? read_all(result) : "";
+  if (out.exit_code == 0 || fs::exists(result)) out.result = fs::exists(result) ? read_if_any(result) : "";
 }
 
 }  // namespace launch_detail

@@ -46,15 +46,13 @@ std::string shell_quote(const std::string& s) {
 }
 
 // Runs a short Slurm command (sbatch, scontrol, scancel); its output, and its exit code in `rc`.
-std::string slurm_command(const std::vector<std::string>& argv, const fs::path& dir, int& rc) {
-  bool timed_out = false;
-  const fs::path out = dir / "slurm-command.out";
-  rc = run_with_timeout(argv, 60, out, timed_out, nullptr);
-  std::string text = read_all(out);
-  std::error_code ec;
-  fs::remove(out, ec);
-  if (timed_out) rc = 124;
-  return text;
+std::string slurm_command(const std::vector<std::string>& argv, int& rc) {
+  ProcessOptions o;
+  o.capture = true;
+  o.timeout_s = 60;
+  const ProcessResult r = run_process(argv, o);
+  rc = r.timed_out ? 124 : r.status();
+  return r.output;
 }
 
 // `scontrol show job -o ID`: KEY=VALUE words on one line.
@@ -125,18 +123,9 @@ done
 )SH", d, bindir);
 }
 
-// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
-// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
-// copd on this host, the job's first, at its address on the COP network
-// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
-// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
-// (the order the hosts joined the virtual machine, so PVM host number H drives channel
-// H: the direct tid mapping), each in a directory of that host's own /tmp that the
-// tasks there name as COP_DRIVER (one path, exported to every task through
-// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
-// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
-// virtual machine is halted.
-std::string cop_in_allocation(const std::string& bindir) {
+// The first part of cop_in_allocation: the wrapper that starts and stops one host's
+// copdrv (written into the job's directory, run on each host over ssh).
+std::string copdrv_wrapper(const std::string& bindir) {
   return fmt::format(R"SH(# COP inside the allocation: copd and a copdrv per host of the job, stopped at the end.
 cop=/tmp/copbench-slurm-cop.$SLURM_JOB_ID
 unset COP_STACK_DIR
@@ -171,7 +160,22 @@ stop)
 esac
 WRAPPER
 chmod +x "$dir/copdrv-on-host"
-copd=
+)SH", bindir);
+}
+
+// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
+// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
+// copd on this host, the job's first, at its address on the COP network
+// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
+// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
+// (the order the hosts joined the virtual machine, so PVM host number H drives channel
+// H: the direct tid mapping), each in a directory of that host's own /tmp that the
+// tasks there name as COP_DRIVER (one path, exported to every task through
+// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
+// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
+// virtual machine is halted.
+std::string cop_in_allocation(const std::string& bindir) {
+  return copdrv_wrapper(bindir) + fmt::format(R"SH(copd=
 stop_cop() {{
   for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
   if [ -n "$copd" ]; then
@@ -223,6 +227,13 @@ export PVM_EXPORT="${{PVM_EXPORT:+$PVM_EXPORT:}}COP_DRIVER"
 )SH", bindir);
 }
 
+// What the controller last said of a job, and why copbench cancelled it ("" if not).
+struct JobEnd {
+  std::map<std::string, std::string> fields;
+  std::string our_reason;
+  std::string error;  // the controller lost the job
+};
+
 class SlurmLaunch : public LaunchMethod {
  public:
   std::string name() const override { return "slurm"; }
@@ -235,18 +246,116 @@ class SlurmLaunch : public LaunchMethod {
   LaunchOutcome run(LaunchRequest req) override;
 
  private:
-  void sweep_hosts(const std::string& job, const std::string& nodelist, const fs::path& dir);
+  static std::string write_job_script(const fs::path& dir, const BackendSpec& spec, const std::vector<std::string>& argv);
+  static JobEnd wait_for_job(const std::string& job, int minutes);
+  void judge(LaunchOutcome& out, const JobEnd& end, const std::string& job, const BackendSpec& spec, const fs::path& dir) const;
+  void sweep_hosts(const std::string& job, const std::string& nodelist);
 };
+
+// job.sh in `dir`: the allocation's set-up for the backend, then the worker. Returns how
+// the worker is started, for the result's context.
+std::string SlurmLaunch::write_job_script(const fs::path& dir, const BackendSpec& spec, const std::vector<std::string>& argv) {
+  std::string started_by;
+  std::ofstream script(dir / "job.sh");
+  script << "#!/bin/sh\n";
+  if (spec.launcher == Launcher::mpirun) {
+    script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
+    started_by = "mpirun inside the allocation (Open MPI reads it)";
+  } else {
+    script << pvm_in_allocation(dir, executable_dir());
+    started_by = "a pvmd of the allocated hosts, started and halted by the job";
+    if (spec.launcher == Launcher::cop_master) {
+      script << cop_in_allocation(executable_dir());
+      started_by += "; a job-private COP stack (copd, one copdrv per host), started and stopped by the job";
+    }
+  }
+  for (const auto& a : argv) script << ' ' << shell_quote(a);
+  script << "\n";
+  script.close();
+  ::chmod((dir / "job.sh").c_str(), 0755);
+  return started_by;
+}
+
+// Waits for the job's end, asking the controller (never a fixed sleep for an outcome);
+// cancels it on cancel_launches() or 2 minutes past its time limit.
+JobEnd SlurmLaunch::wait_for_job(const std::string& job, int minutes) {
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> running_since;
+  JobEnd end;
+  int unknown = 0, rc = 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::string shown = slurm_command({"scontrol", "show", "job", "-o", job}, rc);
+    if (rc != 0) {
+      // The controller forgets a job MinJobAge after its end; right after submission
+      // or in a controller restart it may not answer: a few tries before giving up.
+      if (++unknown < 20) continue;
+      slurm_command({"scancel", job}, rc);  // in case it still runs, unseen
+      end.error = fmt::format("Slurm job {}: the controller no longer knows it ({})", job, last_line(shown));
+      return end;
+    }
+    unknown = 0;
+    end.fields = job_fields(shown);
+    const std::string state = end.fields["JobState"];
+    if (job_ended(state)) return end;
+    if (state == "RUNNING" && !running_since) running_since = clock::now();
+    const bool late = running_since && clock::now() > *running_since + std::chrono::seconds(minutes * 60 + 120);
+    if (cancelled() || late) {
+      end.our_reason = cancelled() ? "interrupted" : "still running 2 minutes past its time limit";
+      slurm_command({"scancel", job}, rc);
+      for (int i = 0; i < 200; ++i) {  // until the controller says it ended (bounded)
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        end.fields = job_fields(slurm_command({"scontrol", "show", "job", "-o", job}, rc));
+        if (rc != 0 || job_ended(end.fields["JobState"])) break;
+      }
+      return end;
+    }
+  }
+}
+
+// The outcome from how the job ended (Slurm's words) and the worker's files.
+void SlurmLaunch::judge(LaunchOutcome& out, const JobEnd& end, const std::string& job, const BackendSpec& spec,
+                        const fs::path& dir) const {
+  auto field = [&end](const char* key) {
+    auto it = end.fields.find(key);
+    return it == end.fields.end() ? std::string() : it->second;
+  };
+  if (!field("NodeList").empty()) out.context["slurm_nodes"] = field("NodeList");
+  if (spec.launcher == Launcher::cop_master) {
+    const std::string stack = first_line(read_if_any(dir / "cop-stack"));
+    out.context["cop_stack"] = stack.empty() ? "job-private (the job ended before it was up)" : "job-private: " + stack;
+  }
+  const std::string state = field("JobState");
+  if (!end.error.empty()) {
+    out.exit_code = 1;
+    out.error = end.error;
+  } else if (!end.our_reason.empty()) {
+    out.exit_code = cancelled() ? 130 : 124;
+    out.error = fmt::format("Slurm job {} cancelled by copbench: {} (JobState={})", job, end.our_reason, state);
+  } else if (state == "COMPLETED") {
+    out.exit_code = 0;
+    read_worker_files(out, spec, dir);
+    if (out.exit_code != 0) out.error = fmt::format("Slurm job {}: {}", job, out.error);
+  } else {
+    LaunchOutcome worker_said;
+    worker_said.exit_code = 1;
+    read_worker_files(worker_said, spec, dir);
+    const std::string exit = field("ExitCode");
+    out.exit_code = std::max(1, std::atoi(exit.c_str()));
+    out.error = fmt::format("Slurm job {} {} (Reason={}, ExitCode={})", job, state, field("Reason"), exit);
+    if (state == "FAILED" && !worker_said.error.empty()) out.error += ": " + worker_said.error;
+  }
+}
 
 LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   LaunchOutcome out;
   const BackendSpec& spec = *req.spec;
+  const fs::path worker = fs::path(executable_dir()) / spec.worker;
   if (auto why = refuse(spec)) {
     out.exit_code = 1;
     out.error = *why;
     return out;
   }
-  const fs::path worker = fs::path(executable_dir()) / spec.worker;
   if (::access(worker.c_str(), X_OK) != 0) {
     out.exit_code = 1;
     out.error = fmt::format("worker {} not found (build the target {})", worker.string(), spec.worker);
@@ -261,26 +370,8 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   const fs::path dir = tmpl;
   if (req.on_temp_dir) req.on_temp_dir(dir.string());
   req.hostfile.clear();
-  std::vector<std::string> argv = worker_command(req, worker.string(), dir / "result.json", dir / "error.txt", true);
-  std::string started_by;
-  {
-    std::ofstream script(dir / "job.sh");
-    script << "#!/bin/sh\n";
-    if (spec.launcher == Launcher::mpirun) {
-      script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
-      started_by = "mpirun inside the allocation (Open MPI reads it)";
-    } else {
-      script << pvm_in_allocation(dir, executable_dir());
-      started_by = "a pvmd of the allocated hosts, started and halted by the job";
-      if (spec.launcher == Launcher::cop_master) {
-        script << cop_in_allocation(executable_dir());
-        started_by += "; a job-private COP stack (copd, one copdrv per host), started and stopped by the job";
-      }
-    }
-    for (const auto& a : argv) script << ' ' << shell_quote(a);
-    script << "\n";
-  }
-  ::chmod((dir / "job.sh").c_str(), 0755);
+  const std::string started_by =
+      write_job_script(dir, spec, worker_command(req, worker.string(), dir / "result.json", dir / "error.txt", true));
   // Slurm's time limit (whole minutes) is the point's timeout and the worker's own
   // margin; our deadline follows it, so Slurm's TIMEOUT is what a run past it reports.
   const int minutes = std::max(1, (req.timeout_s + 30 + 59) / 60);
@@ -291,12 +382,12 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
                                      fmt::format("--time={}", minutes), "--output=" + (dir / "worker.log").string(),
                                      "--chdir=" + dir.string(), "--export=ALL", (dir / "job.sh").string()};
   int rc = 0;
-  const std::string submitted = slurm_command(sbatch, dir, rc);
+  const std::string submitted = slurm_command(sbatch, rc);
   const std::string job = first_line(submitted.substr(0, submitted.find(';')));
+  std::error_code ec;
   if (rc != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
     out.exit_code = rc != 0 ? rc : 1;
     out.error = fmt::format("sbatch refused the job: {}", last_line(submitted));
-    std::error_code ec;
     fs::remove_all(dir, ec);
     return out;
   }
@@ -304,66 +395,11 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   out.context["launcher"] = "slurm";
   out.context["slurm_job"] = job;
   out.context["slurm_started_by"] = started_by;
-
-  // Wait for the job's end, asking the controller (never a fixed sleep for an outcome).
-  using clock = std::chrono::steady_clock;
-  std::optional<clock::time_point> running_since;
-  std::map<std::string, std::string> f;
-  std::string our_reason;
-  int unknown = 0;
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const std::string shown = slurm_command({"scontrol", "show", "job", "-o", job}, dir, rc);
-    if (rc != 0) {
-      // The controller forgets a job MinJobAge after its end; right after submission
-      // or in a controller restart it may not answer: a few tries before giving up.
-      if (++unknown < 20) continue;
-      slurm_command({"scancel", job}, dir, rc);  // in case it still runs, unseen
-      out.exit_code = 1;
-      out.error = fmt::format("Slurm job {}: the controller no longer knows it ({})", job, last_line(shown));
-      break;
-    }
-    unknown = 0;
-    f = job_fields(shown);
-    const std::string state = f["JobState"];
-    if (job_ended(state)) break;
-    if (state == "RUNNING" && !running_since) running_since = clock::now();
-    const bool late = running_since && clock::now() > *running_since + std::chrono::seconds(minutes * 60 + 120);
-    if (cancelled() || late) {
-      our_reason = cancelled() ? "interrupted" : "still running 2 minutes past its time limit";
-      slurm_command({"scancel", job}, dir, rc);
-      for (int i = 0; i < 200; ++i) {  // until the controller says it ended (bounded)
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        f = job_fields(slurm_command({"scontrol", "show", "job", "-o", job}, dir, rc));
-        if (rc != 0 || job_ended(f["JobState"])) break;
-      }
-      break;
-    }
-  }
-  if (!f["NodeList"].empty()) out.context["slurm_nodes"] = f["NodeList"];
-  if (spec.launcher == Launcher::cop_master) {
-    const std::string stack = first_line(read_all(dir / "cop-stack"));
-    out.context["cop_stack"] = stack.empty() ? "job-private (the job ended before it was up)" : "job-private: " + stack;
-  }
-  const std::string state = f["JobState"];
-  if (!our_reason.empty()) {
-    out.exit_code = cancelled() ? 130 : 124;
-    out.error = fmt::format("Slurm job {} cancelled by copbench: {} (JobState={})", job, our_reason, state);
-  } else if (state == "COMPLETED") {
-    out.exit_code = 0;
-    read_worker_files(out, spec, dir);
-    if (out.exit_code != 0) out.error = fmt::format("Slurm job {}: {}", job, out.error);
-  } else if (out.error.empty()) {
-    LaunchOutcome worker_said;
-    worker_said.exit_code = 1;
-    read_worker_files(worker_said, spec, dir);
-    const std::string exit = f["ExitCode"];
-    out.exit_code = std::max(1, std::atoi(exit.c_str()));
-    out.error = fmt::format("Slurm job {} {} (Reason={}, ExitCode={})", job, state, f["Reason"], exit);
-    if (state == "FAILED" && !worker_said.error.empty()) out.error += ": " + worker_said.error;
-  }
-  if (spec.launcher == Launcher::cop_master || starts_pvm()) sweep_hosts(job, f["NodeList"], dir);
-  std::error_code ec;
+  const JobEnd end = wait_for_job(job, minutes);
+  judge(out, end, job, spec, dir);
+  auto nodes = end.fields.find("NodeList");
+  if (spec.launcher == Launcher::cop_master || starts_pvm())
+    sweep_hosts(job, nodes == end.fields.end() ? "" : nodes->second);
   fs::remove_all(dir, ec);
   return out;
 }
@@ -374,10 +410,10 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
 // the job may have left on its hosts: the job's copdrv (by its PID file, if its command
 // line still names the job's directory) and the job's directories. Best effort: a host
 // it cannot reach is passed over.
-void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelist, const fs::path& dir) {
+void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelist) {
   if (nodelist.empty()) return;
   int rc = 0;
-  const std::string hosts = slurm_command({"scontrol", "show", "hostnames", nodelist}, dir, rc);
+  const std::string hosts = slurm_command({"scontrol", "show", "hostnames", nodelist}, rc);
   if (rc != 0) return;
   const std::string cop = "/tmp/copbench-slurm-cop." + job, pvm = "/tmp/copbench-slurm-pvm." + job;
   const std::string cmd = fmt::format(
@@ -389,11 +425,10 @@ void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelis
   std::stringstream ss(hosts);
   std::string host;
   while (ss >> host) {
-    bool timed_out = false;
-    const fs::path log = dir / "sweep.out";
-    run_with_timeout({"ssh", "-o", "BatchMode=yes", host, cmd}, 20, log, timed_out, nullptr);
-    std::error_code ec;
-    fs::remove(log, ec);
+    ProcessOptions o;
+    o.capture = true;  // and dropped: best effort
+    o.timeout_s = 20;
+    run_process({"ssh", "-o", "BatchMode=yes", host, cmd}, o);
   }
 }
 

@@ -2,7 +2,8 @@
 // "aggregate" entries (mean, median, stddev, min, max) per point, times in microseconds.
 // compare.py matches entries by name, so names carry every parameter of the point.
 #include <ctime>
-#include <thread>
+
+#include <benchmark/benchmark.h>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,20 @@ nlohmann::json entry(const PointResult& p, std::string name, double real_us, dou
   return e;
 }
 
+// The machine as Google Benchmark's own context describes it (its CPUInfo), under the
+// names its JSON reporter gives them.
+void add_machine(nlohmann::json& ctx) {
+  const benchmark::CPUInfo& info = benchmark::CPUInfo::Get();
+  ctx["num_cpus"] = info.num_cpus;
+  ctx["mhz_per_cpu"] = static_cast<long>(info.cycles_per_second / 1e6 + 0.5);
+  ctx["cpu_scaling_enabled"] = info.scaling == benchmark::CPUInfo::ENABLED;
+  ctx["caches"] = nlohmann::json::array();
+  for (const auto& cache : info.caches)
+    ctx["caches"].push_back(
+        {{"type", cache.type}, {"level", cache.level}, {"size", cache.size}, {"num_sharing", cache.num_sharing}});
+  if (!info.load_avg.empty()) ctx["load_avg"] = info.load_avg;
+}
+
 }  // namespace
 
 nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResult>& points) {
@@ -46,10 +61,7 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
   ctx["date"] = now_iso8601();
   ctx["host_name"] = c.host;
   ctx["executable"] = c.executable;
-  ctx["num_cpus"] = std::thread::hardware_concurrency();
-  ctx["mhz_per_cpu"] = 0;
-  ctx["cpu_scaling_enabled"] = false;
-  ctx["caches"] = nlohmann::json::array();
+  add_machine(ctx);
   ctx["library_build_type"] = "release";
   // copbench's own context (flat strings, like benchmark::AddCustomContext).
   ctx["copbench_benchmark"] = c.benchmark;

@@ -2,10 +2,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
 
+#include "copbench/process.h"
 #include "copbench/results.h"
 
 namespace copbench {
@@ -16,18 +14,20 @@ std::string host_name() {
   return buf.data();
 }
 
+// The commit of the tree this binary was built from ("-dirty" with changes), asked of
+// git at run time: a binary rebuilt from the same tree after a commit says the new one.
 std::string source_commit() {
 #ifdef COPBENCH_SOURCE_DIR
-  std::string cmd = "git -C '" COPBENCH_SOURCE_DIR "' rev-parse --short=12 HEAD 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return "unknown";
-  std::array<char, 64> buf{};
-  std::string out;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe.get())) out += buf.data();
+  ProcessOptions quiet;
+  quiet.capture = true;
+  quiet.capture_stderr = false;
+  quiet.timeout_s = 30;
+  const ProcessResult head = run_process({"git", "-C", COPBENCH_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"}, quiet);
+  std::string out = head.status() == 0 ? head.output : "";
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   if (out.empty()) return "unknown";
-  std::string dirty = "git -C '" COPBENCH_SOURCE_DIR "' diff --quiet HEAD -- 2>/dev/null";
-  if (std::system(dirty.c_str()) != 0) out += "-dirty";
+  const ProcessResult diff = run_process({"git", "-C", COPBENCH_SOURCE_DIR, "diff", "--quiet", "HEAD", "--"}, quiet);
+  if (diff.status() != 0) out += "-dirty";
   return out;
 #else
   return "unknown";

@@ -1,24 +1,35 @@
-// The worker's command line. The CLI (launch.cpp) builds it; people rarely type it.
+// The worker's command line: WorkerArgs::to_argv writes it (the CLI, the campaign
+// runner), parse_worker_args reads it (the worker). People rarely type it.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "copbench/worker.h"
 
 namespace copbench {
+namespace {
 
-WorkerArgs parse_worker_args(int argc, char** argv) {
-  WorkerArgs a;
-  for (int i = 1; i < argc; ++i) a.raw.emplace_back(argv[i]);
-  CLI::App app{"copbench worker (started by `copbench run`)"};
+std::string sizes_text(const std::vector<std::size_t>& sizes) {
+  std::string s;
+  for (std::size_t b : sizes) s += (s.empty() ? "" : ",") + std::to_string(b);
+  return s;
+}
+
+// What the worker reads besides WorkerArgs' own fields (text to convert after parsing).
+struct Unparsed {
   std::string sizes;
-  std::vector<std::string> options;
+  std::vector<std::string> params;
+  int max_reps = 0;
+};
+
+void add_options(CLI::App& app, WorkerArgs& a, Unparsed& u) {
   app.add_option("--bench", a.benchmark);
   app.add_flag("--verify", a.verify);
-  app.add_option("--sizes", sizes);
-  app.add_option("--param", options);
+  app.add_option("--sizes", u.sizes);
+  app.add_option("--param", u.params);
   app.add_option("--warmup", a.params.timing.warmup)->check(CLI::NonNegativeNumber);
   app.add_option("--iters", a.params.timing.iterations)->check(CLI::PositiveNumber);
   app.add_option("--reps", a.params.timing.min_reps)->check(CLI::PositiveNumber);
-  app.add_option("--max-reps", a.params.timing.max_reps)->check(CLI::PositiveNumber);
+  app.add_option("--max-reps", u.max_reps)->check(CLI::PositiveNumber);
   app.add_option("--route", a.route);
   app.add_option("--encoding", a.encoding);
   app.add_option("--nodes", a.nodes)->check(CLI::PositiveNumber);
@@ -29,20 +40,72 @@ WorkerArgs parse_worker_args(int argc, char** argv) {
   app.add_option("--link-profile", a.context.link_profile);
   app.add_option("--commit", a.context.commit);
   app.allow_extras(false);
+}
+
+}  // namespace
+
+int default_max_reps(int reps) { return 4 * reps; }
+
+std::pair<std::string, std::string> parse_param(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument(fmt::format("--param '{}': expected KEY=VALUE", text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::vector<std::string> WorkerArgs::to_argv() const {
+  std::vector<std::string> v;
+  auto add = [&v](const char* option, const std::string& value) {
+    if (!value.empty()) v.insert(v.end(), {option, value});
+  };
+  add("--bench", benchmark);
+  if (verify) v.push_back("--verify");
+  add("--sizes", sizes_text(params.sizes));
+  for (const auto& [k, val] : params.options) add("--param", k + "=" + val);
+  const TimingConfig& t = params.timing;
+  v.insert(v.end(), {"--warmup", std::to_string(t.warmup), "--iters", std::to_string(t.iterations), "--reps",
+                     std::to_string(t.min_reps)});
+  if (t.max_reps > 0) add("--max-reps", std::to_string(t.max_reps));
+  add("--route", route);
+  add("--encoding", encoding);
+  v.insert(v.end(), {"--nodes", std::to_string(nodes), "--tasks-per-node", std::to_string(tasks_per_node), "--timeout",
+                     std::to_string(timeout_s)});
+  add("--result", result_path);
+  add("--error-file", error_path);
+  add("--link-profile", context.link_profile);
+  add("--commit", context.commit);
+  return v;
+}
+
+WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
+  WorkerArgs a;
+  a.raw = args;
+  CLI::App app{"copbench worker (started by `copbench run`)"};
+  Unparsed u;
+  add_options(app, a, u);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     throw std::invalid_argument(std::string("worker arguments: ") + e.what());
   }
-  if (!sizes.empty()) a.params.sizes = parse_sizes(sizes);
-  for (const std::string& kv : options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("worker: --param '" + kv + "' is not KEY=VALUE");
-    a.params.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  if (!u.sizes.empty()) a.params.sizes = parse_sizes(u.sizes);
+  for (const std::string& kv : u.params) {
+    try {
+      auto [key, value] = parse_param(kv);
+      a.params.options[key] = value;  // the last one given wins
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("worker: ") + e.what());
+    }
   }
   if (a.benchmark.empty() && !a.verify) throw std::invalid_argument("worker: --bench or --verify is required");
-  a.params.timing.max_reps = std::max(a.params.timing.max_reps, a.params.timing.min_reps + 1);
+  TimingConfig& t = a.params.timing;
+  t.max_reps = std::max(u.max_reps > 0 ? u.max_reps : default_max_reps(t.min_reps), t.min_reps + 1);
   return a;
+}
+
+WorkerArgs parse_worker_args(int argc, char** argv) {
+  return parse_worker_args(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
 }
 
 }  // namespace copbench

@@ -9,23 +9,13 @@
 # (the token in its runner.json); every wait polls a condition, bounded.
 set -euo pipefail
 copbench=$1 data=$2 work=$3 mode=$4
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 rm -rf "$work" && mkdir -p "$work/nopvm"
 # A short temporary directory: pvmd's socket path must fit a sockaddr_un.
 tmp=$(mktemp -d /tmp/copbench-cleanup-test.XXXXXX)
 export TMPDIR=$tmp PVM_TMP=$work/nopvm COPBENCH_STATE_DIR=$work/state
 runner= tokens=()
 
-# Live (not zombie) processes carrying one of the given run tokens: "pid comm" lines.
-tagged() {
-  local t e p
-  for t in "$@"; do
-    for e in $(grep -lzxF "COPBENCH_CAMPAIGN_RUN=$t" /proc/[0-9]*/environ 2>/dev/null); do
-      p=${e#/proc/}; p=${p%/environ}
-      [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)" = Z ] || echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
-    done
-  done
-}
 # On any exit: nothing of ours stays, whatever the test found.
 cleanup() {
   set +e
@@ -36,15 +26,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-wait_for() {  # wait_for WHAT COMMAND...: polls COMMAND every 50 ms, at most 120 s
-  local what=$1 deadline=$((SECONDS + 120))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $what"
-    sleep 0.05
-  done
-}
-token_of() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$1"; }
 pvm_point=barrier.pvm-normal-default.n2.native mpi_point=barrier.mpi.n1.native
 pvm_running() { compgen -G "$work/res/cleanup-*/status/$pvm_point.json" >/dev/null && grep -q '"running"' "$work"/res/cleanup-*/status/$pvm_point.json; }
 has() { tagged "${tokens[@]}" | grep " $1" >/dev/null; }  # not -q: pipefail and SIGPIPE

@@ -1,15 +1,40 @@
 #!/usr/bin/env bash
-# resume_test.sh COPBENCH DATA WORK: a campaign killed after two points and resumed
-# finishes without running a finished point again and without losing one.
+# resume_test.sh COPBENCH DATA WORK: a campaign killed (SIGKILL, from outside) while its
+# third point runs, two points finished, and resumed: it finishes without running a
+# finished point again and without losing one. The first run uses tiny-long.yml (same
+# name and points as tiny.yml; its third point runs long), the resumes tiny.yml.
 set -euo pipefail
 copbench=$1 data=$2 work=$3
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 rm -rf "$work" && mkdir -p "$work"
+export COPBENCH_STATE_DIR=$work/state
+runner= token=
+# On any exit: the runner and whatever carries its run's tag are stopped.
+cleanup() {
+  set +e
+  [ -n "$runner" ] && kill -KILL "$runner" 2>/dev/null
+  [ -n "$token" ] && tagged "$token" | while read -r p _; do kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+long=barrier.mpi.n3.native
+# The long point runs: its status says so and the run's record names its worker.
+long_point_running() {
+  local d
+  d=$(ls -d "$work"/tiny-* 2>/dev/null) || return 1
+  grep -q '"running"' "$d/status/$long.json" 2>/dev/null &&
+    /usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["worker_pid"] > 0 else 1)' "$d/runner.json" 2>/dev/null
+}
 
+"$copbench" campaign run "$data/tiny-long.yml" --results "$work" --quiet >"$work/first.out" 2>&1 &
+runner=$!
+wait_for "the third point to run" long_point_running
+token=$(token_of "$(ls -d "$work"/tiny-*)/runner.json")
+kill -KILL "$runner"
 set +e
-COPBENCH_CAMPAIGN_KILL_AFTER=2 "$copbench" campaign run "$data/tiny.yml" --results "$work" --quiet >"$work/first.out" 2>&1
+wait "$runner"
 rc=$?
 set -e
+runner=
 [ "$rc" -eq 137 ] || fail "the killed run exited $rc, expected 137 (SIGKILL)"
 dir=$(ls -d "$work"/tiny-*)
 [ "$(ls "$dir/raw" | wc -l)" -eq 2 ] || fail "expected 2 finished points, got: $(ls "$dir/raw")"
@@ -25,6 +50,10 @@ after=$(cd "$dir/raw" && stat -c '%n %i %Y' $(cd "$dir/raw" && echo "$before" | 
 [ "$(ls "$dir/status" | wc -l)" -eq 2 ] || fail "expected 2 not-offered points (armci multicast)"
 grep -q "not offered" "$dir/status/multicast.armci.n2.native.json" || fail "armci multicast not recorded as not offered"
 grep -q "2 points already done, not run again" "$dir/campaign.log" || fail "log does not say what was skipped"
+grep -q "cleaned up after killed run pid [0-9]* ($dir): stopped [1-9][0-9]* leftover process(es).*, point $long pending" "$dir/campaign.log" ||
+  fail "the resume does not say it stopped the killed run's worker: $(cat "$dir/campaign.log")"
+left=$(tagged "$token")
+[ -z "$left" ] || fail "processes of the killed run left after the resume: $left"
 [ "$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sessions"]))' "$dir/manifest.json")" -eq 2 ] || fail "manifest should list 2 sessions"
 
 "$copbench" campaign run "$data/tiny.yml" --resume "$dir" --quiet >"$work/third.out" 2>&1 || fail "second resume failed"
@@ -39,4 +68,4 @@ set -e
 [ "$rc" -ne 0 ] || fail "resume with another campaign was accepted"
 grep -q "holds campaign 'tiny', not 'sample'" "$work/wrong.out" || fail "unclear refusal: $(cat "$work/wrong.out")"
 [ "$snapshot" = "$(cd "$dir" && find . -type f -newer manifest.json | sort; md5sum raw/*.json manifest.json)" ] || fail "a refused resume changed the directory"
-echo "ok: killed after 2 points, resumed: 2 ran, 2 kept untouched, 2 not offered"
+echo "ok: killed while its third point ran, resumed: its worker stopped, 2 ran, 2 kept untouched, 2 not offered"

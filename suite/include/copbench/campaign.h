@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "copbench/worker.h"
+
 namespace copbench::campaign {
 
 // A refused campaign file: what() is "FILE:LINE: reason", one line.
@@ -36,7 +38,7 @@ Cluster describe_cluster(const std::string& spec);
 
 struct Timing {
   int reps = 3;
-  int max_reps = 0;  // 0: 2 x reps
+  int max_reps = 0;  // 0: default_max_reps(reps) (worker.h)
   int iters = 10;
   int warmup = 2;
   int timeout = 120;  // seconds per point
@@ -104,5 +106,8 @@ struct RunSummary {
   int total = 0, already_done = 0, ran = 0, not_offered = 0, skipped = 0, failed = 0;
 };
 RunSummary run_campaign(const RunOptions& options);
+
+// What the worker of point `p` is told (the launch adds its files and deadline).
+WorkerArgs point_worker_args(const Point& p);
 
 }  // namespace copbench::campaign

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/bench.h"
+#include "copbench/worker.h"
 
 namespace copbench {
 
@@ -19,7 +20,9 @@ struct LaunchRequest {
   int nodes = 1;
   int tasks_per_node = 1;             // ranks per node, in blocks (backend.h)
   std::string hostfile;                 // a cluster's hosts (mpirun --hostfile syntax); "" = this machine
-  std::vector<std::string> worker_args; // what the worker parses (worker.h)
+  // What the worker is told (worker.h); nodes, tasks per node, its deadline and its
+  // files are filled in from this request by the launch.
+  WorkerArgs worker;
   int timeout_s = 600;
   // Told what the launch creates, as soon as it exists, so that a campaign can record
   // it and clean it up after a kill: the private temporary directory, then the

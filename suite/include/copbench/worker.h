@@ -12,9 +12,14 @@
 
 namespace copbench {
 
+// The worker's command line as a struct: every caller (`copbench run`, `copbench
+// verify`, the campaign runner, the launch methods) fills one and to_argv() writes it;
+// the worker reads it back with parse_worker_args.
 struct WorkerArgs {
   std::string benchmark;      // empty with verify
   bool verify = false;        // check every offered collective instead of timing
+  // params.timing.max_reps 0 (what the callers set when the user gave none):
+  // default_max_reps(min_reps), decided by the worker.
   RunParams params;
   std::string route;
   std::string encoding;
@@ -25,10 +30,24 @@ struct WorkerArgs {
   std::string error_path;     // rank 0 writes a one-line error here
   RunContext context;         // link profile, commit, host from the CLI
   std::vector<std::string> raw;  // argv after the program name, for spawning copies
+
+  // The arguments after the program name; parse_worker_args(to_argv()) gives these
+  // fields back (raw aside). Fields at their empty/zero value are left out.
+  std::vector<std::string> to_argv() const;
 };
 
-// Parses the worker's command line (the CLI builds it; see launch.h). Throws on bad input.
+// Repetitions after which the 10 % confidence target is given up, when none is given
+// (`copbench run --max-reps`, a campaign's max_reps): 4 x the repetitions kept.
+int default_max_reps(int reps);
+
+// Parses the worker's command line (argv[0] is the program). Throws std::invalid_argument.
 WorkerArgs parse_worker_args(int argc, char** argv);
+// The same from the arguments after the program name.
+WorkerArgs parse_worker_args(const std::vector<std::string>& args);
+
+// `--param KEY=VALUE` (an application's parameter): the key and the value. Throws
+// std::invalid_argument("--param 'TEXT': expected KEY=VALUE").
+std::pair<std::string, std::string> parse_param(const std::string& text);
 
 // Runs the benchmark (or the verification) on an initialised backend and writes the
 // result from rank 0. Returns the process exit code.
