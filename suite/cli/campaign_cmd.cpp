@@ -23,7 +23,8 @@ struct CampaignOptions {
 };
 }  // namespace
 
-std::string default_reference_dir() { return std::string(COPBENCH_SOURCE_DIR) + "/results/reference"; }
+// The seeds' tables as the build lays them out beside the binaries (suite/CMakeLists.txt).
+std::string default_reference_dir() { return executable_dir() + "/../share/copbench/reference"; }
 
 void add_campaign_command(CLI::App& app) {
   auto opt = std::make_shared<CampaignOptions>();

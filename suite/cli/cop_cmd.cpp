@@ -4,12 +4,6 @@
 // COP stack (copd + one copdrv per node), runs copbench-cop-compare
 // (cop/bench/compare.cpp), prints its table and stops both by PID, also when the run
 // fails.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <climits>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,35 +11,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-
-extern char** environ;
+#include "copbench/launch.h"
+#include "copbench/process.h"
 
 namespace copbench::cli {
 
-namespace {
-
-std::string bin_dir() {
-  char buf[PATH_MAX] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::filesystem::path(std::string(buf, size_t(n))).parent_path().string() : ".";
-}
-
-// Runs argv[0] with the given arguments, its output on ours; its exit status, or -1 when
-// it could not be started or did not exit.
-// process: via the process wrapper after merge
-int run_and_wait(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
 
 void add_cop_command(CLI::App& app) {
   auto* cop = app.add_subcommand("cop", "The COP stack on this machine");
@@ -76,7 +46,7 @@ void add_cop_command(CLI::App& app) {
       ->capture_default_str();
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
   cmp->callback([o] {
-    std::vector<std::string> argv = {bin_dir() + "/copbench-cop-compare-run",
+    std::vector<std::string> argv = {executable_dir() + "/copbench-cop-compare-run",
                                      std::to_string(o->poll_us),
                                      std::to_string(o->nodes),
                                      "--tasks", std::to_string(o->tasks),
@@ -87,7 +57,7 @@ void add_cop_command(CLI::App& app) {
       argv.push_back("--json");
       argv.push_back(std::filesystem::absolute(o->json).string());
     }
-    if (run_and_wait(argv) != 0) throw CLI::RuntimeError(1);
+    if (run_process(argv).status() != 0) throw CLI::RuntimeError(1);
   });
 }
 

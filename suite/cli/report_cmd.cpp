@@ -12,7 +12,7 @@ namespace {
 struct ReportCmdOptions {
   report::ReportOptions report{.dir = {},
                                .out = {},
-                               .reference_dir = std::string(COPBENCH_SOURCE_DIR) + "/results/reference",
+                               .reference_dir = default_reference_dir(),
                                .plots = true,
                                .collective_method = "sync"};
   bool no_plots = false, quiet = false;

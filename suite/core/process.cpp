@@ -45,10 +45,13 @@ fs::path capture_file() {
 }
 
 bp::child spawn(const std::vector<std::string>& argv, const fs::path& out, bool err_too, bool own_group,
-                std::error_code& ec) {
+                const fs::path& working_dir, std::error_code& ec) {
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
-  auto setup = bp::extend::on_exec_setup = [own_group](auto&) {
+  // In the child, between fork and exec: its own group, its working directory (a
+  // directory it cannot enter ends it with 127, like a program that cannot start).
+  auto setup = bp::extend::on_exec_setup = [own_group, dir = working_dir.string()](auto&) {
     if (own_group) ::setpgid(0, 0);
+    if (!dir.empty() && ::chdir(dir.c_str()) != 0) ::_exit(127);
   };
   if (out.empty()) return bp::child(bp::exe = find_program(argv[0]), bp::args = args, setup, ec);
   if (!err_too)
@@ -77,7 +80,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   ProcessResult r;
   const fs::path out = o.capture ? capture_file() : o.output_file;
   std::error_code ec;
-  bp::child c = spawn(argv, out, !o.capture || o.capture_stderr, o.own_group, ec);
+  bp::child c = spawn(argv, out, !o.capture || o.capture_stderr, o.own_group, o.working_dir, ec);
   if (ec) {
     r.exit_code = 127;
     const std::string why = "copbench: cannot start " + argv[0] + ": " + ec.message() + "\n";

@@ -1,20 +1,14 @@
 // Plots: which curves each family of points gets (time vs message size per node count,
 // time vs nodes per size, like the thesis's figures in ch. VI), their gnuplot data and
 // script, and gnuplot drawing them as PNG and SVG.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-
 #include <algorithm>
-#include <cerrno>
 
 #include <fmt/format.h>
 
 #include "copbench/bench.h"
+#include "copbench/process.h"
 #include "copbench/results.h"
 #include "report/report_parts.h"
-
-extern char** environ;
 
 namespace copbench::report {
 namespace fs = std::filesystem;
@@ -124,26 +118,13 @@ std::string gp_quote(const std::string& s) {
   return "\"" + e + "\"";
 }
 
-// process: via the process wrapper after merge
-// Runs argv[0] (found on PATH) with its arguments in `cwd`, its stdout and stderr into
-// `output`; no shell. Its exit status, or -1 when it could not be started.
+// Runs a program in `cwd` with stdout and stderr into `output`: its exit code (127 when
+// it cannot start, 128 + N when signal N ended it).
 int run_program(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& output) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ProcessOptions o;
+  o.working_dir = cwd;
+  o.output_file = output;
+  return run_process(argv, o).status();
 }
 
 }  // namespace

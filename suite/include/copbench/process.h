@@ -22,6 +22,7 @@ struct ProcessOptions {
   bool capture = false;
   bool capture_stderr = true;  // with `capture`: stderr too (false: stderr is discarded)
   int timeout_s = 0;           // 0: no deadline
+  std::filesystem::path working_dir;  // empty: this process's
   // The program leads a process group of its own; at the deadline or on `cancelled`
   // the whole group is stopped (SIGTERM, 2 s later SIGKILL).
   bool own_group = false;
