@@ -71,39 +71,43 @@ int port_failed(struct port_report *r, const char *call, int rc, const char *why
 
 /* ---- a spawned task ---- */
 
-static void pack_report(const struct port_report *r) {
-  pvm_initsend(PvmDataDefault);
-  pvm_pkint((int *)&r->inst, 1, 1);
-  pvm_pkint((int *)r->iparam, N_IPARAM, 1);
-  pvm_pkdouble((double *)r->dparam, N_DPARAM, 1);
-  pvm_pkint((int *)&r->has_reduce, 1, 1);
-  pvm_pkint((int *)r->isum, N_RED, 1);
-  pvm_pkint((int *)r->imax, N_RED, 1);
-  pvm_pkint((int *)r->imin, N_RED, 1);
-  pvm_pkdouble((double *)r->dsum, N_RED, 1);
-  pvm_pkdouble((double *)r->dmax, N_RED, 1);
-  pvm_pkdouble((double *)r->dmin, N_RED, 1);
-  pvm_pkint((int *)&r->has_mcast, 1, 1);
-  pvm_pkint((int *)r->imc, 3 * N_RED, 1);
-  pvm_pkdouble((double *)r->dmc, 3 * N_RED, 1);
-  pvm_pkstr((char *)r->error);
+/* Each returns 0 or the first PVM error (the report is one message: a half-packed or
+   half-read one is refused, never used). */
+static int pack_report(const struct port_report *r) {
+  int rc = pvm_initsend(PvmDataDefault);
+  if (rc >= 0) rc = pvm_pkint((int *)&r->inst, 1, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)r->iparam, N_IPARAM, 1);
+  if (rc >= 0) rc = pvm_pkdouble((double *)r->dparam, N_DPARAM, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)&r->has_reduce, 1, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)r->isum, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)r->imax, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)r->imin, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkdouble((double *)r->dsum, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkdouble((double *)r->dmax, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkdouble((double *)r->dmin, N_RED, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)&r->has_mcast, 1, 1);
+  if (rc >= 0) rc = pvm_pkint((int *)r->imc, 3 * N_RED, 1);
+  if (rc >= 0) rc = pvm_pkdouble((double *)r->dmc, 3 * N_RED, 1);
+  if (rc >= 0) rc = pvm_pkstr((char *)r->error);
+  return rc < 0 ? rc : 0;
 }
 
-static void unpack_report(struct port_report *r) {
-  pvm_upkint(&r->inst, 1, 1);
-  pvm_upkint(r->iparam, N_IPARAM, 1);
-  pvm_upkdouble(r->dparam, N_DPARAM, 1);
-  pvm_upkint(&r->has_reduce, 1, 1);
-  pvm_upkint(r->isum, N_RED, 1);
-  pvm_upkint(r->imax, N_RED, 1);
-  pvm_upkint(r->imin, N_RED, 1);
-  pvm_upkdouble(r->dsum, N_RED, 1);
-  pvm_upkdouble(r->dmax, N_RED, 1);
-  pvm_upkdouble(r->dmin, N_RED, 1);
-  pvm_upkint(&r->has_mcast, 1, 1);
-  pvm_upkint(r->imc, 3 * N_RED, 1);
-  pvm_upkdouble(r->dmc, 3 * N_RED, 1);
-  pvm_upkstr(r->error);
+static int unpack_report(struct port_report *r) {
+  int rc = pvm_upkint(&r->inst, 1, 1);
+  if (rc >= 0) rc = pvm_upkint(r->iparam, N_IPARAM, 1);
+  if (rc >= 0) rc = pvm_upkdouble(r->dparam, N_DPARAM, 1);
+  if (rc >= 0) rc = pvm_upkint(&r->has_reduce, 1, 1);
+  if (rc >= 0) rc = pvm_upkint(r->isum, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkint(r->imax, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkint(r->imin, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkdouble(r->dsum, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkdouble(r->dmax, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkdouble(r->dmin, N_RED, 1);
+  if (rc >= 0) rc = pvm_upkint(&r->has_mcast, 1, 1);
+  if (rc >= 0) rc = pvm_upkint(r->imc, 3 * N_RED, 1);
+  if (rc >= 0) rc = pvm_upkdouble(r->dmc, 3 * N_RED, 1);
+  if (rc >= 0) rc = pvm_upkstr(r->error);
+  return rc < 0 ? rc : 0;
 }
 
 static int task_main(int argc, char **argv) {
@@ -113,10 +117,11 @@ static int task_main(int argc, char **argv) {
   r.inst = -1;
   if (pvm_mytid() < 0 || argc < 5) return 1;
   int rc = port_run_task(argv[4], atoi(argv[2]), &r);
-  pack_report(&r);
-  pvm_send(pvm_parent(), TAG_REPORT);
+  int sent = pack_report(&r);
+  if (sent >= 0) sent = pvm_send(pvm_parent(), TAG_REPORT);
+  if (sent < 0) fprintf(stderr, "porting task: cannot send its report to the parent (PVM error %d)\n", sent);
   pvm_exit();
-  return rc < 0 ? 1 : 0;
+  return rc < 0 || sent < 0 ? 1 : 0;
 }
 
 /* ---- the parent ---- */
@@ -266,8 +271,9 @@ static int spawn_tasks(const char *self, struct porting_run *run) {
       return 1;
     }
   }
-  pvm_notify(PvmTaskExit, TAG_EXIT, run->ntask, run->tids);
-  return 0;
+  const int rc = pvm_notify(PvmTaskExit, TAG_EXIT, run->ntask, run->tids);
+  if (rc < 0) fprintf(stderr, "porting: pvm_notify(PvmTaskExit) failed (PVM error %d)\n", rc);
+  return rc < 0 ? 1 : 0;
 }
 
 /* Spawn-order index of tid, or ntask. */
@@ -281,7 +287,12 @@ static int task_index(const struct porting_run *run, int tid) {
  * when the task failed or its instance is out of range or taken. */
 static int take_report(struct porting_run *run, int src) {
   struct port_report r;
-  unpack_report(&r);
+  memset(&r, 0, sizeof r);
+  const int rc = unpack_report(&r);
+  if (rc < 0) {
+    fprintf(stderr, "porting: task t%x sent a report that cannot be read (PVM error %d)\n", src, rc);
+    return 1;
+  }
   if (r.error[0]) {
     fprintf(stderr, "porting: task t%x (group instance %d): %s\n", src, r.inst, r.error);
     return 1;
@@ -317,10 +328,16 @@ static int collect_reports(struct porting_run *run) {
       return 1;
     }
     int bytes, tag, src;
-    pvm_bufinfo(buf, &bytes, &tag, &src);
+    if (pvm_bufinfo(buf, &bytes, &tag, &src) < 0) {
+      fprintf(stderr, "porting: pvm_bufinfo failed on a received message\n");
+      return 1;
+    }
     if (tag == TAG_EXIT) {
-      int who;
-      pvm_upkint(&who, 1, 1);
+      int who = 0;
+      if (pvm_upkint(&who, 1, 1) < 0) {
+        fprintf(stderr, "porting: an exit notify message cannot be read\n");
+        return 1;
+      }
       int j = task_index(run, who);
       if (j < run->ntask && !run->reported[j]) exited_silent = 1;
       continue;

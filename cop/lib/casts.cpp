@@ -38,7 +38,7 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
     if (local) {
       const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
-      if (int rc = l.host->publish(key, local, words); rc < 0) return fail(rc);
+      if (int rc = l.host->publish(key, local, words); rc < 0) return fail_and_notify(rc);
     }
     if (foreign)
       if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign); rc < 0) return rc;
@@ -82,7 +82,7 @@ int fetch_from_any_sender(std::span<uint64_t> out, const Filled& filled, const W
     e = l.port->await(w, got, nullptr);
   l.port->set_link_options(link_options());
   if (e == Error::timeout && filled()) return 0;  // the local sender came first: the slot has the words
-  if (e != Error::none) return fail(code(e));
+  if (e != Error::none) return fail_and_notify(code(e));
   copy_payloads(got, out);
   return 0;
 }
@@ -94,7 +94,7 @@ int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int
   const Wanted w{ResultKind::bcast, tag, uint32_t(out.size()), uint8_t(src_chno)};
   if (any_sender) return fetch_from_any_sender(out, filled, w);
   std::vector<Message> got(out.size());
-  if (Error e = lib().port->await(w, got, nullptr); e != Error::none) return fail(code(e));
+  if (Error e = lib().port->await(w, got, nullptr); e != Error::none) return fail_and_notify(code(e));
   copy_payloads(got, out);
   return 0;
 }
@@ -128,7 +128,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
       return fetch_chunk(out, filled, tag, src_chno, srctid == -1);
     };
-    if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail(rc);
+    if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail_and_notify(rc);
     for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
   }
   return 0;

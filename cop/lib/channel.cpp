@@ -21,13 +21,13 @@ int channel_barrier(uint32_t tag, uint64_t mask) {
   const commands::Burst burst = commands::barrier(sender(), tag, mask);
   // One datagram in; the answers come back with the exit (copd holds them for it).
   auto& port = *lib().port;
-  if (Error e = port.send_only(burst); e != Error::none) return fail(code(e));
+  if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
   Message exit;
   const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
   std::vector<Answer> a;
-  if (Error e = port.finish(a); e != Error::none) return fail(code(e));
+  if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!refused_only_as_initialised(a, kFirstMask, 2)) return first_error(a);
-  return fail(code(waited));
+  return fail_and_notify(code(waited));
 }
 
 int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root) {
@@ -36,15 +36,15 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
   auto& port = *lib().port;
   std::vector<Answer> a;
   if (!here_root) {  // no root here: nothing comes back but the answers
-    if (Error e = port.exchange(burst, a); e != Error::none) return fail(code(e));
+    if (Error e = port.exchange(burst, a); e != Error::none) return fail_and_notify(code(e));
     return refused_only_as_initialised(a, kFirstMask, masks) ? 0 : first_error(a);
   }
-  if (Error e = port.send_only(burst); e != Error::none) return fail(code(e));
+  if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
   std::vector<Message> results(words.size());
   const Error waited = port.await(Wanted{ResultKind::reduction, tag, uint32_t(words.size()), 0}, results, nullptr);
-  if (Error e = port.finish(a); e != Error::none) return fail(code(e));
+  if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!refused_only_as_initialised(a, kFirstMask, masks)) return first_error(a);
-  if (waited != Error::none) return fail(code(waited));
+  if (waited != Error::none) return fail_and_notify(code(waited));
   for (size_t i = 0; i < words.size(); ++i) words[i] = wire::payload(results[i]);
   return 0;
 }
@@ -52,7 +52,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
 int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask) {
   const commands::Burst burst = commands::broadcast(sender(), op, tag, words, mask);
   std::vector<Answer> a;
-  if (Error e = lib().port->exchange(burst, a); e != Error::none) return fail(code(e));
+  if (Error e = lib().port->exchange(burst, a); e != Error::none) return fail_and_notify(code(e));
   return first_error(a);
 }
 

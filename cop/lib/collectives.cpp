@@ -56,7 +56,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
         if (g.tc_mask == channel_bit(info().chno)) return 0;  // every member is local: the partial result is the result
         return channel_reduce(op, tag, folded, g.tc_mask, r.bm, r.local_roots > 0);
       });
-  if (rc < 0) return fail(rc);
+  if (rc < 0) return fail_and_notify(rc);
   if (r.me_root)
     for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
   return 0;
@@ -97,8 +97,8 @@ int cop_barrier(char* group, int count, int msgtag) {
   const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
   const bool all_local = g.tc_mask == channel_bit(info().chno);
-  // fail(): a task that waited in the host area learns of a link failure here.
-  const int rc = fail(l.host->gather(
+  // fail_and_notify(): a task that waited in the host area learns of a link failure here.
+  const int rc = fail_and_notify(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
       [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); }));
   if (rc == 0 && int(g.members.size()) >= g.total) {

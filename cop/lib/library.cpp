@@ -40,15 +40,18 @@ void report(const char* call, const std::string& why) {
   std::fprintf(stderr, "libcop [t%x]: %s: %s\n", unsigned(lib().tid), call, why.c_str());
 }
 
-int fail(int rc) {
+int fail_and_notify(int rc) {
   Library& l = lib();
   if ((rc == CopErrLinkDown || rc == CopErrRetryLimit) && l.notify_tag >= 0 && !l.notified) {
     l.notified = true;
+    // The notify message goes to this task itself (cop_notify(CopChannelDown, tag)):
+    // a PVM failure here is said on stderr, and the caller still gets rc.
     const int buf = pvm_mkbuf(PvmDataDefault);
     const int old = pvm_setsbuf(buf);
     int v = rc;
-    pvm_pkint(&v, 1, 1);
-    pvm_send(l.tid, l.notify_tag);
+    int sent = pvm_pkint(&v, 1, 1);
+    if (sent >= 0) sent = pvm_send(l.tid, l.notify_tag);
+    if (sent < 0) report("cop_notify", "cannot send the channel-down notify message: PVM error " + std::to_string(sent));
     pvm_setsbuf(old);
     pvm_freebuf(buf);
   }
@@ -154,7 +157,7 @@ int exchange_all(const std::vector<Message>& cmds, std::vector<Answer>* answers_
   for (size_t at = 0; at < cmds.size(); at += link::kMaxEntries) {
     const size_t n = std::min<size_t>(link::kMaxEntries, cmds.size() - at);
     if (Error e = lib().port->exchange(std::span<const Message>(cmds.data() + at, n), answers); e != Error::none)
-      return fail(code(e));
+      return fail_and_notify(code(e));
     for (const Answer& a : answers)
       if (a.error != Error::none && first == 0) first = code(a.error);
     if (answers_out) answers_out->insert(answers_out->end(), answers.begin(), answers.end());

@@ -66,7 +66,7 @@ uint64_t channel_bit(int chno);
 // One line on stderr naming the call and why it failed.
 void report(const char* call, const std::string& why);
 // A link failure is the channel down: tell the task once if it asked (cop_notify). Returns rc.
-int fail(int rc);
+int fail_and_notify(int rc);
 // CopErrNotEnrolled until cop_mytid has succeeded.
 int ready();
 bool known_type(int datatype);

@@ -35,9 +35,9 @@ int Mapping::publish(int tid, Place p) {
   if (buf < 0) return buf;
   const int old = pvm_setsbuf(buf);
   int chno_tkno[2] = {p.chno, p.tkno};
-  pvm_pkint(chno_tkno, 2, 1);
+  int rc = pvm_pkint(chno_tkno, 2, 1);
   const std::string name = entry_name(tid);
-  int rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxDefault);
+  if (rc >= 0) rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxDefault);
   pvm_setsbuf(old);
   pvm_freebuf(buf);
   if (rc >= 0) {
