@@ -48,15 +48,20 @@ struct port_report {
 /* The root's parameters (instance 0 broadcasts them). */
 void port_root_params(int iparam[N_IPARAM], double dparam[N_DPARAM]);
 
+/* One task's operands of the six reductions (sum, max, min of ints and of doubles); at
+ * the root after the reductions, their results. */
+struct port_share {
+  int isum[N_RED], imax[N_RED], imin[N_RED];
+  double dsum[N_RED], dmax[N_RED], dmin[N_RED];
+};
+
 /* Task 'inst' of 'ntask': its contributions to the six reductions. */
 void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const double dparam[N_DPARAM],
-                     int isum[N_RED], int imax[N_RED], int imin[N_RED], double dsum[N_RED],
-                     double dmax[N_RED], double dmin[N_RED]);
+                     struct port_share *share);
 
 /* The root: keeps the six reductions' results in 'r' and lays them out for the
  * multicast (imc, dmc). Not a group call, so shared by both versions. */
-void port_keep_reduced(struct port_report *r, const int isum[N_RED], const int imax[N_RED], const int imin[N_RED],
-                       const double dsum[N_RED], const double dmax[N_RED], const double dmin[N_RED]);
+void port_keep_reduced(struct port_report *r, const struct port_share *reduced);
 
 /* The group part of a task, one per version (porting_pvm.c, porting_cop.c). 'driver' is
  * its node's COP driver directory ("" when none was given). Fills 'r'; negative on error,

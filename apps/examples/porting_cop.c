@@ -19,7 +19,9 @@ int port_run_task(const char *driver, int ntask, struct port_report *r) {
   CALL(cop_mytid());
   CALL(r->inst = pvm_joingroup(group));
   CALL(cop_barrier(group, ntask, TAG_START));
-  const int me = r->inst, root = pvm_gettid(group, 0);
+  const int me = r->inst;
+  int root;
+  CALL(root = pvm_gettid(group, 0));
 
   /* Instance 0 broadcasts the parameters. */
   if (me == 0) port_root_params(r->iparam, r->dparam);
@@ -28,21 +30,20 @@ int port_run_task(const char *driver, int ntask, struct port_report *r) {
   CALL(cop_bcast(r->dparam, N_DPARAM, PVM_DOUBLE, group, TAG_PARAM_DBL, mode, root));
 
   /* Everyone's share, reduced at instance 0. */
-  int isum[N_RED], imax[N_RED], imin[N_RED];
-  double dsum[N_RED], dmax[N_RED], dmin[N_RED];
-  port_local_work(me, ntask, r->iparam, r->dparam, isum, imax, imin, dsum, dmax, dmin);
+  struct port_share s;
+  port_local_work(me, ntask, r->iparam, r->dparam, &s);
   int roots[] = {0}; /* group instances, like pvm_reduce's rootginst */
-  CALL(cop_reduce(COP_SUM, isum, PVM_INT, N_RED, TAG_SUM_INT, group, roots, 1));
-  CALL(cop_reduce(COP_MAX, imax, PVM_INT, N_RED, TAG_MAX_INT, group, roots, 1));
-  CALL(cop_reduce(COP_MIN, imin, PVM_INT, N_RED, TAG_MIN_INT, group, roots, 1));
-  CALL(cop_reduce(COP_SUM, dsum, PVM_DOUBLE, N_RED, TAG_SUM_DBL, group, roots, 1));
-  CALL(cop_reduce(COP_MAX, dmax, PVM_DOUBLE, N_RED, TAG_MAX_DBL, group, roots, 1));
-  CALL(cop_reduce(COP_MIN, dmin, PVM_DOUBLE, N_RED, TAG_MIN_DBL, group, roots, 1));
-  if (me == 0) port_keep_reduced(r, isum, imax, imin, dsum, dmax, dmin);
+  CALL(cop_reduce(COP_SUM, s.isum, PVM_INT, N_RED, TAG_SUM_INT, group, roots, 1));
+  CALL(cop_reduce(COP_MAX, s.imax, PVM_INT, N_RED, TAG_MAX_INT, group, roots, 1));
+  CALL(cop_reduce(COP_MIN, s.imin, PVM_INT, N_RED, TAG_MIN_INT, group, roots, 1));
+  CALL(cop_reduce(COP_SUM, s.dsum, PVM_DOUBLE, N_RED, TAG_SUM_DBL, group, roots, 1));
+  CALL(cop_reduce(COP_MAX, s.dmax, PVM_DOUBLE, N_RED, TAG_MAX_DBL, group, roots, 1));
+  CALL(cop_reduce(COP_MIN, s.dmin, PVM_DOUBLE, N_RED, TAG_MIN_DBL, group, roots, 1));
+  if (me == 0) port_keep_reduced(r, &s);
 
   /* Instance 0 multicasts the results to the odd instances. */
   int odd[ntask / 2 + 1], nodd = 0;
-  for (int i = 1; i < ntask; i += 2) odd[nodd++] = pvm_gettid(group, i);
+  for (int i = 1; i < ntask; i += 2) CALL(odd[nodd++] = pvm_gettid(group, i));
   if (me == 0 || me % 2 == 1) {
     CALL(cop_mcast(r->imc, 3 * N_RED, PVM_INT, odd, nodd, TAG_MCAST_INT, mode, root));
     CALL(cop_mcast(r->dmc, 3 * N_RED, PVM_DOUBLE, odd, nodd, TAG_MCAST_DBL, mode, root));

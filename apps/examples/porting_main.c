@@ -26,8 +26,9 @@ void port_root_params(int iparam[N_IPARAM], double dparam[N_DPARAM]) {
 }
 
 void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const double dparam[N_DPARAM],
-                     int isum[N_RED], int imax[N_RED], int imin[N_RED], double dsum[N_RED],
-                     double dmax[N_RED], double dmin[N_RED]) {
+                     struct port_share *share) {
+  int *isum = share->isum, *imax = share->imax, *imin = share->imin;
+  double *dsum = share->dsum, *dmax = share->dmax, *dmin = share->dmin;
   const int n = iparam[0], scale = iparam[1], shift = iparam[2];
   const int lo = inst * n / ntask + 1, hi = (inst + 1) * n / ntask;
   const double h = dparam[0], w = dparam[1];
@@ -49,8 +50,9 @@ void port_local_work(int inst, int ntask, const int iparam[N_IPARAM], const doub
   dmin[1] = h * lo;
 }
 
-void port_keep_reduced(struct port_report *r, const int isum[N_RED], const int imax[N_RED], const int imin[N_RED],
-                       const double dsum[N_RED], const double dmax[N_RED], const double dmin[N_RED]) {
+void port_keep_reduced(struct port_report *r, const struct port_share *reduced) {
+  const int *isum = reduced->isum, *imax = reduced->imax, *imin = reduced->imin;
+  const double *dsum = reduced->dsum, *dmax = reduced->dmax, *dmin = reduced->dmin;
   r->has_reduce = 1;
   memcpy(r->isum, isum, sizeof r->isum);
   memcpy(r->imax, imax, sizeof r->imax);
@@ -163,9 +165,10 @@ static int check(const struct port_report *reports, int ntask) {
     want.dmax[i] = want.dmin[i] = 0.0;
   }
   for (int inst = 0; inst < ntask; ++inst) {
-    int isum[N_RED], imax[N_RED], imin[N_RED];
-    double dsum[N_RED], dmax[N_RED], dmin[N_RED];
-    port_local_work(inst, ntask, want.iparam, want.dparam, isum, imax, imin, dsum, dmax, dmin);
+    struct port_share share;
+    port_local_work(inst, ntask, want.iparam, want.dparam, &share);
+    const int *isum = share.isum, *imax = share.imax, *imin = share.imin;
+    const double *dsum = share.dsum, *dmax = share.dmax, *dmin = share.dmin;
     for (int i = 0; i < N_RED; ++i) {
       want.isum[i] += isum[i];
       want.dsum[i] += dsum[i];

@@ -54,9 +54,9 @@ int open_channel(int wanted_tkno) {
   // left there (ch. V: the controller clears it when a task ends; libcop does not rely
   // on that). Before the mapping is published, so no other task addresses it yet.
   std::vector<uint64_t> zeros(info().tas_words, 0);
-  if (int rc = tas_run(Opcode::WSRAM64, false, zeros.data(), int(zeros.size()), PVM_LONG,
-                       Place{info().chno, info().tkno}, 0, COP_NORMAL, false);
-      rc < 0) {
+  const TasAccess clear{.op = Opcode::WSRAM64, .data = zeros.data(), .count = int(zeros.size()),
+                        .datatype = PVM_LONG, .mode = COP_NORMAL};
+  if (int rc = tas_run(clear, Place{info().chno, info().tkno}); rc < 0) {
     report("cop_mytid", "clearing the task address space failed");
     return rc;
   }

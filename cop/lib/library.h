@@ -101,8 +101,20 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
 int receive_from(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
                  int msgtag, int srctid);
 
-// One opcode per element on the task address space of `p` (tas.cpp).
-int tas_run(wire::Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
-            bool keep_answers);
+// An array access to a task address space: one opcode per element (cop_read,
+// cop_write, cop_rmw), starting at word `msgtag` of the space.
+struct TasAccess {
+  wire::Opcode op;
+  bool floating = false;  // the FP unit's RMW (M bit) rather than the ALU's
+  void* data = nullptr;
+  int count = 0;
+  int datatype = 0;
+  int msgtag = 0;
+  int mode = 0;                // COP_NORMAL, or COP_URGENT: the channel locked over the whole array
+  bool keep_answers = false;   // the answers (read values, RMW old values) go back into data
+};
+
+// Runs `a` on the task address space of `p` (tas.cpp).
+int tas_run(const TasAccess& a, Place p);
 
 }  // namespace cop::lib

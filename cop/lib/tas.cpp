@@ -15,45 +15,43 @@ using wire::Opcode;
 namespace {
 
 // The arguments checked and the target found, then tas_run.
-int tas_access(const char* call, Opcode op, bool floating, void* data, int count, int datatype, int tid, int msgtag,
-               int mode, bool keep_answers) {
+int tas_access(const char* call, const TasAccess& a, int tid) {
   if (int rc = ready(); rc < 0) return rc;
-  if (!known_type(datatype) || count < 0 || (count > 0 && !data) || msgtag < 0 ||
-      (mode != COP_NORMAL && mode != COP_URGENT))
+  if (!known_type(a.datatype) || a.count < 0 || (a.count > 0 && !a.data) || a.msgtag < 0 ||
+      (a.mode != COP_NORMAL && a.mode != COP_URGENT))
     return PvmBadParam;
   Place p;
   if (int rc = place_of(tid, p); rc < 0) return rc;
-  if (uint64_t(msgtag) + uint64_t(count) > info().tas_words) {
+  if (uint64_t(a.msgtag) + uint64_t(a.count) > info().tas_words) {
     report(call, "tag + count beyond the task address space");
     return CopErrAddressRange;
   }
-  return tas_run(op, floating, data, count, datatype, p, msgtag, mode, keep_answers);
+  return tas_run(a, p);
 }
 
 }  // namespace
 
-int tas_run(Opcode op, bool floating, void* data, int count, int datatype, Place p, int msgtag, int mode,
-            bool keep_answers) {
-  if (count == 0) return 0;
+int tas_run(const TasAccess& a, Place p) {
+  if (a.count == 0) return 0;
   // COP_URGENT holds the channel lock over the whole array (ch. V): LOCK in the
   // first chunk's burst, UNLOCK in the last one's.
-  const bool urgent = mode == COP_URGENT;
-  for (size_t at = 0; at < size_t(count); at += kChunk) {
-    const size_t n = std::min(kChunk, size_t(count) - at);
-    const bool lock = urgent && at == 0, unlock = urgent && at + n >= size_t(count);
+  const bool urgent = a.mode == COP_URGENT;
+  const bool reads = a.op == Opcode::RSRAM32 || a.op == Opcode::RSRAM64;
+  for (size_t at = 0; at < size_t(a.count); at += kChunk) {
+    const size_t n = std::min(kChunk, size_t(a.count) - at);
+    const bool lock = urgent && at == 0, unlock = urgent && at + n >= size_t(a.count);
     std::vector<uint64_t> words(n);  // RSRAM sends none: they stay zero
-    for (size_t i = 0; i < n && op != Opcode::RSRAM32 && op != Opcode::RSRAM64; ++i)
-      words[i] = to_word(data, at + i, datatype);
-    const commands::TasTarget target{uint8_t(p.chno), uint32_t(p.tkno), uint32_t(msgtag) + uint32_t(at)};
-    const commands::Burst burst = commands::tas_access(sender(), op, floating, target, words, lock, unlock);
-    std::vector<Answer> a;
-    if (const int rc = exchange_all(burst, &a); rc < 0) {
+    for (size_t i = 0; i < n && !reads; ++i) words[i] = to_word(a.data, at + i, a.datatype);
+    const commands::TasTarget target{uint8_t(p.chno), uint32_t(p.tkno), uint32_t(a.msgtag) + uint32_t(at)};
+    const commands::Burst burst = commands::tas_access(sender(), a.op, a.floating, target, words, lock, unlock);
+    std::vector<Answer> answers;
+    if (const int rc = exchange_all(burst, &answers); rc < 0) {
       if (urgent && !unlock) exchange_all({commands::command(sender(), Opcode::UNLOCK)});  // do not leave it locked
       return rc;
     }
     const size_t first = lock ? 1 : 0;
-    if (keep_answers)
-      for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, wire::payload(a[first + i].data));
+    if (a.keep_answers)
+      for (size_t i = 0; i < n; ++i) from_word(a.data, at + i, a.datatype, wire::payload(answers[first + i].data));
   }
   return 0;
 }
@@ -65,11 +63,15 @@ using namespace cop::lib;
 extern "C" {
 
 int cop_write(void* data, int count, int datatype, int tid, int msgtag, int mode) {
-  return tas_access("cop_write", write_opcode(datatype), false, data, count, datatype, tid, msgtag, mode, false);
+  return tas_access("cop_write", {.op = write_opcode(datatype), .data = data, .count = count, .datatype = datatype,
+                                  .msgtag = msgtag, .mode = mode},
+                    tid);
 }
 
 int cop_read(void* data, int count, int datatype, int tid, int msgtag, int mode) {
-  return tas_access("cop_read", read_opcode(datatype), false, data, count, datatype, tid, msgtag, mode, true);
+  return tas_access("cop_read", {.op = read_opcode(datatype), .data = data, .count = count, .datatype = datatype,
+                                 .msgtag = msgtag, .mode = mode, .keep_answers = true},
+                    tid);
 }
 
 int cop_rmw(void* data, int count, int datatype, int tid, int msgtag, int mode) {
@@ -80,8 +82,10 @@ int cop_rmw(void* data, int count, int datatype, int tid, int msgtag, int mode) 
     report("cop_rmw", "PVM_FLOAT has no read-modify-write (use PVM_DOUBLE)");
     return CopErrBadType;
   }
-  return tas_access("cop_rmw", rmw_opcode(datatype), rmw_floating(datatype), data, count, datatype, tid, msgtag, mode,
-                    true);
+  return tas_access("cop_rmw", {.op = rmw_opcode(datatype), .floating = rmw_floating(datatype), .data = data,
+                                .count = count, .datatype = datatype, .msgtag = msgtag, .mode = mode,
+                                .keep_answers = true},
+                    tid);
 }
 
 }  // extern "C"
