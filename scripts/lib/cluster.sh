@@ -510,6 +510,20 @@ cluster_daemon_ok() {
   cluster_in_host "$ipid" sh -c "test -s '$pidfile' && kill -0 \$(cat '$pidfile')"
 }
 
+# One status line for a COP daemon (copd or copdrv) of a host; false when it should run
+# and does not. built=0: the daemon is not built here, so it is not checked.
+cluster_status_daemon() {
+  local name=$1 ipid=$2 daemon=$3 built=$4 pidfile=/run/copbench/$3.pid
+  if [ "$built" = 0 ]; then
+    echo "  $name: $daemon not built ($COPBENCH_BUILD/bin/$daemon), not checked"
+  elif cluster_daemon_ok "$ipid" "$pidfile"; then
+    echo "  $name: $daemon ok"
+  else
+    echo "  $name: $daemon MISSING (no live process in $pidfile; run site.yml)"
+    return 1
+  fi
+}
+
 # The MPI hostfile as the hosts see it: written by provision (ansible role mpi) on the
 # head node (node1) under copbench_home_dir, ~/.copbench; inside the hosts HOME is /root,
 # in loopback mode it is this user's home.
@@ -560,14 +574,7 @@ cluster_status() {
       bad=1
     fi
     if [ "$name" = "$CLUSTER_CONTROLLER" ]; then
-      if [ $have_copd = 0 ]; then
-        echo "  $name: copd not built ($COPBENCH_BUILD/bin/copd), not checked"
-      elif cluster_daemon_ok "$ipid" /run/copbench/copd.pid; then
-        echo "  $name: copd ok"
-      else
-        echo "  $name: copd MISSING (no live process in /run/copbench/copd.pid; run site.yml)"
-        bad=1
-      fi
+      cluster_status_daemon "$name" "$ipid" copd $have_copd || bad=1
       continue
     fi
     if cluster_in_host "$ipid" sh -c 'test -s /tmp/pvmd.0 && pgrep -u 0 -x pvmd'; then
@@ -576,14 +583,7 @@ cluster_status() {
       echo "  $name: pvmd MISSING (run site.yml)"
       bad=1
     fi
-    if [ $have_copdrv = 0 ]; then
-      echo "  $name: copdrv not built ($COPBENCH_BUILD/bin/copdrv), not checked"
-    elif cluster_daemon_ok "$ipid" /run/copbench/copdrv.pid; then
-      echo "  $name: copdrv ok"
-    else
-      echo "  $name: copdrv MISSING (no live process in /run/copbench/copdrv.pid; run site.yml)"
-      bad=1
-    fi
+    cluster_status_daemon "$name" "$ipid" copdrv $have_copdrv || bad=1
   done
   # The virtual machine must hold every node, in channel order.
   if ipid=$(cluster_init_pid node1); then

@@ -18,6 +18,14 @@
 set -euo pipefail
 copbench=$1 campaign=$2 work=$3 inventory=${4:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Waits for the campaign runner started in the background; its exit status in rc.
+wait_runner() {
+  set +e
+  wait "$runner"
+  rc=$?
+  runner=
+  set -e
+}
 rm -rf "$work" && mkdir -p "$work"
 cluster=()
 [ -z "$inventory" ] || cluster=(--cluster "$inventory")
@@ -50,11 +58,7 @@ done
 [ -n "$job" ] || fail "no pending job $held appeared: $(cat "$work/first.out")"
 scancel "$job"
 [ -z "$blocker" ] || { scancel "$blocker"; blocker=; }
-set +e
-wait "$runner"
-rc=$?
-runner=
-set -e
+wait_runner
 [ "$rc" -ne 0 ] || fail "a campaign with a cancelled job and refused points exited 0"
 dir=$(ls -d "$work"/slurm-*)
 py() { /usr/bin/python3 - "$dir" "$@"; }
@@ -151,11 +155,7 @@ job=$(squeue -h -n copbench-barrier.cop-direct-raw.n3.native -o %i | head -1)
 [ -n "$job" ] || job=$(squeue -h -o '%i %j' | awk '$2 ~ /cop/ {print $1; exit}')
 [ -n "$job" ] || fail "the running cop job is not in the queue: $(squeue -h -o '%i %j %T')"
 scancel "$job"
-set +e
-wait "$runner"
-rc=$?
-runner=
-set -e
+wait_runner
 [ "$rc" -ne 0 ] || fail "a campaign whose cop job was cancelled exited 0"
 /usr/bin/python3 - "$work"/cancel/cancel-* "$job" <<'PY' || fail "cancelled cop job: see above"
 import json, os, sys
