@@ -165,7 +165,7 @@ void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error 
   if (dest == 0) return;
   Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
   nack.ins.ppn = ppn;
-  nack.data1 = static_cast<uint32_t>(why) | (static_cast<uint32_t>(Opcode::BENTRY) << 8);
+  nack.data1 = wire::nack_data(why, Opcode::BENTRY);
   stats_.nacks++;
   out.push_back(Delivery{dest, nack, cycles_, true});
 }
@@ -179,15 +179,15 @@ void Controller::receive_words(int channel, std::span<const uint32_t> words, std
   const auto& e = std::get<wire::DecodeError>(decoded);
   Message nack = wire::make(Opcode::NACK);
   if (!words.empty()) {
-    nack.ins.tkno = static_cast<uint16_t>(words[0] & wire::kMaxTkno);
-    nack.ins.ppn = static_cast<uint8_t>((words[0] >> 12) & wire::kMaxPpn);
-    nack.data1 = static_cast<uint32_t>(e.code) | (((words[0] >> 23) & 0x7F) << 8);
+    nack.ins.tkno = wire::instruction_tkno(words[0]);
+    nack.ins.ppn = wire::instruction_ppn(words[0]);
+    nack.data1 = wire::nack_data(e.code, wire::instruction_opcode(words[0]));
   } else {
-    nack.data1 = static_cast<uint32_t>(e.code);
+    nack.data1 = wire::nack_data(e.code, 0u);
   }
   if (words.size() >= 2) {
-    nack.addr.msgtag = words[1] & wire::kMaxMsgtag;
-    nack.addr.chno = static_cast<uint8_t>(std::min<uint32_t>((words[1] >> 19) & 0x7F, wire::kChannels));
+    nack.addr.msgtag = wire::address_msgtag(words[1]);
+    nack.addr.chno = static_cast<uint8_t>(std::min<uint32_t>(wire::address_chno(words[1]), wire::kChannels));
   }
   stats_.nacks++;
   out.push_back(Delivery{channel_bit(channel), nack, cycles_, true});
@@ -309,7 +309,7 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   if (e != Error::none) {
     stats_.nacks++;
     ack.addr = msg.addr;
-    ack.data1 = static_cast<uint32_t>(e) | (static_cast<uint32_t>(msg.ins.opcode) << 8);
+    ack.data1 = wire::nack_data(e, msg.ins.opcode);
   }
   out.push_back(Delivery{channel_bit(channel), ack, read_at, true});
   remember(channel_bit(channel), ack);

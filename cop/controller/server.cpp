@@ -206,7 +206,7 @@ void Server::forged(int c, const Frame& f, const std::string& why) {
   r.cycles = controller_.cycles();
   for (size_t i = 0; i < f.entries.size() && i < size_t(link::kMaxEntries); ++i) {
     wire::Message nack = wire::make(Opcode::NACK, uint16_t(f.tkno & wire::kMaxTkno));
-    nack.data1 = static_cast<uint32_t>(wire::Error::protection) | (((f.entries[i].words[0] >> 23) & 0x7F) << 8);
+    nack.data1 = wire::nack_data(wire::Error::protection, wire::instruction_opcode(f.entries[i].words[0]));
     r.entries.push_back(link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i),
                                          controller_.cycles()));
   }
@@ -307,7 +307,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
       if (f.type == FrameType::enrol) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
-        t.token = uint64_t(f.info[0]) | (uint64_t(f.info[1]) << 32);
+        t.token = f.info64();
       }
       if (config_.verbose)
         log_(fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
@@ -380,7 +380,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   // Does the task wait for a result after this frame (its answers may be held for it)?
   bool waits = false;
   for (const Entry& e : f.entries) {
-    const auto op = static_cast<Opcode>((e.words[0] >> 23) & 0x7F);
+    const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
     waits |= op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
   }
   for (size_t i = 0; i < f.entries.size(); ++i) {
@@ -405,7 +405,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       log_limited(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
                               wire::error_name(err.code), err.detail));
       wire::Message nack = wire::make(Opcode::NACK, f.tkno);
-      nack.data1 = static_cast<uint32_t>(err.code) | (((e.words[0] >> 23) & 0x7F) << 8);
+      nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
       Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
       task.answers.push_back(a);
       ch.out.push_back(a);

@@ -153,7 +153,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
 }
 
 bool ChannelClient::take_answer(const Entry& e) {
-  if (e.kind != EntryKind::answer || (e.words[0] & wire::kMaxTkno) != tkno_) return false;
+  if (e.kind != EntryKind::answer || wire::instruction_tkno(e.words[0]) != tkno_) return false;
   // Ours by the Pid register. copd saying our resent frame waits for service:
   // not lost, so the retry count starts again (the timer keeps its backoff).
   if (e.index == link::kInProgressIndex) {
@@ -173,7 +173,7 @@ bool ChannelClient::take_answer(const Entry& e) {
     answers_missing_--;
     a.at_cycle = e.at_cycle;
     if (m.ins.opcode == Opcode::NACK) {
-      a.error = static_cast<Error>(m.data1 & 0xFF);
+      a.error = wire::nack_error(m.data1);
       // A refused contribution means the awaited result will not come. (A mask
       // in use only says a peer channel initialised it first.)
       if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
@@ -204,7 +204,7 @@ bool ChannelClient::take_result(const Entry& e) {
   const uint32_t tag = m.addr.msgtag;
   if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
   if (m.ins.opcode == Opcode::NACK) {
-    result_error_ = static_cast<Error>(m.data1 & 0xFF);
+    result_error_ = wire::nack_error(m.data1);
     return true;
   }
   if (!result_matches(*wanted_, m)) return false;
@@ -236,7 +236,7 @@ void ChannelClient::file(const Entry& e) {
     OutOfContext& o = w_->ooc[slot];
     o.kind = static_cast<uint8_t>(e.kind);
     o.nwords = e.nwords;
-    o.tkno = static_cast<uint16_t>(e.words[0] & wire::kMaxTkno);
+    o.tkno = wire::instruction_tkno(e.words[0]);
     o.index = e.index;
     o.seq = e.seq;
     std::copy(e.words.begin(), e.words.end(), o.words);

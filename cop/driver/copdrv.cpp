@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "copdrv: {}: {}\n", faults.empty() ? "COP_FAULTS" : "--faults", why);
         return 2;
       }
-      cop::link::set_faults(*spec, (uint64_t(config.channel) << 16) | cop::wire::kMaxTkno);
+      cop::link::set_faults(*spec, cop::link::node_fault_salt(uint32_t(config.channel), cop::wire::kMaxTkno));
     }
   }
   try {

@@ -27,6 +27,13 @@ namespace {
 constexpr uint16_t kDriverTkno = wire::kMaxTkno;  // never a task's: tasks_per_channel <= 512
 constexpr int kDrainPeriodMs = 5;
 
+// A PVM tid's L field (bits 17..0: the task's number on its host), modulo the
+// channel's task address spaces: the TKNO a task gets under the direct mapping.
+int tid_task_space(int32_t tid, int spaces) {
+  constexpr uint32_t kTidLocalMask = 0x3FFFF;
+  return int(uint32_t(tid) & kTidLocalMask) % spaces;
+}
+
 uint64_t random64() {
   uint64_t v = 0;
   while (v == 0)
@@ -92,8 +99,7 @@ void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t in
   f.token = secret_;
   f.session = window_->rx_session.load();
   f.ack = window_->rx_next.load() - 1;
-  f.info[0] = uint32_t(info);
-  f.info[1] = uint32_t(info >> 32);
+  f.set_info64(info);
   if (type != FrameType::register_) window_->ack_sent.store(f.ack);
   std::vector<uint8_t> bytes;
   link::encode(f, bytes);
@@ -189,7 +195,7 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
   int chosen = -1;
   RegisterRequest want = req;
   // -2: exactly the tid's L field modulo the task spaces (the direct mapping).
-  if (want.wanted_tkno == -2) want.wanted_tkno = int(uint32_t(req.tid) & 0x3FFFF) % n;
+  if (want.wanted_tkno == -2) want.wanted_tkno = tid_task_space(req.tid, n);
   if (want.wanted_tkno >= 0) {
     const int t = want.wanted_tkno;
     if (t >= n)
@@ -199,7 +205,7 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
     else
       chosen = t;
   } else {
-    const int preferred = int(uint32_t(req.tid) & 0x3FFFF) % n;  // the tid's L field, as PVM numbers tasks
+    const int preferred = tid_task_space(req.tid, n);
     for (int k = 0; k < n && chosen < 0; ++k)
       if (is_free((preferred + k) % n)) chosen = (preferred + k) % n;
     if (chosen < 0) why = fmt::format("all {} task address spaces of this channel are in use", n);

@@ -121,6 +121,13 @@ struct Frame {
   uint32_t session = 0;  // copd's number for the channel's current registration
   std::vector<Entry> entries;
   std::string text;
+
+  // A 64-bit value in info[0..1] (low word first): an enrolled task's token.
+  uint64_t info64() const { return uint64_t{info[0]} | (uint64_t{info[1]} << 32); }
+  void set_info64(uint64_t v) {
+    info[0] = static_cast<uint32_t>(v);
+    info[1] = static_cast<uint32_t>(v >> 32);
+  }
 };
 
 struct LinkError {
