@@ -230,8 +230,7 @@ void ChannelClient::file(const Entry& e) {
     // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
     // than letting its receiver wait for it until a timeout.
     w_->overflows.fetch_add(1);
-    w_->csr_err_code.store(static_cast<uint32_t>(wire::Error::overflow));
-    w_->csr_err.store(1, std::memory_order_release);
+    csr_set_error(*w_, Error::overflow);
   } else {
     OutOfContext& o = w_->ooc[slot];
     o.kind = static_cast<uint8_t>(e.kind);
@@ -311,9 +310,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
     case FrameType::refused:
       // copd no longer knows this channel (restarted, or the lease ran out):
       // the driver registers again; until then the channel is down.
-      w_->csr_rdy.store(0);
-      w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
-      w_->csr_err.store(1, std::memory_order_release);
+      csr_channel_down(*w_);
       break;
     case FrameType::registered:
       if (f.session != w_->rx_session.load()) {
@@ -323,9 +320,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
         w_->sup_acked.store(0);
         w_->rx_session.store(f.session, std::memory_order_release);
       }
-      w_->csr_err.store(0);
-      w_->csr_err_code.store(0);
-      w_->csr_rdy.store(1, std::memory_order_release);
+      csr_channel_up(*w_);
       break;
     default:
       break;
@@ -391,8 +386,7 @@ Error ChannelClient::pump() {
       if (!driver_alive()) return Error::link_down;
       const uint64_t since = std::max(w_->last_heard_ns.load(), std::max(wait_start_ns_, sent_at_ns_));
       if (now > since && now - since > uint64_t(opt_.dead_ms) * ms) {
-        w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
-        w_->csr_err.store(1, std::memory_order_release);
+        csr_set_error(*w_, Error::link_down);
         return Error::link_down;
       }
       if (opt_.wait_timeout_ms > 0 && results_missing_ > 0 &&
@@ -420,8 +414,7 @@ Error ChannelClient::pump() {
     w_->event.fetch_add(1, std::memory_order_release);
     if (w_->waiters.load()) futex_wake_all(&w_->event);
     if (failed != Error::none) {
-      w_->csr_err_code.store(static_cast<uint32_t>(failed));
-      w_->csr_err.store(1, std::memory_order_release);
+      csr_set_error(*w_, failed);
       return failed;
     }
   }

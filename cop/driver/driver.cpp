@@ -142,7 +142,7 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     window_->tas_words = f.info[2];
     window_->gas_words = f.info[3];
     window_->last_heard_ns.store(monotonic_ns());
-    window_->csr_rdy.store(1);
+    csr_channel_up(*window_);
     return true;
   }
   why = fmt::format("no answer from copd at {} within {} ms", link::to_string(config_.controller), timeout_ms);
@@ -427,9 +427,7 @@ void Driver::heartbeat() {
       log_(fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
       reported_silence_ = true;
     }
-    window_->csr_rdy.store(0);
-    window_->csr_err_code.store(uint32_t(Error::link_down));
-    window_->csr_err.store(1);
+    csr_channel_down(*window_);
   } else if (reported_silence_ && window_->csr_rdy.load()) {
     log_(fmt::format("copd answers again: channel {} up", config_.channel));
     reported_silence_ = false;
@@ -477,9 +475,7 @@ void Driver::run(const std::atomic<bool>& stop) {
 
 void Driver::shutdown() {
   log_(fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
-  window_->csr_rdy.store(0);
-  window_->csr_err_code.store(uint32_t(Error::link_down));
-  window_->csr_err.store(1);
+  csr_channel_down(*window_);
   futex_wake_all(&window_->event);
   send_frame(FrameType::bye, 0);
   if (listener_ >= 0) {
