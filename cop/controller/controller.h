@@ -199,7 +199,14 @@ class Controller {
   bool repeats_in_progress(int channel, const wire::Message& msg) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  // RSRAM/WSRAM/RMW (data_ram_access.cpp).
   wire::Error data_ram_access(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  wire::Error read_mask_entry(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // A WSRAM to the GAS word of an operation in progress: its first partial result.
+  wire::Error initialise_operation(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // The word `msg` addresses, after the space's protection rules.
+  wire::Error locate_word(int channel, const wire::Message& msg, Sender from, uint64_t*& word);
+  // Global operations (global_ops.cpp).
   wire::Error contribute(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram);
   // Voids the operation on (ppn, tag): frees its entries and NACKs `dest` with `why`.

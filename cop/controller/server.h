@@ -127,6 +127,14 @@ class Server {
   Task* task_of(Channel& ch, const Origin& o);
 
   void handle(std::span<const uint8_t> bytes, const sockaddr_in& from);
+  // A frame the link could not decode: a log line, and a frame NACK to a registered node.
+  void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
+  // A frame from the holder of channel c, by type, once its sender may send it.
+  void handle_channel_frame(int c, const link::Frame& f, const sockaddr_in& from);
+  // Why the sender (the driver's secret, an enrolled task's token, or neither)
+  // may not send this frame; empty when it may.
+  static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
+  void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);

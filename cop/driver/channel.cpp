@@ -20,8 +20,7 @@ using wire::Opcode;
 
 namespace {
 
-bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
-
+// Answers a command gets: its ACK/NACK, and the data of RSRAM, RMW and PROBE.
 int items(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
 bool result_matches(const Wanted& w, const wire::Message& m) {
@@ -299,7 +298,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
       take_reply(f);
       break;
     case FrameType::sup_ack:
-      if (f.session == w_->rx_session.load() && newer(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
+      if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
       break;
     case FrameType::frame_nack:
       if (f.seq == seq_ && answers_missing_ > 0 && ++resends_ <= opt_.retry_limit) {
@@ -340,11 +339,11 @@ void ChannelClient::take_reply(const Frame& f) {
   if (f.seq != expected) {
     // go-back-N: a duplicate (copd missed our acknowledgment) or a frame after
     // a gap (one was lost or is late) is dropped; copd hears where we are.
-    (newer(f.seq, expected) ? w_->rx_gaps : w_->rx_duplicates).fetch_add(1, std::memory_order_relaxed);
+    (link::seq_after(f.seq, expected) ? w_->rx_gaps : w_->rx_duplicates).fetch_add(1, std::memory_order_relaxed);
     const uint64_t now = monotonic_ns();
     if (now - w_->gap_reported_ns.load(std::memory_order_relaxed) > 2000000ull) {
       w_->gap_reported_ns.store(now, std::memory_order_relaxed);
-      send_ack(newer(f.seq, expected));
+      send_ack(link::seq_after(f.seq, expected));
     }
     return;
   }

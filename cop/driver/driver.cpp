@@ -41,8 +41,6 @@ uint64_t random64() {
   return v;
 }
 
-bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
-
 bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
   iovec iov{const_cast<void*>(data), len};
   msghdr msg{};
@@ -312,7 +310,7 @@ uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {
 }
 
 bool Driver::confirmed(uint32_t seq) const {
-  return window_->rx_session.load() == request_session_ && !newer(seq, window_->sup_acked.load());
+  return window_->rx_session.load() == request_session_ && !link::seq_after(seq, window_->sup_acked.load());
 }
 
 void Driver::pump_requests() {
@@ -326,7 +324,7 @@ void Driver::pump_requests() {
       if (tokens_[t]) requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
   }
   const uint32_t acked = window_->sup_acked.load();
-  while (!requests_.empty() && !newer(requests_.front().seq, acked)) requests_.pop_front();
+  while (!requests_.empty() && !link::seq_after(requests_.front().seq, acked)) requests_.pop_front();
   if (requests_.empty() || !window_->csr_rdy.load()) return;
   DriverRequest& r = requests_.front();
   const uint64_t now = monotonic_ns();

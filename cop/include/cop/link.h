@@ -73,6 +73,10 @@ inline constexpr uint16_t kDefaultPort = 7040;
 // held elsewhere, an operation in progress); the node's retry count restarts.
 inline constexpr uint16_t kInProgressIndex = 0xFFFF;
 
+// Serial-number order of sequence numbers (RFC 1982): whether `a` comes after
+// `b`, across the wrap at 2^32 (seq and session counters run on for ever).
+constexpr bool seq_after(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
+
 enum class FrameType : uint8_t {
   command = 1,        // node -> copd: COP commands of one task
   reply = 2,          // copd -> node: answers and broadcasts for one channel
