@@ -12,7 +12,6 @@ namespace cop::controller {
 using wire::Error;
 using wire::Message;
 using wire::Opcode;
-using wire::Space;
 
 namespace {
 
@@ -33,7 +32,7 @@ Error Controller::data_ram_access(int channel, const Message& msg, Sender from, 
   const Opcode op = msg.ins.opcode;
   if (op == Opcode::RSRAM64 && msg.ins.m) return read_mask_entry(channel, msg, out);
   // A write to a GAS word whose operation is in progress is its initial value.
-  if (is_write(op) && msg.ins.space == Space::GAS && ram_.tc(msg.ins.ppn, msg.addr.msgtag).accessed)
+  if (is_write(op) && msg.ins.space == wire::Space::GAS && ram_.tc(msg.ins.ppn, msg.addr.msgtag).accessed)
     return initialise_operation(channel, msg, out);
   uint64_t* word = nullptr;
   if (Error e = locate_word(channel, msg, from, word); e != Error::none) return e;
@@ -87,7 +86,7 @@ Error Controller::locate_word(int channel, const Message& msg, Sender from, uint
   const bool write = is_write(msg.ins.opcode);
   const bool rmw = is_rmw(msg.ins.opcode);
   switch (msg.ins.space) {
-    case Space::TAS: {
+    case wire::Space::TAS: {
       const int target = msg.ins.z ? msg.addr.chno : channel;
       if (channel_partition(target) != ppn) return Error::partition;
       const uint32_t task = msg.addr.ttkno();
@@ -99,10 +98,10 @@ Error Controller::locate_word(int channel, const Message& msg, Sender from, uint
       word = &ram_.tas(ppn, target, task, msg.addr.tas_offset());
       return Error::none;
     }
-    case Space::GAS:
+    case wire::Space::GAS:
       word = &ram_.gas(ppn, tag);
       return Error::none;
-    case Space::SAS:
+    case wire::Space::SAS:
       if ((write || rmw) && !msg.ins.supervisor) return Error::privilege;
       if ((write || rmw) && tag >= 1 && tag <= uint32_t(config_.channels)) {
         // A channel's partition assignment: must name an existing partition.

@@ -47,11 +47,10 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
 }
 
 Error Controller::broadcast(int channel, const Message& msg, std::vector<Delivery>& out) {
-  const uint8_t ppn = msg.ins.ppn;
-  const uint32_t tag = msg.addr.msgtag;
-  BmEntry& bm = ram_.bm(ppn, tag);
+  BmEntry& bm = ram_.bm(msg.ins.ppn, msg.addr.msgtag);
   if (!bm.accessed) return Error::no_mask;
-  ram_.gas(ppn, tag) = payload(msg);
+  // The GAS word keeps the value too: a later RSRAM of the tag reads it.
+  ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
   bm.accessed = false;
   Message data = msg;
   data.addr.chno = static_cast<uint8_t>(channel);  // receivers filter on the source (srctid)

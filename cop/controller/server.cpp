@@ -18,12 +18,8 @@
 
 namespace cop::controller {
 
-using link::Entry;
-using link::EntryKind;
 using link::Frame;
 using link::FrameType;
-using wire::Direction;
-using wire::Opcode;
 
 Server::Server(const ServerConfig& config, Log log)
     : config_(config),

@@ -12,12 +12,8 @@
 
 namespace cop::controller {
 
-using link::Entry;
-using link::EntryKind;
 using link::Frame;
 using link::FrameType;
-using wire::Direction;
-using wire::Opcode;
 
 void Server::take_ack(int c, const Frame& f) {
   Channel& ch = chan(c);
