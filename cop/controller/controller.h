@@ -213,11 +213,12 @@ class Controller {
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
-  void complete(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
+  // The last contribution is in: the result (or the barrier exit) goes to the
+  // broadcast mask's channels and the entries are free again.
+  void complete_operation(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
   void emit(uint64_t mask, const wire::Message& msg, std::vector<Delivery>& out);
   // Keeps what went last to each channel, for the interface's resend (XMIT).
   void remember(uint64_t mask, const wire::Message& msg);
-  void acknowledge(int channel, const wire::Message& msg, wire::Error error, std::vector<Delivery>& out);
   uint64_t cost(const wire::Message& msg) const;
 
   Config config_;

@@ -75,7 +75,7 @@ Error Controller::initialise_operation(int channel, const Message& msg, std::vec
   if (tc.pending == 0) {
     Message as_bcast = msg;
     as_bcast.ins.opcode = wire::is_64bit(msg.ins.opcode) ? Opcode::BCAST64 : Opcode::BCAST32;
-    complete(ppn, tag, as_bcast, out);
+    complete_operation(ppn, tag, as_bcast, out);
   }
   return Error::none;
 }

@@ -71,11 +71,11 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
     tc.has_value = true;
   }
   tc.pending &= ~channel_bit(channel);
-  if (tc.pending == 0) complete(ppn, tag, msg, out);
+  if (tc.pending == 0) complete_operation(ppn, tag, msg, out);
   return Error::none;
 }
 
-void Controller::complete(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
+void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
   TcEntry& tc = ram_.tc(ppn, tag);
   BmEntry& bm = ram_.bm(ppn, tag);
   // Results go to the broadcast mask; a barrier with none releases its participants.

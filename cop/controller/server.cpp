@@ -72,11 +72,11 @@ void Server::run(const std::atomic<bool>& stop) {
       const int got = link::recv_datagrams(socket_.fd(), rx_in_, MSG_DONTWAIT);
       if (got > 0) last_rx_ = std::chrono::steady_clock::now();
       for (int i = 0; i < got; ++i)
-        handle(std::span<const uint8_t>(rx_[size_t(i)].data(), rx_in_[size_t(i)].size), rx_in_[size_t(i)].from);
+        handle_datagram(std::span<const uint8_t>(rx_[size_t(i)].data(), rx_in_[size_t(i)].size), rx_in_[size_t(i)].from);
     }
     controller_.run(deliveries_);
-    route(deliveries_);
-    flush();
+    route_deliveries(deliveries_);
+    send_replies();
     check_leases();
   }
 }
@@ -96,7 +96,7 @@ void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, 
   send_frame(f, to);
 }
 
-void Server::handle(std::span<const uint8_t> bytes, const sockaddr_in& from) {
+void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from) {
   auto decoded = link::decode(bytes);
   if (auto* err = std::get_if<link::LinkError>(&decoded)) {
     answer_malformed(bytes, from, *err);
@@ -154,7 +154,7 @@ void Server::handle_channel_frame(int c, const Frame& f, const sockaddr_in& from
   const bool task = !driver && f.tkno < ch.tasks.size() && ch.tasks[f.tkno].enrolled &&
                     ch.tasks[f.tkno].token == f.token;
   if (const std::string why = unauthorised(ch, f, driver, task); !why.empty()) {
-    forged(c, f, why);
+    refuse_forged(c, f, why);
     return;
   }
   switch (f.type) {
@@ -285,7 +285,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
 void Server::end_task(int c, uint16_t tkno) {
   Channel& ch = chan(c);
   // Results still queued for routing go first: they are not the ended task's.
-  route(deliveries_);
+  route_deliveries(deliveries_);
   // The controller drops the task's queued commands unanswered (controller.h,
   // end_task): so do their places in the answer order, which is what is left
   // in the fifo (everything answered has been routed just now).
@@ -312,13 +312,13 @@ void Server::check_leases() {
 void Server::drop_channel(int c, const std::string& why) {
   Channel& ch = chan(c);
   by_address_.erase(link::endpoint_key(ch.addr));
-  route(deliveries_);
+  route_deliveries(deliveries_);
   ch = Channel{};
   const int failed = controller_.fail_channel(c, deliveries_);
   log_(fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
                    failed));
   route_failures();
-  flush();
+  send_replies();
 }
 
 }  // namespace cop::controller

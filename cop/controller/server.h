@@ -126,7 +126,8 @@ class Server {
   bool will_receive_result(int channel, const Origin& o) const;
   Task* task_of(Channel& ch, const Origin& o);
 
-  void handle(std::span<const uint8_t> bytes, const sockaddr_in& from);
+  // One datagram from the socket: a registration, or a frame of a channel's holder.
+  void handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from);
   // A frame the link could not decode: a log line, and a frame NACK to a registered node.
   void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
   // A frame from the holder of channel c, by type, once its sender may send it.
@@ -139,11 +140,18 @@ class Server {
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);
   void take_ack(int channel, const link::Frame& f);
-  void forged(int channel, const link::Frame& f, const std::string& why);
+  // A frame whose sender may not send it: logged, and a command frame's
+  // commands each NACKed protection (outside the sequenced stream).
+  void refuse_forged(int channel, const link::Frame& f, const std::string& why);
   void end_task(int channel, uint16_t tkno);
-  void route(std::vector<Delivery>& deliveries);
+  // What the controller core sent: answers to the asking task (by the
+  // channel's FIFO of origins), results and broadcasts to every channel of
+  // the mask; queued in each channel's `out` for send_replies.
+  void route_deliveries(std::vector<Delivery>& deliveries);
   void route_failures();
-  void flush();
+  // Each channel's queued entries as sequenced reply frames (unless held for
+  // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
+  void send_replies();
   int next_timeout_ms() const;
   void check_leases();
   void drop_channel(int channel, const std::string& why);

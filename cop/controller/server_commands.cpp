@@ -18,7 +18,7 @@ using link::FrameType;
 using wire::Direction;
 using wire::Opcode;
 
-void Server::forged(int c, const Frame& f, const std::string& why) {
+void Server::refuse_forged(int c, const Frame& f, const std::string& why) {
   Channel& ch = chan(c);
   ch.forged++;
   log_limited(fmt::format("channel {}: {} frame seq {} claiming TKNO {} refused ({}; {} so far): NACK protection", c,
@@ -120,7 +120,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   }
 }
 
-void Server::route(std::vector<Delivery>& deliveries) {
+void Server::route_deliveries(std::vector<Delivery>& deliveries) {
   for (const Delivery& d : deliveries) {
     const Opcode op = d.msg.ins.opcode;
     const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);

@@ -39,7 +39,7 @@ void Server::take_ack(int c, const Frame& f) {
   }
 }
 
-void Server::flush() {
+void Server::send_replies() {
   const auto now = Clock::now();
   std::vector<link::OutDatagram> batch;
   std::vector<int> overflowed;

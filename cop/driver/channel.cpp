@@ -21,7 +21,7 @@ using wire::Opcode;
 namespace {
 
 // Answers a command gets: its ACK/NACK, and the data of RSRAM, RMW and PROBE.
-int items(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
+int answers_per_command(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
 bool result_matches(const Wanted& w, const wire::Message& m) {
   switch (w.kind) {
@@ -54,7 +54,7 @@ bool ChannelClient::driver_alive() const {
   return ::kill(w_->driver_pid, 0) == 0 || errno == EPERM;
 }
 
-bool ChannelClient::satisfied() const {
+bool ChannelClient::nothing_outstanding() const {
   return answers_missing_ == 0 && (results_missing_ == 0 || result_error_ != Error::none);
 }
 
@@ -89,7 +89,7 @@ void ChannelClient::send_ack(bool gap) {
 
 Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   if (answers_missing_ > 0) {
-    if (Error e = pump(); e != Error::none) return e;
+    if (Error e = wait_for_outstanding(); e != Error::none) return e;
   }
   if (Error e = csr_error(); e != Error::none) return e;
   // The driver gone is the device gone, even though the socket still works
@@ -113,7 +113,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   for (size_t i = 0; i < commands.size(); ++i) {
     f.entries.push_back(link::make_entry(commands[i], Direction::to_controller, EntryKind::command, seq_,
                                          static_cast<uint16_t>(i)));
-    answers_missing_ += size_t(items(commands[i].ins.opcode));
+    answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
   }
   pending_answers_.assign(commands.size(), Answer{});
   answers_ = &pending_answers_;
@@ -124,7 +124,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 }
 
 Error ChannelClient::finish(std::vector<Answer>& answers) {
-  const Error e = pump();
+  const Error e = wait_for_outstanding();
   answers = pending_answers_;
   return e;
 }
@@ -143,7 +143,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   result_cycle_ = 0;
   wait_start_ns_ = monotonic_ns();
   take_from_buffer();
-  Error e = pump();
+  Error e = wait_for_outstanding();
   if (e == Error::none) e = result_error_;
   wanted_ = nullptr;
   results_missing_ = 0;
@@ -218,7 +218,7 @@ bool ChannelClient::take_result(const Entry& e) {
   return true;
 }
 
-void ChannelClient::file(const Entry& e) {
+void ChannelClient::file_out_of_context(const Entry& e) {
   lock_robust(&w_->buffer_lock);
   // Appended after the highest used slot while there is room (arrival order, no scan),
   // else the first free one.
@@ -284,11 +284,11 @@ long ChannelClient::receive(int timeout_ms) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) n = link::recv_datagram(fd_, rx_, 0);
   }
   if (n < 0) return errno == ECONNREFUSED ? -1 : 0;  // ECONNREFUSED: nothing listens where copd was
-  handle(std::span<const uint8_t>(rx_.data(), size_t(n)));
+  handle_datagram(std::span<const uint8_t>(rx_.data(), size_t(n)));
   return n;
 }
 
-void ChannelClient::handle(std::span<const uint8_t> bytes) {
+void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   auto decoded = link::decode(bytes);
   if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
   const Frame& f = std::get<Frame>(decoded);
@@ -332,7 +332,7 @@ void ChannelClient::take_reply(const Frame& f) {
     // Outside the stream: copd's NACK protection for a frame it did not accept,
     // and its word that a resent frame waits for service (filed for its task).
     for (const Entry& e : f.entries)
-      if (!take_answer(e) && e.index == link::kInProgressIndex) file(e);
+      if (!take_answer(e) && e.index == link::kInProgressIndex) file_out_of_context(e);
     return;
   }
   const uint32_t expected = w_->rx_next.load(std::memory_order_relaxed);
@@ -351,7 +351,7 @@ void ChannelClient::take_reply(const Frame& f) {
   if (next == 0) next = 1;
   w_->rx_next.store(next, std::memory_order_release);
   for (const Entry& e : f.entries)
-    if (!take_answer(e) && !take_result(e)) file(e);
+    if (!take_answer(e) && !take_result(e)) file_out_of_context(e);
 }
 
 bool ChannelClient::drain(int timeout_ms) {
@@ -364,13 +364,13 @@ bool ChannelClient::drain(int timeout_ms) {
   return true;
 }
 
-Error ChannelClient::pump() {
+Error ChannelClient::wait_for_outstanding() {
   uint64_t last_alive_check = 0;
-  while (!satisfied()) {
+  while (!nothing_outstanding()) {
     if (Error e = csr_error(); e != Error::none) return e;
     const uint32_t seen = w_->event.load(std::memory_order_acquire);
     take_from_buffer();
-    if (satisfied()) break;
+    if (nothing_outstanding()) break;
     const uint64_t now = monotonic_ns();
     const uint64_t ms = 1000000ull;
     const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5);
@@ -406,7 +406,7 @@ Error ChannelClient::pump() {
         failed = Error::link_down;
         break;
       }
-      if (got == 0 || satisfied()) break;
+      if (got == 0 || nothing_outstanding()) break;
     }
     w_->pid_register.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&w_->channel_lock);

@@ -267,7 +267,7 @@ void Driver::accept_task() {
   const uint32_t seq = request(FrameType::enrol, uint16_t(slot), token);
   const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
   while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
-    pump_requests();
+    send_pending_request();
     if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
     heartbeat();
   }
@@ -313,7 +313,7 @@ bool Driver::confirmed(uint32_t seq) const {
   return window_->rx_session.load() == request_session_ && !link::seq_after(seq, window_->sup_acked.load());
 }
 
-void Driver::pump_requests() {
+void Driver::send_pending_request() {
   std::lock_guard lock(requests_mu_);
   if (const uint32_t session = window_->rx_session.load(); session != request_session_) {
     // copd restarted and knows no task: enrol every local one again, in a new sequence.
@@ -467,7 +467,7 @@ void Driver::run(const std::atomic<bool>& stop) {
       udp_skip_until_ns_ = monotonic_ns() + uint64_t(kDrainPeriodMs) * 1000000ull;
       acknowledge();
     }
-    pump_requests();
+    send_pending_request();
   }
 }
 

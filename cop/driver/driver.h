@@ -78,7 +78,7 @@ class Driver {
   uint32_t request(link::FrameType type, uint16_t tkno, uint64_t token);
   // Sends the oldest unconfirmed request (again, on its timer); after a new
   // registration (copd restarted) enrols every local task again first.
-  void pump_requests();
+  void send_pending_request();
   bool confirmed(uint32_t seq) const;
   // The periodic acknowledgment of the reply stream when no frame carried it.
   void acknowledge();

@@ -110,7 +110,7 @@ std::string LogLimiter::summary(std::string_view cause, uint64_t n) {
   return fmt::format("... {} similar line{} suppressed (like: {})", n, n == 1 ? "" : "s", cause);
 }
 
-void LogLimiter::sweep(int64_t now, std::string_view except, std::vector<std::string>& out) {
+void LogLimiter::summarise_quiet_causes(int64_t now, std::string_view except, std::vector<std::string>& out) {
   for (auto it = causes_.begin(); it != causes_.end();) {
     Cause& c = it->second;
     const bool over = now - c.window_start >= 1000;
@@ -133,7 +133,7 @@ std::vector<std::string> LogLimiter::admit(std::string_view cause_in, std::strin
   }
   const int64_t now = now_();
   std::string cause(cause_in);
-  if (now - last_sweep_ >= 1000) sweep(now, cause, out);
+  if (now - last_sweep_ >= 1000) summarise_quiet_causes(now, cause, out);
   auto it = causes_.find(cause);
   if (it == causes_.end()) {
     if (causes_.size() >= kMaxCauses) cause = "(other)";

@@ -57,7 +57,9 @@ class LogLimiter {
     uint64_t suppressed = 0;  // since the last summary
   };
   static std::string summary(std::string_view cause, uint64_t n);
-  void sweep(int64_t now, std::string_view except, std::vector<std::string>& out);
+  // Summaries of causes whose window is over (not `except`'s: its own line
+  // reports it), and forgets causes quiet for a whole window.
+  void summarise_quiet_causes(int64_t now, std::string_view except, std::vector<std::string>& out);
 
   int per_second_;
   Clock now_;
