@@ -41,13 +41,13 @@ int Server::registered_channels() const {
 void Server::log_limited(const std::string& line) {
   const auto now = Clock::now();
   if (now - log_second_ >= std::chrono::seconds(1)) {
-    if (log_suppressed_ > 0) log_(fmt::format("({} more such lines suppressed)", log_suppressed_));
+    if (log_suppressed_ > 0) log_(link::LogLevel::warn, fmt::format("({} more such lines suppressed)", log_suppressed_));
     log_second_ = now;
     log_lines_ = 0;
     log_suppressed_ = 0;
   }
   if (log_lines_++ < kLogBurst)
-    log_(line);
+    log_(link::LogLevel::warn, line);
   else
     log_suppressed_++;
 }
@@ -84,7 +84,7 @@ void Server::run(const std::atomic<bool>& stop) {
 void Server::send_frame(const Frame& f, const sockaddr_in& to) {
   link::encode(f, out_buf_);
   if (!socket_.send_to(out_buf_, to) && config_.verbose)
-    log_(fmt::format("send to {} failed: {}", link::to_string(to), std::strerror(errno)));
+    log_(link::LogLevel::warn, fmt::format("send to {} failed: {}", link::to_string(to), std::strerror(errno)));
 }
 
 void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text) {
@@ -238,7 +238,7 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
     ch.tasks.resize(config_.controller.tasks_per_channel);
     ch.rto_ms = kRtoMs;
     by_address_[key] = c;
-    log_(fmt::format("channel {} registered by {} (session {})", c, link::to_string(from), ch.session));
+    log_(link::LogLevel::info, fmt::format("channel {} registered by {} (session {})", c, link::to_string(from), ch.session));
   }
   ch.last_heard = Clock::now();
   Frame ok;
@@ -268,7 +268,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
         t.token = f.info64();
       }
       if (config_.verbose)
-        log_(fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
+        log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
     }
     ch.sup_seq = f.seq;
   }
@@ -292,7 +292,8 @@ void Server::end_task(int c, uint16_t tkno) {
   std::erase_if(ch.fifo, [&](const Origin& o) { return !o.supervisor && o.tkno == tkno; });
   const int failed = controller_.end_task(c, tkno, deliveries_);
   if (failed > 0 || config_.verbose)
-    log_(fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
+    log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,
+         fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
   ch.tasks[tkno] = Task{};
   route_failures();
 }
@@ -315,7 +316,7 @@ void Server::drop_channel(int c, const std::string& why) {
   route_deliveries(deliveries_);
   ch = Channel{};
   const int failed = controller_.fail_channel(c, deliveries_);
-  log_(fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
+  log_(link::LogLevel::warn, fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
                    failed));
   route_failures();
   send_replies();

@@ -33,6 +33,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "link/daemon.h"
 #include "link/fault.h"
 #include "link/udp.h"
 
@@ -50,7 +51,7 @@ struct ServerConfig {
 
 class Server {
  public:
-  using Log = std::function<void(const std::string&)>;
+  using Log = std::function<void(link::LogLevel, const std::string&)>;
   Server(const ServerConfig& config, Log log);
   // The bound address (the port is the real one when the config asked for 0).
   sockaddr_in address() const { return socket_.local(); }
@@ -157,7 +158,7 @@ class Server {
   void drop_channel(int channel, const std::string& why);
   void send_frame(const link::Frame& f, const sockaddr_in& to);
   void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
-  // Rate-limited log (at most kLogBurst lines a second, then one count).
+  // Rate-limited warnings (at most kLogBurst lines a second, then one count).
   void log_limited(const std::string& line);
   Channel& chan(int c) { return channels_[size_t(c - 1)]; }
 

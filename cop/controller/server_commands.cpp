@@ -50,7 +50,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
   if (task.executed && task.seq == f.seq) {
     // A resend (XMIT): the answers we gave, not a second execution.
-    if (config_.verbose) log_(fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
+    if (config_.verbose) log_(link::LogLevel::info, fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
     ch.out.insert(ch.out.end(), task.answers.begin(), task.answers.end());
     ch.urgent = true;
     if (task.outstanding > 0) {
@@ -70,7 +70,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   if (task.executed && !link::seq_after(f.seq, task.seq)) {
     // An older frame, late or duplicated on the way: executed already.
     if (config_.verbose)
-      log_(fmt::format("channel {} tkno {}: late frame {} (last {}) ignored", c, f.tkno, f.seq, task.seq));
+      log_(link::LogLevel::info, fmt::format("channel {} tkno {}: late frame {} (last {}) ignored", c, f.tkno, f.seq, task.seq));
     return;
   }
   task.executed = true;

@@ -53,7 +53,7 @@ void Server::send_replies() {
     if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{} && now >= ch.resend_at) {
       for (const Sent& s : ch.unacked) batch.push_back(link::OutDatagram{s.bytes, &ch.addr});
       if (config_.verbose)
-        log_(fmt::format("channel {}: resending {} frame(s) from {}", c, ch.unacked.size(), ch.unacked.front().seq));
+        log_(link::LogLevel::info, fmt::format("channel {}: resending {} frame(s) from {}", c, ch.unacked.size(), ch.unacked.front().seq));
       ch.rto_ms = std::min(ch.rto_ms * 2, kRtoMaxMs);
       ch.resend_at = now + std::chrono::milliseconds(ch.rto_ms);
     }
@@ -83,7 +83,7 @@ void Server::send_replies() {
     ch.hold_until = Clock::time_point{};
   }
   if (!batch.empty() && link::send_datagrams(socket_.fd(), batch) < 0 && config_.verbose)
-    log_(fmt::format("send failed: {}", std::strerror(errno)));
+    log_(link::LogLevel::warn, fmt::format("send failed: {}", std::strerror(errno)));
   for (int c : overflowed)
     drop_channel(c, fmt::format("its node acknowledged none of {} reply frames ({} bytes): the resend window is full",
                                 chan(c).unacked.size(), chan(c).unacked_bytes));

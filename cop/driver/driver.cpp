@@ -113,7 +113,7 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     const long n = udp_.receive(buf, 200);
     if (n < 0) {  // ECONNREFUSED: copd is not there (yet)
       if (!said_waiting) {
-        log_(fmt::format("waiting for copd at {}", link::to_string(config_.controller)));
+        log_(link::LogLevel::info, fmt::format("waiting for copd at {}", link::to_string(config_.controller)));
         said_waiting = true;
       }
       ::usleep(200000);
@@ -180,7 +180,7 @@ void Driver::start(const std::atomic<bool>& stop) {
   if (::bind(listener_, reinterpret_cast<sockaddr*>(&tmp_addr), sizeof tmp_addr) < 0 || ::listen(listener_, 64) < 0 ||
       ::chmod(tmp.c_str(), 0666) < 0 || ::rename(tmp.c_str(), socket_path_.c_str()) < 0)
     throw std::runtime_error(fmt::format("{}: {}", socket_path_, std::strerror(errno)));
-  log_(fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
+  log_(link::LogLevel::info, fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
                    "COP_DRIVER={}",
                    config_.channel, link::to_string(config_.controller), window_->ppn, window_->tasks_per_channel,
                    config_.dir));
@@ -242,7 +242,7 @@ void Driver::accept_task() {
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 2000) <= 0 || ::recv(fd, &req, sizeof req, 0) != ssize_t(sizeof req) ||
       req.op != Op::register_) {
-    log_("a task connected but sent no registration: closed");
+    log_(link::LogLevel::warn, "a task connected but sent no registration: closed");
     ::close(fd);
     return;
   }
@@ -254,7 +254,7 @@ void Driver::accept_task() {
     rep.status = window_->csr_rdy.load() ? CopErrMapping : CopErrLinkDown;
     std::snprintf(rep.detail, sizeof rep.detail, "%s", why.c_str());
     ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
+    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
     ::close(fd);
     return;
   }
@@ -277,7 +277,7 @@ void Driver::accept_task() {
     std::snprintf(rep.detail, sizeof rep.detail, "copd did not confirm the task's enrolment within %d ms",
                   config_.dead_ms);
     ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
+    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
     ::close(fd);
     return;
   }
@@ -422,12 +422,12 @@ void Driver::heartbeat() {
   const uint64_t silent_ms = heard >= now ? 0 : (now - heard) / 1000000ull;
   if (silent_ms > uint64_t(config_.dead_ms)) {
     if (!reported_silence_) {
-      log_(fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
+      log_(link::LogLevel::warn, fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
       reported_silence_ = true;
     }
     csr_channel_down(*window_);
   } else if (reported_silence_ && window_->csr_rdy.load()) {
-    log_(fmt::format("copd answers again: channel {} up", config_.channel));
+    log_(link::LogLevel::info, fmt::format("copd answers again: channel {} up", config_.channel));
     reported_silence_ = false;
   }
 }
@@ -472,7 +472,7 @@ void Driver::run(const std::atomic<bool>& stop) {
 }
 
 void Driver::shutdown() {
-  log_(fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
+  log_(link::LogLevel::info, fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
   csr_channel_down(*window_);
   futex_wake_all(&window_->event);
   send_frame(FrameType::bye, 0);

@@ -26,6 +26,7 @@
 #include "driver/channel.h"
 #include "driver/protocol.h"
 #include "driver/window.h"
+#include "link/daemon.h"
 #include "link/udp.h"
 
 namespace cop::driver {
@@ -52,7 +53,7 @@ struct DriverRequest {
 
 class Driver {
  public:
-  using Log = std::function<void(const std::string&)>;
+  using Log = std::function<void(link::LogLevel, const std::string&)>;
   Driver(DriverConfig config, Log log);
   ~Driver();
   // Registers with copd (retrying until register_timeout_ms) and opens the
