@@ -199,18 +199,26 @@ class Controller {
   bool repeats_in_progress(int channel, const wire::Message& msg) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  // RSRAM/WSRAM/RMW (data_ram_access.cpp).
   wire::Error data_ram_access(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  wire::Error read_mask_entry(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // A WSRAM to the GAS word of an operation in progress: its first partial result.
+  wire::Error initialise_operation(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // The word `msg` addresses, after the space's protection rules.
+  wire::Error locate_word(int channel, const wire::Message& msg, Sender from, uint64_t*& word);
+  // Global operations (global_ops.cpp).
   wire::Error contribute(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram);
   // Voids the operation on (ppn, tag): frees its entries and NACKs `dest` with `why`.
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
-  void complete(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
+  // The last contribution is in: the result (or the barrier exit) goes to the
+  // broadcast mask's channels and the entries are free again.
+  void complete_operation(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
   void emit(uint64_t mask, const wire::Message& msg, std::vector<Delivery>& out);
   // Keeps what went last to each channel, for the interface's resend (XMIT).
   void remember(uint64_t mask, const wire::Message& msg);
-  void acknowledge(int channel, const wire::Message& msg, wire::Error error, std::vector<Delivery>& out);
   uint64_t cost(const wire::Message& msg) const;
 
   Config config_;

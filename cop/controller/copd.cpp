@@ -11,7 +11,11 @@
 
 namespace {
 
-void log_line(const std::string& line) { cop::link::log_line("copd", line); }
+using cop::link::LogLevel;
+
+void log_line(LogLevel level, const std::string& line) { cop::link::log_line("copd", level, line); }
+void log_info(const std::string& line) { log_line(LogLevel::info, line); }
+void log_error(const std::string& line) { log_line(LogLevel::error, line); }
 
 }  // namespace
 
@@ -51,14 +55,14 @@ int main(int argc, char** argv) {
     std::string why;
     auto spec = cop::link::parse_faults(faults, why);
     if (!spec) {
-      fmt::print(stderr, "copd: --faults: {}\n", why);
+      log_error(fmt::format("--faults: {}", why));
       return 2;
     }
     cop::link::set_faults(*spec, 0);
   } else if (const char* env = std::getenv("COP_FAULTS"); env && *env) {
     std::string why;
     if (!cop::link::parse_faults(env, why)) {
-      fmt::print(stderr, "copd: COP_FAULTS: {}\n", why);
+      log_error(fmt::format("COP_FAULTS: {}", why));
       return 2;
     }
   }
@@ -66,25 +70,25 @@ int main(int argc, char** argv) {
   try {
     config.listen = cop::link::parse_endpoint(listen, cop::link::kDefaultPort);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "copd: --listen: {}\n", e.what());
+    log_error(fmt::format("--listen: {}", e.what()));
     return 2;
   }
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::controller::Server server(config, log_line);
-    log_line(fmt::format("serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, lease {} ms)",
+    log_info(fmt::format("serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, lease {} ms)",
                          config.controller.channels, cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
                          config.controller.gas_words, config.lease_ms));
-    if (const auto* f = cop::link::active_faults()) log_line("injecting link faults: " + cop::link::to_string(*f));
+    if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
     server.run(stop);
     const auto& st = server.controller().stats();
-    log_line(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
+    log_info(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
                          "{} broadcasts, {} modelled cycles)",
                          server.registered_channels(), st.serviced, st.nacks, st.broadcasts,
                          server.controller().cycles()));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "copd: {}\n", e.what());
+    log_error(e.what());
     return 1;
   }
   return 0;

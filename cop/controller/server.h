@@ -33,6 +33,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "link/daemon.h"
 #include "link/fault.h"
 #include "link/udp.h"
 
@@ -50,7 +51,7 @@ struct ServerConfig {
 
 class Server {
  public:
-  using Log = std::function<void(const std::string&)>;
+  using Log = std::function<void(link::LogLevel, const std::string&)>;
   Server(const ServerConfig& config, Log log);
   // The bound address (the port is the real one when the config asked for 0).
   sockaddr_in address() const { return socket_.local(); }
@@ -126,22 +127,38 @@ class Server {
   bool will_receive_result(int channel, const Origin& o) const;
   Task* task_of(Channel& ch, const Origin& o);
 
-  void handle(std::span<const uint8_t> bytes, const sockaddr_in& from);
+  // One datagram from the socket: a registration, or a frame of a channel's holder.
+  void handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from);
+  // A frame the link could not decode: a log line, and a frame NACK to a registered node.
+  void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
+  // A frame from the holder of channel c, by type, once its sender may send it.
+  void handle_channel_frame(int c, const link::Frame& f, const sockaddr_in& from);
+  // Why the sender (the driver's secret, an enrolled task's token, or neither)
+  // may not send this frame; empty when it may.
+  static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
+  void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);
   void take_ack(int channel, const link::Frame& f);
-  void forged(int channel, const link::Frame& f, const std::string& why);
+  // A frame whose sender may not send it: logged, and a command frame's
+  // commands each NACKed protection (outside the sequenced stream).
+  void refuse_forged(int channel, const link::Frame& f, const std::string& why);
   void end_task(int channel, uint16_t tkno);
-  void route(std::vector<Delivery>& deliveries);
+  // What the controller core sent: answers to the asking task (by the
+  // channel's FIFO of origins), results and broadcasts to every channel of
+  // the mask; queued in each channel's `out` for send_replies.
+  void route_deliveries(std::vector<Delivery>& deliveries);
   void route_failures();
-  void flush();
+  // Each channel's queued entries as sequenced reply frames (unless held for
+  // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
+  void send_replies();
   int next_timeout_ms() const;
   void check_leases();
   void drop_channel(int channel, const std::string& why);
   void send_frame(const link::Frame& f, const sockaddr_in& to);
   void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
-  // Rate-limited log (at most kLogBurst lines a second, then one count).
+  // Rate-limited warnings (at most kLogBurst lines a second, then one count).
   void log_limited(const std::string& line);
   Channel& chan(int c) { return channels_[size_t(c - 1)]; }
 

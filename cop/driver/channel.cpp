@@ -20,9 +20,8 @@ using wire::Opcode;
 
 namespace {
 
-bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
-
-int items(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
+// Answers a command gets: its ACK/NACK, and the data of RSRAM, RMW and PROBE.
+int answers_per_command(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
 bool result_matches(const Wanted& w, const wire::Message& m) {
   switch (w.kind) {
@@ -55,7 +54,7 @@ bool ChannelClient::driver_alive() const {
   return ::kill(w_->driver_pid, 0) == 0 || errno == EPERM;
 }
 
-bool ChannelClient::satisfied() const {
+bool ChannelClient::nothing_outstanding() const {
   return answers_missing_ == 0 && (results_missing_ == 0 || result_error_ != Error::none);
 }
 
@@ -90,7 +89,7 @@ void ChannelClient::send_ack(bool gap) {
 
 Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   if (answers_missing_ > 0) {
-    if (Error e = pump(); e != Error::none) return e;
+    if (Error e = wait_for_outstanding(); e != Error::none) return e;
   }
   if (Error e = csr_error(); e != Error::none) return e;
   // The driver gone is the device gone, even though the socket still works
@@ -114,7 +113,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   for (size_t i = 0; i < commands.size(); ++i) {
     f.entries.push_back(link::make_entry(commands[i], Direction::to_controller, EntryKind::command, seq_,
                                          static_cast<uint16_t>(i)));
-    answers_missing_ += size_t(items(commands[i].ins.opcode));
+    answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
   }
   pending_answers_.assign(commands.size(), Answer{});
   answers_ = &pending_answers_;
@@ -125,7 +124,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 }
 
 Error ChannelClient::finish(std::vector<Answer>& answers) {
-  const Error e = pump();
+  const Error e = wait_for_outstanding();
   answers = pending_answers_;
   return e;
 }
@@ -144,7 +143,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   result_cycle_ = 0;
   wait_start_ns_ = monotonic_ns();
   take_from_buffer();
-  Error e = pump();
+  Error e = wait_for_outstanding();
   if (e == Error::none) e = result_error_;
   wanted_ = nullptr;
   results_missing_ = 0;
@@ -153,7 +152,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
 }
 
 bool ChannelClient::take_answer(const Entry& e) {
-  if (e.kind != EntryKind::answer || (e.words[0] & wire::kMaxTkno) != tkno_) return false;
+  if (e.kind != EntryKind::answer || wire::instruction_tkno(e.words[0]) != tkno_) return false;
   // Ours by the Pid register. copd saying our resent frame waits for service:
   // not lost, so the retry count starts again (the timer keeps its backoff).
   if (e.index == link::kInProgressIndex) {
@@ -173,7 +172,7 @@ bool ChannelClient::take_answer(const Entry& e) {
     answers_missing_--;
     a.at_cycle = e.at_cycle;
     if (m.ins.opcode == Opcode::NACK) {
-      a.error = static_cast<Error>(m.data1 & 0xFF);
+      a.error = wire::nack_error(m.data1);
       // A refused contribution means the awaited result will not come. (A mask
       // in use only says a peer channel initialised it first.)
       if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
@@ -204,7 +203,7 @@ bool ChannelClient::take_result(const Entry& e) {
   const uint32_t tag = m.addr.msgtag;
   if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
   if (m.ins.opcode == Opcode::NACK) {
-    result_error_ = static_cast<Error>(m.data1 & 0xFF);
+    result_error_ = wire::nack_error(m.data1);
     return true;
   }
   if (!result_matches(*wanted_, m)) return false;
@@ -219,7 +218,7 @@ bool ChannelClient::take_result(const Entry& e) {
   return true;
 }
 
-void ChannelClient::file(const Entry& e) {
+void ChannelClient::file_out_of_context(const Entry& e) {
   lock_robust(&w_->buffer_lock);
   // Appended after the highest used slot while there is room (arrival order, no scan),
   // else the first free one.
@@ -230,13 +229,12 @@ void ChannelClient::file(const Entry& e) {
     // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
     // than letting its receiver wait for it until a timeout.
     w_->overflows.fetch_add(1);
-    w_->csr_err_code.store(static_cast<uint32_t>(wire::Error::overflow));
-    w_->csr_err.store(1, std::memory_order_release);
+    csr_set_error(*w_, Error::overflow);
   } else {
     OutOfContext& o = w_->ooc[slot];
     o.kind = static_cast<uint8_t>(e.kind);
     o.nwords = e.nwords;
-    o.tkno = static_cast<uint16_t>(e.words[0] & wire::kMaxTkno);
+    o.tkno = wire::instruction_tkno(e.words[0]);
     o.index = e.index;
     o.seq = e.seq;
     std::copy(e.words.begin(), e.words.end(), o.words);
@@ -286,11 +284,11 @@ long ChannelClient::receive(int timeout_ms) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) n = link::recv_datagram(fd_, rx_, 0);
   }
   if (n < 0) return errno == ECONNREFUSED ? -1 : 0;  // ECONNREFUSED: nothing listens where copd was
-  handle(std::span<const uint8_t>(rx_.data(), size_t(n)));
+  handle_datagram(std::span<const uint8_t>(rx_.data(), size_t(n)));
   return n;
 }
 
-void ChannelClient::handle(std::span<const uint8_t> bytes) {
+void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   auto decoded = link::decode(bytes);
   if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
   const Frame& f = std::get<Frame>(decoded);
@@ -300,7 +298,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
       take_reply(f);
       break;
     case FrameType::sup_ack:
-      if (f.session == w_->rx_session.load() && newer(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
+      if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
       break;
     case FrameType::frame_nack:
       if (f.seq == seq_ && answers_missing_ > 0 && ++resends_ <= opt_.retry_limit) {
@@ -311,9 +309,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
     case FrameType::refused:
       // copd no longer knows this channel (restarted, or the lease ran out):
       // the driver registers again; until then the channel is down.
-      w_->csr_rdy.store(0);
-      w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
-      w_->csr_err.store(1, std::memory_order_release);
+      csr_channel_down(*w_);
       break;
     case FrameType::registered:
       if (f.session != w_->rx_session.load()) {
@@ -323,9 +319,7 @@ void ChannelClient::handle(std::span<const uint8_t> bytes) {
         w_->sup_acked.store(0);
         w_->rx_session.store(f.session, std::memory_order_release);
       }
-      w_->csr_err.store(0);
-      w_->csr_err_code.store(0);
-      w_->csr_rdy.store(1, std::memory_order_release);
+      csr_channel_up(*w_);
       break;
     default:
       break;
@@ -338,18 +332,18 @@ void ChannelClient::take_reply(const Frame& f) {
     // Outside the stream: copd's NACK protection for a frame it did not accept,
     // and its word that a resent frame waits for service (filed for its task).
     for (const Entry& e : f.entries)
-      if (!take_answer(e) && e.index == link::kInProgressIndex) file(e);
+      if (!take_answer(e) && e.index == link::kInProgressIndex) file_out_of_context(e);
     return;
   }
   const uint32_t expected = w_->rx_next.load(std::memory_order_relaxed);
   if (f.seq != expected) {
     // go-back-N: a duplicate (copd missed our acknowledgment) or a frame after
     // a gap (one was lost or is late) is dropped; copd hears where we are.
-    (newer(f.seq, expected) ? w_->rx_gaps : w_->rx_duplicates).fetch_add(1, std::memory_order_relaxed);
+    (link::seq_after(f.seq, expected) ? w_->rx_gaps : w_->rx_duplicates).fetch_add(1, std::memory_order_relaxed);
     const uint64_t now = monotonic_ns();
     if (now - w_->gap_reported_ns.load(std::memory_order_relaxed) > 2000000ull) {
       w_->gap_reported_ns.store(now, std::memory_order_relaxed);
-      send_ack(newer(f.seq, expected));
+      send_ack(link::seq_after(f.seq, expected));
     }
     return;
   }
@@ -357,7 +351,7 @@ void ChannelClient::take_reply(const Frame& f) {
   if (next == 0) next = 1;
   w_->rx_next.store(next, std::memory_order_release);
   for (const Entry& e : f.entries)
-    if (!take_answer(e) && !take_result(e)) file(e);
+    if (!take_answer(e) && !take_result(e)) file_out_of_context(e);
 }
 
 bool ChannelClient::drain(int timeout_ms) {
@@ -370,13 +364,13 @@ bool ChannelClient::drain(int timeout_ms) {
   return true;
 }
 
-Error ChannelClient::pump() {
+Error ChannelClient::wait_for_outstanding() {
   uint64_t last_alive_check = 0;
-  while (!satisfied()) {
+  while (!nothing_outstanding()) {
     if (Error e = csr_error(); e != Error::none) return e;
     const uint32_t seen = w_->event.load(std::memory_order_acquire);
     take_from_buffer();
-    if (satisfied()) break;
+    if (nothing_outstanding()) break;
     const uint64_t now = monotonic_ns();
     const uint64_t ms = 1000000ull;
     const uint64_t timer_ms = uint64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5);
@@ -391,8 +385,7 @@ Error ChannelClient::pump() {
       if (!driver_alive()) return Error::link_down;
       const uint64_t since = std::max(w_->last_heard_ns.load(), std::max(wait_start_ns_, sent_at_ns_));
       if (now > since && now - since > uint64_t(opt_.dead_ms) * ms) {
-        w_->csr_err_code.store(static_cast<uint32_t>(Error::link_down));
-        w_->csr_err.store(1, std::memory_order_release);
+        csr_set_error(*w_, Error::link_down);
         return Error::link_down;
       }
       if (opt_.wait_timeout_ms > 0 && results_missing_ > 0 &&
@@ -413,15 +406,14 @@ Error ChannelClient::pump() {
         failed = Error::link_down;
         break;
       }
-      if (got == 0 || satisfied()) break;
+      if (got == 0 || nothing_outstanding()) break;
     }
     w_->pid_register.store(0, std::memory_order_relaxed);
     pthread_mutex_unlock(&w_->channel_lock);
     w_->event.fetch_add(1, std::memory_order_release);
     if (w_->waiters.load()) futex_wake_all(&w_->event);
     if (failed != Error::none) {
-      w_->csr_err_code.store(static_cast<uint32_t>(failed));
-      w_->csr_err.store(1, std::memory_order_release);
+      csr_set_error(*w_, failed);
       return failed;
     }
   }

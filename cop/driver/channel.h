@@ -94,18 +94,32 @@ class ChannelClient {
   bool drain(int timeout_ms);
 
  private:
+  // One datagram from the channel socket (waiting up to timeout_ms), handled;
+  // its size, 0 when none came, -1 when nothing listens where copd was.
   long receive(int timeout_ms);
-  void handle(std::span<const uint8_t> bytes);
+  void handle_datagram(std::span<const uint8_t> bytes);
+  // An answer to our frame in flight (by the Pid register) / a result we wait
+  // for: taken, true; anything else is left to the caller.
   bool take_answer(const link::Entry& e);
   bool take_result(const link::Entry& e);
-  void file(const link::Entry& e);
+  // Keeps an entry that is some other task's (or comes before its receiver
+  // asks) in the out-of-context buffer; ERR overflow when it is full.
+  void file_out_of_context(const link::Entry& e);
+  // Takes our entries out of the out-of-context buffer.
   void take_from_buffer();
-  wire::Error pump();
+  // Until every answer of the frame in flight and every awaited result is in:
+  // reads the channel when it can take the channel lock (else sleeps until
+  // the reader files something), resends on the transmit timer, and gives up
+  // with the CSR's error, retry_limit, link_down (driver or copd gone) or
+  // timeout (LinkOptions::wait_timeout_ms).
+  wire::Error wait_for_outstanding();
+  // Sends the frame in flight (again), acknowledging the reply stream with it.
   wire::Error transmit();
   // An acknowledgment of the reply stream; gap: ask copd to resend at once.
   void send_ack(bool gap);
   void take_reply(const link::Frame& f);
-  bool satisfied() const;
+  // No answer missing, and no result missing unless the wait has failed.
+  bool nothing_outstanding() const;
   bool driver_alive() const;
 
   Window* w_;

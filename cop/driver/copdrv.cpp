@@ -13,7 +13,12 @@ namespace {
 
 int g_channel = 0;
 
-void log_line(const std::string& line) { cop::link::log_line(fmt::format("copdrv[{}]", g_channel), line); }
+using cop::link::LogLevel;
+
+void log_line(LogLevel level, const std::string& line) {
+  cop::link::log_line(fmt::format("copdrv[{}]", g_channel), level, line);
+}
+void log_error(const std::string& line) { log_line(LogLevel::error, line); }
 
 }  // namespace
 
@@ -52,29 +57,29 @@ int main(int argc, char** argv) {
     if (!spec_text.empty()) {
       auto spec = cop::link::parse_faults(spec_text, why);
       if (!spec) {
-        fmt::print(stderr, "copdrv: {}: {}\n", faults.empty() ? "COP_FAULTS" : "--faults", why);
+        log_error(fmt::format("{}: {}", faults.empty() ? "COP_FAULTS" : "--faults", why));
         return 2;
       }
-      cop::link::set_faults(*spec, (uint64_t(config.channel) << 16) | cop::wire::kMaxTkno);
+      cop::link::set_faults(*spec, cop::link::node_fault_salt(uint32_t(config.channel), cop::wire::kMaxTkno));
     }
   }
   try {
     config.controller = cop::link::parse_endpoint(controller, cop::link::kDefaultPort);
     config.local = cop::link::parse_endpoint(local, 0);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "copdrv: {}\n", e.what());
+    log_error(e.what());
     return 2;
   }
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::driver::Driver driver(config, log_line);
     if (const auto* f = cop::link::active_faults())
-      log_line("injecting link faults: " + cop::link::to_string(*f));
+      log_line(LogLevel::info, "injecting link faults: " + cop::link::to_string(*f));
     driver.start(stop);
     driver.run(stop);
     driver.shutdown();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "copdrv: channel {}: {}\n", config.channel, e.what());
+    log_error(fmt::format("channel {}: {}", config.channel, e.what()));
     return 1;
   }
   return 0;

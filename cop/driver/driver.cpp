@@ -27,14 +27,19 @@ namespace {
 constexpr uint16_t kDriverTkno = wire::kMaxTkno;  // never a task's: tasks_per_channel <= 512
 constexpr int kDrainPeriodMs = 5;
 
+// A PVM tid's L field (bits 17..0: the task's number on its host), modulo the
+// channel's task address spaces: the TKNO a task gets under the direct mapping.
+int tid_task_space(int32_t tid, int spaces) {
+  constexpr uint32_t kTidLocalMask = 0x3FFFF;
+  return int(uint32_t(tid) & kTidLocalMask) % spaces;
+}
+
 uint64_t random64() {
   uint64_t v = 0;
   while (v == 0)
     if (::getrandom(&v, sizeof v, 0) != sizeof v) v = monotonic_ns() * 0x9E3779B97F4A7C15ull;
   return v;
 }
-
-bool newer(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
 
 bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
   iovec iov{const_cast<void*>(data), len};
@@ -92,8 +97,7 @@ void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t in
   f.token = secret_;
   f.session = window_->rx_session.load();
   f.ack = window_->rx_next.load() - 1;
-  f.info[0] = uint32_t(info);
-  f.info[1] = uint32_t(info >> 32);
+  f.set_info64(info);
   if (type != FrameType::register_) window_->ack_sent.store(f.ack);
   std::vector<uint8_t> bytes;
   link::encode(f, bytes);
@@ -109,7 +113,7 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     const long n = udp_.receive(buf, 200);
     if (n < 0) {  // ECONNREFUSED: copd is not there (yet)
       if (!said_waiting) {
-        log_(fmt::format("waiting for copd at {}", link::to_string(config_.controller)));
+        log_(link::LogLevel::info, fmt::format("waiting for copd at {}", link::to_string(config_.controller)));
         said_waiting = true;
       }
       ::usleep(200000);
@@ -136,7 +140,7 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     window_->tas_words = f.info[2];
     window_->gas_words = f.info[3];
     window_->last_heard_ns.store(monotonic_ns());
-    window_->csr_rdy.store(1);
+    csr_channel_up(*window_);
     return true;
   }
   why = fmt::format("no answer from copd at {} within {} ms", link::to_string(config_.controller), timeout_ms);
@@ -176,7 +180,7 @@ void Driver::start(const std::atomic<bool>& stop) {
   if (::bind(listener_, reinterpret_cast<sockaddr*>(&tmp_addr), sizeof tmp_addr) < 0 || ::listen(listener_, 64) < 0 ||
       ::chmod(tmp.c_str(), 0666) < 0 || ::rename(tmp.c_str(), socket_path_.c_str()) < 0)
     throw std::runtime_error(fmt::format("{}: {}", socket_path_, std::strerror(errno)));
-  log_(fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
+  log_(link::LogLevel::info, fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
                    "COP_DRIVER={}",
                    config_.channel, link::to_string(config_.controller), window_->ppn, window_->tasks_per_channel,
                    config_.dir));
@@ -189,7 +193,7 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
   int chosen = -1;
   RegisterRequest want = req;
   // -2: exactly the tid's L field modulo the task spaces (the direct mapping).
-  if (want.wanted_tkno == -2) want.wanted_tkno = int(uint32_t(req.tid) & 0x3FFFF) % n;
+  if (want.wanted_tkno == -2) want.wanted_tkno = tid_task_space(req.tid, n);
   if (want.wanted_tkno >= 0) {
     const int t = want.wanted_tkno;
     if (t >= n)
@@ -199,7 +203,7 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
     else
       chosen = t;
   } else {
-    const int preferred = int(uint32_t(req.tid) & 0x3FFFF) % n;  // the tid's L field, as PVM numbers tasks
+    const int preferred = tid_task_space(req.tid, n);
     for (int k = 0; k < n && chosen < 0; ++k)
       if (is_free((preferred + k) % n)) chosen = (preferred + k) % n;
     if (chosen < 0) why = fmt::format("all {} task address spaces of this channel are in use", n);
@@ -238,7 +242,7 @@ void Driver::accept_task() {
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 2000) <= 0 || ::recv(fd, &req, sizeof req, 0) != ssize_t(sizeof req) ||
       req.op != Op::register_) {
-    log_("a task connected but sent no registration: closed");
+    log_(link::LogLevel::warn, "a task connected but sent no registration: closed");
     ::close(fd);
     return;
   }
@@ -250,7 +254,7 @@ void Driver::accept_task() {
     rep.status = window_->csr_rdy.load() ? CopErrMapping : CopErrLinkDown;
     std::snprintf(rep.detail, sizeof rep.detail, "%s", why.c_str());
     ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
+    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
     ::close(fd);
     return;
   }
@@ -263,7 +267,7 @@ void Driver::accept_task() {
   const uint32_t seq = request(FrameType::enrol, uint16_t(slot), token);
   const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
   while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
-    pump_requests();
+    send_pending_request();
     if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
     heartbeat();
   }
@@ -273,7 +277,7 @@ void Driver::accept_task() {
     std::snprintf(rep.detail, sizeof rep.detail, "copd did not confirm the task's enrolment within %d ms",
                   config_.dead_ms);
     ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
+    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
     ::close(fd);
     return;
   }
@@ -306,10 +310,10 @@ uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {
 }
 
 bool Driver::confirmed(uint32_t seq) const {
-  return window_->rx_session.load() == request_session_ && !newer(seq, window_->sup_acked.load());
+  return window_->rx_session.load() == request_session_ && !link::seq_after(seq, window_->sup_acked.load());
 }
 
-void Driver::pump_requests() {
+void Driver::send_pending_request() {
   std::lock_guard lock(requests_mu_);
   if (const uint32_t session = window_->rx_session.load(); session != request_session_) {
     // copd restarted and knows no task: enrol every local one again, in a new sequence.
@@ -320,7 +324,7 @@ void Driver::pump_requests() {
       if (tokens_[t]) requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
   }
   const uint32_t acked = window_->sup_acked.load();
-  while (!requests_.empty() && !newer(requests_.front().seq, acked)) requests_.pop_front();
+  while (!requests_.empty() && !link::seq_after(requests_.front().seq, acked)) requests_.pop_front();
   if (requests_.empty() || !window_->csr_rdy.load()) return;
   DriverRequest& r = requests_.front();
   const uint64_t now = monotonic_ns();
@@ -418,14 +422,12 @@ void Driver::heartbeat() {
   const uint64_t silent_ms = heard >= now ? 0 : (now - heard) / 1000000ull;
   if (silent_ms > uint64_t(config_.dead_ms)) {
     if (!reported_silence_) {
-      log_(fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
+      log_(link::LogLevel::warn, fmt::format("copd silent for {} ms: channel {} down (link_down in the CSR)", silent_ms, config_.channel));
       reported_silence_ = true;
     }
-    window_->csr_rdy.store(0);
-    window_->csr_err_code.store(uint32_t(Error::link_down));
-    window_->csr_err.store(1);
+    csr_channel_down(*window_);
   } else if (reported_silence_ && window_->csr_rdy.load()) {
-    log_(fmt::format("copd answers again: channel {} up", config_.channel));
+    log_(link::LogLevel::info, fmt::format("copd answers again: channel {} up", config_.channel));
     reported_silence_ = false;
   }
 }
@@ -465,15 +467,13 @@ void Driver::run(const std::atomic<bool>& stop) {
       udp_skip_until_ns_ = monotonic_ns() + uint64_t(kDrainPeriodMs) * 1000000ull;
       acknowledge();
     }
-    pump_requests();
+    send_pending_request();
   }
 }
 
 void Driver::shutdown() {
-  log_(fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
-  window_->csr_rdy.store(0);
-  window_->csr_err_code.store(uint32_t(Error::link_down));
-  window_->csr_err.store(1);
+  log_(link::LogLevel::info, fmt::format("channel {} shutting down: link_down for local tasks, copd told", config_.channel));
+  csr_channel_down(*window_);
   futex_wake_all(&window_->event);
   send_frame(FrameType::bye, 0);
   if (listener_ >= 0) {

@@ -26,6 +26,7 @@
 #include "driver/channel.h"
 #include "driver/protocol.h"
 #include "driver/window.h"
+#include "link/daemon.h"
 #include "link/udp.h"
 
 namespace cop::driver {
@@ -52,7 +53,7 @@ struct DriverRequest {
 
 class Driver {
  public:
-  using Log = std::function<void(const std::string&)>;
+  using Log = std::function<void(link::LogLevel, const std::string&)>;
   Driver(DriverConfig config, Log log);
   ~Driver();
   // Registers with copd (retrying until register_timeout_ms) and opens the
@@ -78,7 +79,7 @@ class Driver {
   uint32_t request(link::FrameType type, uint16_t tkno, uint64_t token);
   // Sends the oldest unconfirmed request (again, on its timer); after a new
   // registration (copd restarted) enrols every local task again first.
-  void pump_requests();
+  void send_pending_request();
   bool confirmed(uint32_t seq) const;
   // The periodic acknowledgment of the reply stream when no frame carried it.
   void acknowledge();

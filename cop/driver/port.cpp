@@ -28,7 +28,7 @@ class DirectPort final : public Port {
     info_ = info;
     window_ = w;
     // Tasks sharing a fault seed do not drop in lockstep.
-    link::set_fault_salt((uint64_t(info.chno) << 16) | info.tkno);
+    link::set_fault_salt(link::node_fault_salt(info.chno, info.tkno));
   }
   ~DirectPort() override {
     ::munmap(window_, sizeof(Window));

@@ -24,6 +24,22 @@ void init_mutex(pthread_mutex_t* m) {
 
 }  // namespace
 
+void csr_set_error(Window& w, wire::Error code) {
+  w.csr_err_code.store(static_cast<uint32_t>(code));
+  w.csr_err.store(1, std::memory_order_release);
+}
+
+void csr_channel_down(Window& w) {
+  w.csr_rdy.store(0);
+  csr_set_error(w, wire::Error::link_down);
+}
+
+void csr_channel_up(Window& w) {
+  w.csr_err.store(0);
+  w.csr_err_code.store(0);
+  w.csr_rdy.store(1, std::memory_order_release);
+}
+
 void init_window(Window* w, int driver_pid, uint16_t channel) {
   std::memset(static_cast<void*>(w), 0, sizeof(Window));
   new (w) Window{};  // the atomics

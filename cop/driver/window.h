@@ -25,6 +25,8 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include <cop/wire.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -119,6 +121,18 @@ struct Window {
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.
 void init_window(Window* w, int driver_pid, uint16_t channel);
+
+// The CSR is written only through these (ch. V, "Compute Node to COP Channel
+// Interface Registers"): ERR_CODE is stored before ERR, so a task that sees
+// ERR reads the code that goes with it.
+// ERR with ERR_CODE `code`; RDY stays as it is (the message lost to a full
+// out-of-context buffer, a wait that gave up on copd).
+void csr_set_error(Window& w, wire::Error code);
+// The channel is down (copd refused it or went silent, the driver is leaving):
+// RDY cleared, ERR link_down.
+void csr_channel_down(Window& w);
+// copd registered the channel (again): ERR cleared, then RDY set.
+void csr_channel_up(Window& w);
 
 // Locks a robust mutex, repairing it when its holder died.
 void lock_robust(pthread_mutex_t* m);

@@ -3,12 +3,14 @@
 #include <cctype>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
 namespace cop::link {
 
@@ -23,21 +25,38 @@ int64_t steady_ms() {
       .count();
 }
 
-void write_line(const std::string& name, const std::string& line) {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tm t{};
-  localtime_r(&ts.tv_sec, &t);
-  fmt::print(stderr, "{:02}:{:02}:{:02}.{:03} {}: {}\n", t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000, name,
-             line);
-  std::fflush(stderr);
+spdlog::level::level_enum spdlog_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug: return spdlog::level::debug;
+    case LogLevel::info: return spdlog::level::info;
+    case LogLevel::warn: return spdlog::level::warn;
+    case LogLevel::error: return spdlog::level::err;
+  }
+  return spdlog::level::info;
 }
 
-// The process's limiter; the summaries still pending are written at exit.
+// The process's limiter and one logger per daemon name, all behind one mutex
+// (so a single-threaded sink will do); the summaries still pending are
+// written at exit. The loggers are held here, not in spdlog's registry, which
+// static destruction may take down before the exit handler runs.
 struct ProcessLog {
   std::mutex mutex;
   LogLimiter limiter;
   std::string last_name = "log";
+  std::shared_ptr<spdlog::sinks::stderr_sink_st> sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
+  std::map<std::string, std::shared_ptr<spdlog::logger>, std::less<>> loggers;
+
+  spdlog::logger& logger(const std::string& name) {
+    auto it = loggers.find(name);
+    if (it == loggers.end()) {
+      auto l = std::make_shared<spdlog::logger>(name, sink);
+      l->set_pattern("%H:%M:%S.%e %n %l: %v");
+      l->set_level(spdlog::level::trace);
+      l->flush_on(spdlog::level::trace);  // a daemon killed -9 leaves its last line in the log
+      it = loggers.emplace(name, std::move(l)).first;
+    }
+    return *it->second;
+  }
 };
 
 void flush_at_exit();
@@ -54,7 +73,7 @@ ProcessLog& process_log() {
 void flush_at_exit() {
   ProcessLog& log = process_log();
   std::lock_guard lock(log.mutex);
-  for (const std::string& s : log.limiter.flush()) write_line(log.last_name, s);
+  for (const std::string& s : log.limiter.flush()) log.logger(log.last_name).warn("{}", s);
 }
 
 }  // namespace
@@ -68,15 +87,22 @@ const std::atomic<bool>& install_stop_signals() {
   return g_stop;
 }
 
-void log_line(const std::string& name, std::string_view cause, const std::string& line) {
+void log_line(const std::string& name, LogLevel level, std::string_view cause, const std::string& line) {
   ProcessLog& log = process_log();
   std::lock_guard lock(log.mutex);
   log.last_name = name;
-  for (const std::string& s : log.limiter.admit(cause, line)) write_line(name, s);
+  std::vector<std::string> out = log.limiter.admit(cause, line);
+  // admit gives the summaries first, then the line itself unless it was suppressed.
+  const bool line_through = !out.empty() && out.back() == line;
+  spdlog::logger& logger = log.logger(name);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool is_line = line_through && i + 1 == out.size();
+    logger.log(is_line ? spdlog_level(level) : spdlog::level::warn, "{}", out[i]);
+  }
 }
 
-void log_line(const std::string& name, const std::string& line) {
-  log_line(name, LogLimiter::cause_of(line), line);
+void log_line(const std::string& name, LogLevel level, const std::string& line) {
+  log_line(name, level, LogLimiter::cause_of(line), line);
 }
 
 void set_log_limit(int per_second) {
@@ -110,7 +136,7 @@ std::string LogLimiter::summary(std::string_view cause, uint64_t n) {
   return fmt::format("... {} similar line{} suppressed (like: {})", n, n == 1 ? "" : "s", cause);
 }
 
-void LogLimiter::sweep(int64_t now, std::string_view except, std::vector<std::string>& out) {
+void LogLimiter::summarise_quiet_causes(int64_t now, std::string_view except, std::vector<std::string>& out) {
   for (auto it = causes_.begin(); it != causes_.end();) {
     Cause& c = it->second;
     const bool over = now - c.window_start >= 1000;
@@ -133,7 +159,7 @@ std::vector<std::string> LogLimiter::admit(std::string_view cause_in, std::strin
   }
   const int64_t now = now_();
   std::string cause(cause_in);
-  if (now - last_sweep_ >= 1000) sweep(now, cause, out);
+  if (now - last_sweep_ >= 1000) summarise_quiet_causes(now, cause, out);
   auto it = causes_.find(cause);
   if (it == causes_.end()) {
     if (causes_.size() >= kMaxCauses) cause = "(other)";

@@ -1,6 +1,7 @@
 // What copd and copdrv share as foreground daemons: a stop flag set by
-// SIGTERM/SIGINT (SIGPIPE ignored) and timestamped log lines on stderr, limited
-// per cause so that a flood of bad datagrams cannot fill the disk.
+// SIGTERM/SIGINT (SIGPIPE ignored) and their diagnostics on stderr through
+// spdlog, limited per cause so that a flood of bad datagrams cannot fill the
+// disk.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -15,11 +16,14 @@ namespace cop::link {
 // Installs the handlers; the returned flag becomes true on SIGTERM or SIGINT.
 const std::atomic<bool>& install_stop_signals();
 
-// "HH:MM:SS.mmm NAME: line" on stderr, flushed; goes through the process's
-// LogLimiter with the cause derived from the line (LogLimiter::cause_of).
-void log_line(const std::string& name, const std::string& line);
+enum class LogLevel : uint8_t { debug, info, warn, error };
+
+// "HH:MM:SS.mmm NAME LEVEL: line" on stderr (spdlog, flushed at each line);
+// goes through the process's LogLimiter with the cause derived from the line
+// (LogLimiter::cause_of). Its summaries of suppressed lines are warnings.
+void log_line(const std::string& name, LogLevel level, const std::string& line);
 // The same with an explicit cause (lines of one cause are limited together).
-void log_line(const std::string& name, std::string_view cause, const std::string& line);
+void log_line(const std::string& name, LogLevel level, std::string_view cause, const std::string& line);
 // Lines per second and cause that log_line lets through (default 10; 0: no limit).
 void set_log_limit(int per_second);
 
@@ -57,7 +61,9 @@ class LogLimiter {
     uint64_t suppressed = 0;  // since the last summary
   };
   static std::string summary(std::string_view cause, uint64_t n);
-  void sweep(int64_t now, std::string_view except, std::vector<std::string>& out);
+  // Summaries of causes whose window is over (not `except`'s: its own line
+  // reports it), and forgets causes quiet for a whole window.
+  void summarise_quiet_causes(int64_t now, std::string_view except, std::vector<std::string>& out);
 
   int per_second_;
   Clock now_;

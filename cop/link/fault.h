@@ -36,6 +36,9 @@ std::string to_string(const FaultSpec& spec);
 // so they do not drop in lockstep.
 void set_faults(const FaultSpec& spec, uint64_t salt = 0);
 void set_fault_salt(uint64_t salt);
+// The salt of a node's process: its channel and task number (the driver's own
+// reader uses the largest task number, wire::kMaxTkno).
+inline uint64_t node_fault_salt(uint32_t channel, uint32_t tkno) { return (uint64_t{channel} << 16) | tkno; }
 // Null when no faults are on.
 const FaultSpec* active_faults();
 

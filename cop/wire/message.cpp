@@ -6,10 +6,6 @@
 namespace cop::wire {
 namespace {
 
-constexpr uint32_t bits(uint32_t word, int hi, int lo) {
-  return (word >> lo) & ((1u << (hi - lo + 1)) - 1);
-}
-
 bool uses_data_ram_address(Opcode op) {
   switch (op) {
     case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
@@ -87,13 +83,12 @@ int encode(const Message& msg, Direction dir, Words& out) {
   if (n == 0) return 0;
   const Instruction& i = msg.ins;
   out = {};
-  out[0] = (uint32_t{i.supervisor} << 31) | (uint32_t{i.x} << 30) |
-           (static_cast<uint32_t>(i.opcode) << 23) | (uint32_t{i.m} << 22) | (uint32_t{i.z} << 21) |
-           (static_cast<uint32_t>(n - 1) << 19) | (static_cast<uint32_t>(i.space) << 17) |
-           (uint32_t{i.msel_bcast} << 16) | ((uint32_t{i.ppn} & kMaxPpn) << 12) | (uint32_t{i.tkno} & kMaxTkno);
+  out[0] = field::kSupervisor.put(i.supervisor) | field::kX.put(i.x) |
+           field::kOpcode.put(static_cast<uint32_t>(i.opcode)) | field::kM.put(i.m) | field::kZ.put(i.z) |
+           field::kWordCount.put(static_cast<uint32_t>(n - 1)) | field::kSpace.put(static_cast<uint32_t>(i.space)) |
+           field::kMsel.put(i.msel_bcast) | field::kPpn.put(i.ppn) | field::kTkno.put(i.tkno);
   if (n >= 2)
-    out[1] = ((uint32_t{msg.addr.cntno} & kMaxCntno) << 26) | ((uint32_t{msg.addr.chno} & 0x7F) << 19) |
-             (msg.addr.msgtag & kMaxMsgtag);
+    out[1] = field::kCntno.put(msg.addr.cntno) | field::kChno.put(msg.addr.chno) | field::kMsgtag.put(msg.addr.msgtag);
   if (n >= 3) out[2] = msg.data1;
   if (n >= 4) out[3] = msg.data2;
   return n;
@@ -104,7 +99,7 @@ std::variant<Message, DecodeError> decode(std::span<const uint32_t> words, Direc
   if (words.empty()) return err(Error::word_count, "empty message");
   if (words.size() > kMaxWords) return err(Error::word_count, fmt::format("{} words (at most 4)", words.size()));
   const uint32_t w0 = words[0];
-  const uint32_t raw_op = bits(w0, 29, 23);
+  const uint32_t raw_op = field::kOpcode.get(w0);
   if (!is_opcode(raw_op)) return err(Error::unknown_opcode, fmt::format("opcode {:#09b}", raw_op));
   Message m;
   m.ins.opcode = static_cast<Opcode>(raw_op);
@@ -113,27 +108,27 @@ std::variant<Message, DecodeError> decode(std::span<const uint32_t> words, Direc
     return err(Error::unknown_opcode,
                fmt::format("{} is never sent {}", opcode_name(m.ins.opcode),
                            dir == Direction::to_node ? "to a node" : "to the controller"));
-  const int wc = static_cast<int>(bits(w0, 20, 19)) + 1;
+  const int wc = static_cast<int>(field::kWordCount.get(w0)) + 1;
   if (wc != expected)
     return err(Error::word_count, fmt::format("{} has {} words, WC field says {}", opcode_name(m.ins.opcode), expected, wc));
   if (static_cast<int>(words.size()) != expected)
     return err(Error::word_count, fmt::format("{} has {} words, got {}", opcode_name(m.ins.opcode), expected, words.size()));
-  if (bits(w0, 11, 10) != 0) return err(Error::reserved_bits, "instruction bits 11..10 set");
-  const uint32_t space = bits(w0, 18, 17);
+  if (field::kReserved.get(w0) != 0) return err(Error::reserved_bits, "instruction bits 11..10 set");
+  const uint32_t space = field::kSpace.get(w0);
   if (space == 3) return err(Error::reserved_bits, "SPACE field is the reserved value 3");
 
-  m.ins.supervisor = bits(w0, 31, 31) != 0;
-  m.ins.x = bits(w0, 30, 30) != 0;
-  m.ins.m = bits(w0, 22, 22) != 0;
-  m.ins.z = bits(w0, 21, 21) != 0;
+  m.ins.supervisor = field::kSupervisor.get(w0) != 0;
+  m.ins.x = field::kX.get(w0) != 0;
+  m.ins.m = field::kM.get(w0) != 0;
+  m.ins.z = field::kZ.get(w0) != 0;
   m.ins.space = static_cast<Space>(space);
-  m.ins.msel_bcast = bits(w0, 16, 16) != 0;
-  m.ins.ppn = static_cast<uint8_t>(bits(w0, 15, 12));
-  m.ins.tkno = static_cast<uint16_t>(bits(w0, 9, 0));
+  m.ins.msel_bcast = field::kMsel.get(w0) != 0;
+  m.ins.ppn = static_cast<uint8_t>(field::kPpn.get(w0));
+  m.ins.tkno = static_cast<uint16_t>(field::kTkno.get(w0));
   if (expected >= 2) {
-    m.addr.cntno = static_cast<uint8_t>(bits(words[1], 31, 26));
-    m.addr.chno = static_cast<uint8_t>(bits(words[1], 25, 19));
-    m.addr.msgtag = bits(words[1], 18, 0);
+    m.addr.cntno = static_cast<uint8_t>(field::kCntno.get(words[1]));
+    m.addr.chno = static_cast<uint8_t>(field::kChno.get(words[1]));
+    m.addr.msgtag = field::kMsgtag.get(words[1]);
   }
   if (expected >= 3) m.data1 = words[2];
   if (expected >= 4) m.data2 = words[3];

@@ -48,7 +48,7 @@ struct Harness {
   }
   static Error error_of(const std::vector<Delivery>& d) {
     for (const auto& x : d)
-      if (x.msg.ins.opcode == Opcode::NACK) return static_cast<Error>(x.msg.data1 & 0xFF);
+      if (x.msg.ins.opcode == Opcode::NACK) return nack_error(x.msg.data1);
     return Error::none;
   }
   // Data (non-link) deliveries.
@@ -352,7 +352,7 @@ TEST(Controller, AccessedBitMakesTheSecondSpmdInitialiserBackOff) {
   int acks = 0, in_use = 0;
   for (const auto& d : h.out) {
     if (d.msg.ins.opcode == Opcode::NACK && (d.msg.data1 >> 8) == uint32_t(Opcode::SETTC)) {
-      EXPECT_EQ(static_cast<Error>(d.msg.data1 & 0xFF), Error::mask_in_use);
+      EXPECT_EQ(nack_error(d.msg.data1), Error::mask_in_use);
       ++in_use;
     }
     if (d.msg.ins.opcode == Opcode::ACK) ++acks;
@@ -474,14 +474,14 @@ TEST(Controller, MalformedWordsGetANackWithTheirErrorCode) {
   h.ctl.receive_words(6, std::span<const uint32_t>(w.data(), size_t(n)), h.out);
   ASSERT_EQ(h.out.size(), 1u);
   EXPECT_EQ(h.out[0].msg.ins.opcode, Opcode::NACK);
-  EXPECT_EQ(static_cast<Error>(h.out[0].msg.data1 & 0xFF), Error::address_range);
-  EXPECT_EQ(h.out[0].msg.data1 >> 8, uint32_t(Opcode::SUMI32));
+  EXPECT_EQ(nack_error(h.out[0].msg.data1), Error::address_range);
+  EXPECT_EQ(nack_opcode(h.out[0].msg.data1), uint32_t(Opcode::SUMI32));
   EXPECT_EQ(h.out[0].channels, channel_bit(6));
   h.out.clear();
   const uint32_t garbage[] = {0x7FFFFFFFu, 1u};
   h.ctl.receive_words(6, garbage, h.out);
   ASSERT_EQ(h.out.size(), 1u);
-  EXPECT_EQ(static_cast<Error>(h.out[0].msg.data1 & 0xFF), Error::unknown_opcode);
+  EXPECT_EQ(nack_error(h.out[0].msg.data1), Error::unknown_opcode);
   EXPECT_FALSE(h.ctl.data_ready(6));  // nothing malformed reaches the processor
 }
 
@@ -752,7 +752,7 @@ void barrier_visit(Harness& h, int ch, uint16_t tkno, uint32_t tag, uint64_t mas
 std::vector<uint64_t> ended_nacks(const std::vector<Delivery>& out, uint32_t tag) {
   std::vector<uint64_t> r;
   for (const auto& d : out)
-    if (d.msg.ins.opcode == Opcode::NACK && static_cast<Error>(d.msg.data1 & 0xFF) == Error::task_ended &&
+    if (d.msg.ins.opcode == Opcode::NACK && nack_error(d.msg.data1) == Error::task_ended &&
         d.msg.addr.msgtag == tag)
       r.push_back(d.channels);
   return r;
@@ -862,8 +862,8 @@ void expect_only_peer_initialised(const std::vector<Delivery>& out) {
     if (d.msg.ins.opcode != Opcode::NACK) continue;
     const auto op = static_cast<Opcode>(d.msg.data1 >> 8);
     EXPECT_TRUE((op == Opcode::SETTC || op == Opcode::SETBM) &&
-                static_cast<Error>(d.msg.data1 & 0xFF) == Error::mask_in_use)
-        << "unexpected NACK " << error_name(static_cast<Error>(d.msg.data1 & 0xFF)) << " for " << opcode_name(op);
+                nack_error(d.msg.data1) == Error::mask_in_use)
+        << "unexpected NACK " << error_name(nack_error(d.msg.data1)) << " for " << opcode_name(op);
   }
 }
 }  // namespace

@@ -200,7 +200,7 @@ TEST(Copd, MalformedInputGetsNackAndLogNotCrash) {
     auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
     if (e.index == 0 && m.ins.opcode == Opcode::NACK) {
       nacked = true;
-      EXPECT_EQ(static_cast<Error>(m.data1 & 0xFF), Error::unknown_opcode);
+      EXPECT_EQ(cop::wire::nack_error(m.data1), Error::unknown_opcode);
     }
     if (e.index == 1 && m.ins.opcode == Opcode::PROBE) {
       probed = true;
@@ -247,6 +247,34 @@ std::optional<uint64_t> fetched(RawNode& node, uint32_t seq, int ms = 2000) {
       if (m.ins.opcode == Opcode::RMW64 && e.seq == seq) return m.data64();
   }
   return std::nullopt;
+}
+
+// Polls `done` (every 10 ms) until it holds or `bound` has passed; whether it held.
+template <class Done>
+bool wait_until(Done done, std::chrono::milliseconds bound) {
+  for (const auto until = std::chrono::steady_clock::now() + bound;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// A heartbeat round trip: copd takes datagrams in order, so once it answers,
+// it has taken everything the node sent before. Other frames received on the
+// way are put in `seen`.
+bool heartbeat_round_trip(RawNode& node, uint32_t seq, std::vector<cop::link::Frame>* seen = nullptr) {
+  cop::link::Frame hb;
+  hb.type = cop::link::FrameType::heartbeat;
+  hb.token = node.secret;
+  hb.seq = seq;
+  node.send(hb);
+  for (int i = 0; i < 5000; ++i) {
+    auto r = node.receive(2000);
+    if (!r) return false;
+    if (r->type == cop::link::FrameType::heartbeat_ack && r->seq == seq) return true;
+    if (seen) seen->push_back(*r);
+  }
+  return false;
 }
 
 Message faa(uint16_t tkno, uint32_t offset, uint64_t add) {
@@ -328,8 +356,12 @@ TEST(Copd, LostResultIsResentUntilAcknowledged) {
   ack.type = cop::link::FrameType::ack;
   ack.token = node.secret;
   node.send(ack);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // two resend timers: the assertion is the absence
-  while (auto r = node.receive(300)) EXPECT_NE(r->type, cop::link::FrameType::reply) << r->seq;
+  std::vector<cop::link::Frame> seen;
+  ASSERT_TRUE(heartbeat_round_trip(node, 4711, &seen)) << "copd did not answer a heartbeat sent after the acknowledgment";
+  for (const auto& f : seen) EXPECT_NE(f.type, cop::link::FrameType::reply) << "new reply frame " << f.seq;
+  // The assertion is an absence: nothing new of the stream for twice copd's
+  // longest resend timer (240 ms) after it took the acknowledgment.
+  while (auto r = node.receive(500)) EXPECT_NE(r->type, cop::link::FrameType::reply) << "new reply frame " << r->seq;
 }
 
 // Who sent a frame is the link's to say (its token), never the frame's: a
@@ -351,7 +383,7 @@ TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
     for (int frames = 0; frames < 10; ++frames)
       for (const auto& [e, m] : node.answers(1000))
         if (e.seq == seq && e.index == 0 && (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK))
-          return m.ins.opcode == Opcode::ACK ? Error::none : static_cast<Error>(m.data1 & 0xFF);
+          return m.ins.opcode == Opcode::ACK ? Error::none : cop::wire::nack_error(m.data1);
     return std::nullopt;
   };
   node.send(node.command(1, {write(3, 77)}, 3, token));
@@ -422,18 +454,14 @@ TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
   s.kill_copd();
   s.start_copd();
   // Both drivers register again (the copd log counts registrations of this copd too).
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (s.count_in_copd_log("registered by") < 4 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_GE(s.count_in_copd_log("registered by"), 4u) << s.copd_log();
+  ASSERT_TRUE(wait_until([&] { return s.count_in_copd_log("registered by") >= 4; }, std::chrono::seconds(10)))
+      << "the two drivers did not register with the restarted copd within 10 s:\n"
+      << s.copd_log();
   // The CSR said link_down meanwhile; once the channel is up the same task's
   // commands are accepted again (its enrolment renewed), not refused.
   Error e = Error::link_down;
-  for (int tries = 0; tries < 200 && e != Error::none; ++tries) {
-    e = p->exchange(probe, a);
-    if (e != Error::none) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_EQ(e, Error::none);
+  ASSERT_TRUE(wait_until([&] { return (e = p->exchange(probe, a)) == Error::none; }, std::chrono::seconds(10)))
+      << "the task's commands still fail 10 s after copd came back: " << cop::wire::error_name(e);
   ASSERT_TRUE(a[0].has_data);
   EXPECT_EQ(a[0].error, Error::none);
   EXPECT_EQ(a[0].data.addr.chno, 1);
@@ -456,13 +484,22 @@ TEST_P(Modes, CommandsWaitingForServiceDoNotExhaustTheRetryLimit) {
   ASSERT_EQ(holder->exchange(lock, a), Error::none);
   ASSERT_EQ(a[0].error, Error::none);
   Error waited = Error::timeout;
+  std::atomic<bool> finished{false};
   std::vector<Answer> wa;
+  const uint64_t resends_before = waiter->window()->resends.load();
   std::thread t([&] {
     std::vector<Message> f = {cmd(Opcode::LOCK, *waiter), cmd(Opcode::PROBE, *waiter), cmd(Opcode::UNLOCK, *waiter)};
     waited = waiter->exchange(f, wa);
+    finished = true;
   });
-  // Far beyond the waiter's retry budget (the point is the length of the wait).
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // The point is the length of the wait: the waiter's frame is resent more
+  // often than its retry budget allows, and the waiter still waits.
+  const uint64_t beyond_budget = uint64_t(quick.retry_limit) + 2;
+  EXPECT_TRUE(wait_until([&] { return finished || waiter->window()->resends.load() - resends_before >= beyond_budget; },
+                         std::chrono::seconds(10)))
+      << "the waiter resent its frame only " << waiter->window()->resends.load() - resends_before << " times in 10 s";
+  EXPECT_FALSE(finished) << "the waiter gave up while the LOCK was held: "
+                         << (finished ? cop::wire::error_name(waited) : "");
   std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
   ASSERT_EQ(holder->exchange(unlock, a), Error::none);
   t.join();
@@ -487,19 +524,7 @@ TEST(Copd, StateBoundedUnderRandomDatagrams) {
   RawNode node(s);
   ASSERT_TRUE(node.register_channel(2));
   std::mt19937_64 rng(42);
-  auto sync = [&] {  // a heartbeat round trip: copd took everything sent before
-    cop::link::Frame hb;
-    hb.type = cop::link::FrameType::heartbeat;
-    hb.token = node.secret;
-    hb.seq = uint32_t(rng());
-    node.send(hb);
-    for (int i = 0; i < 5000; ++i) {
-      auto r = node.receive(2000);
-      if (!r) return false;
-      if (r->type == cop::link::FrameType::heartbeat_ack && r->seq == hb.seq) return true;
-    }
-    return false;
-  };
+  auto sync = [&] { return heartbeat_round_trip(node, uint32_t(rng())); };
   ASSERT_TRUE(sync());
   const long before = rss_kb(s.copd_pid());
   std::vector<uint8_t> bytes;
@@ -625,10 +650,8 @@ TEST_P(Modes, BroadcastBeforeTheReceiverAsksIsBufferedNotLost) {
   ASSERT_EQ(sender->exchange(frame, a), Error::none);
   for (const auto& x : a) EXPECT_EQ(x.error, Error::none);
   // The driver files them meanwhile (nobody reads the receivers' channels): wait for it.
-  for (const auto t0 = std::chrono::steady_clock::now();
-       receiver->window()->filed.load() < 3u && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10);)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_GE(receiver->window()->filed.load(), 3u);
+  EXPECT_TRUE(wait_until([&] { return receiver->window()->filed.load() >= 3u; }, std::chrono::seconds(10)))
+      << "the driver filed " << receiver->window()->filed.load() << " of the 3 broadcasts in 10 s";
   for (Port* p : {receiver.get(), late.get()}) {
     Message got[3];
     ASSERT_EQ(p->await(Wanted{ResultKind::bcast, 100, 3, 1}, got, nullptr), Error::none);
@@ -719,11 +742,27 @@ void waiting_tasks_get_link_down(Stack& s, bool direct, uint32_t tag, const std:
     ports.push_back(open(s, k, direct));
     ASSERT_TRUE(ports.back());
   }
+  auto observer = open(s, 4, direct, 0x40005);  // another task of node 4: see below
+  ASSERT_TRUE(observer);
   std::vector<Error> results(3, Error::none);
   std::vector<std::thread> waiting;
-  const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < 3; ++k) waiting.emplace_back([&, k] { results[size_t(k)] = barrier(*ports[size_t(k)], tag, mask); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Nodes 1-3 are in the barrier once the terminal-count entry waits for
+  // channel 4 alone: its live mask, read with RSRAM64 M by another task of
+  // node 4 (node 4's own task must find its driver gone at its next command).
+  uint64_t pending = 0;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        Message read = cmd(Opcode::RSRAM64, *observer, Space::GAS, tag);
+        read.ins.m = true;
+        std::vector<Message> f = {read};
+        std::vector<Answer> a;
+        pending = observer->exchange(f, a) == Error::none && a[0].has_data ? a[0].data.data64() : 0;
+        return pending == bit(4);
+      },
+      std::chrono::seconds(10)))
+      << "nodes 1-3 not all in the barrier after 10 s: pending mask " << pending;
+  const auto start = std::chrono::steady_clock::now();
   kill(*ports[3]);
   for (auto& t : waiting) t.join();
   for (Error e : results) EXPECT_EQ(e, Error::link_down);

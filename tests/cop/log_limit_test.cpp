@@ -1,7 +1,9 @@
 // The daemons' log limiter (cop/link/daemon.h) on a clock the test advances: lines per cause
-// and second, the summary of what was held back, causes apart, the cause of a line.
+// and second, the summary of what was held back, causes apart, the cause of a line; and the
+// format of the lines copd and copdrv write (time, daemon name, level, message).
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -100,4 +102,19 @@ TEST(LogLimiter, CauseOfRemovesNumbersAndAddresses) {
   EXPECT_EQ(LogLimiter::cause_of("no numbers here"), "no numbers here");
   EXPECT_EQ(LogLimiter::cause_of("CRC-32 mismatch"), "CRC-# mismatch");
   EXPECT_EQ(LogLimiter::cause_of("12bytes 0xffzz"), "#bytes #zz");
+}
+
+// What copd and copdrv write on stderr: one line each, "HH:MM:SS.mmm NAME LEVEL: message".
+TEST(DaemonLog, LinesCarryTimeNameLevelAndMessage) {
+  using cop::link::LogLevel;
+  testing::internal::CaptureStderr();
+  cop::link::log_line("copd", LogLevel::info, "channel 3 registered by 127.0.0.1:7041 (session 9)");
+  cop::link::log_line("copdrv[3]", LogLevel::warn, "copd silent for 1200 ms: channel 3 down");
+  cop::link::log_line("copd", LogLevel::error, "--listen: bad address");
+  const std::string out = testing::internal::GetCapturedStderr();
+  const std::regex expected(
+      "[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} copd info: channel 3 registered by 127\\.0\\.0\\.1:7041 \\(session 9\\)\n"
+      "[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} copdrv\\[3\\] warning: copd silent for 1200 ms: channel 3 down\n"
+      "[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} copd error: --listen: bad address\n");
+  EXPECT_TRUE(std::regex_match(out, expected)) << out;
 }

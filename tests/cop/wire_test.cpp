@@ -1,6 +1,9 @@
 // cop/wire: round trips of every opcode and every rejection decode promises.
+#include <cop/link.h>
 #include <cop/wire.h>
 #include <gtest/gtest.h>
+
+#include "link/fault.h"
 
 #include <vector>
 
@@ -90,6 +93,100 @@ TEST(Wire, FieldsLandInTheDocumentedBits) {
   EXPECT_EQ((w[1] >> 19) & 0x7F, 64u);         // CHNO
   EXPECT_EQ(w[1] & 0x7FFFF, 0x12345u);         // MSGTAG
   EXPECT_EQ(Address::tas_tag(3, 7), (3u << 10) | 7u);
+  // The whole words, computed by hand from the layout in wire.h (U/S, OPCODE
+  // 1110000, WC 3, SPACE 1, PPN 1010, TKNO 1010101011; CNTNO 100001, CHNO
+  // 1000000, MSGTAG 0x12345).
+  EXPECT_EQ(w[0], 0xB81AA2ABu);
+  EXPECT_EQ(w[1], 0x86012345u);
+}
+
+// The accessors for undecoded words read back exactly what encode wrote.
+TEST(Wire, RawFieldAccessorsReadWhatEncodeWrote) {
+  Message m = make(Opcode::RSRAM64, 0x155, Space::TAS, Address::tas_tag(0x1F0, 0x3C1));
+  m.ins.ppn = 0x9;
+  m.addr.chno = 33;
+  Words w{};
+  ASSERT_EQ(encode(m, Direction::to_controller, w), 2);
+  EXPECT_EQ(instruction_opcode(w[0]), 0b1111100u);
+  EXPECT_EQ(instruction_tkno(w[0]), 0x155u);
+  EXPECT_EQ(instruction_ppn(w[0]), 0x9u);
+  EXPECT_EQ(address_chno(w[1]), 33u);
+  EXPECT_EQ(address_msgtag(w[1]), (0x1F0u << 10) | 0x3C1u);
+  // By hand: OPCODE 1111100 at 29..23, WC 1 at 20..19, PPN 1001, TKNO 0x155.
+  EXPECT_EQ(w[0], (0b1111100u << 23) | (1u << 19) | (0x9u << 12) | 0x155u);
+  EXPECT_EQ(instruction_opcode(0xFFFFFFFFu), 0x7Fu);
+  EXPECT_EQ(instruction_tkno(0xFFFFFFFFu), kMaxTkno);
+  EXPECT_EQ(instruction_ppn(0xFFFFFFFFu), kMaxPpn);
+  EXPECT_EQ(address_chno(0xFFFFFFFFu), 0x7Fu);
+  EXPECT_EQ(address_msgtag(0xFFFFFFFFu), kMaxMsgtag);
+}
+
+// The fields of each word are disjoint and cover it; put/get round trip at the widths.
+TEST(Wire, FieldsTileTheirWordsAndRoundTrip) {
+  const Field instruction[] = {field::kSupervisor, field::kX, field::kOpcode, field::kM, field::kZ, field::kWordCount,
+                               field::kSpace, field::kMsel, field::kPpn, field::kReserved, field::kTkno};
+  const Field address[] = {field::kCntno, field::kChno, field::kMsgtag};
+  for (auto fields : {std::span<const Field>(instruction), std::span<const Field>(address)}) {
+    uint32_t covered = 0;
+    for (const Field& f : fields) {
+      EXPECT_EQ(covered & f.put(~0u), 0u) << "field " << f.hi << ".." << f.lo << " overlaps";
+      covered |= f.put(~0u);
+      EXPECT_EQ(f.get(f.put(f.mask())), f.mask());
+      EXPECT_EQ(f.put(f.mask() + 1), 0u) << "a value wider than the field spills over";
+      EXPECT_EQ(f.get(f.put(f.mask() / 2 + 1)), f.mask() / 2 + 1);
+    }
+    EXPECT_EQ(covered, 0xFFFFFFFFu);
+  }
+  EXPECT_EQ(field::kMsgtag.mask(), kMaxMsgtag);
+  EXPECT_EQ(field::kTkno.mask(), kMaxTkno);
+  EXPECT_EQ(field::kPpn.mask(), kMaxPpn);
+  EXPECT_EQ(field::kCntno.mask(), kMaxCntno);
+  EXPECT_EQ(field::kTtkno.mask(), kMaxTtkno);
+  EXPECT_EQ(field::kTasOffset.mask(), kMaxTasOffset);
+}
+
+TEST(Wire, TaskAddressSpaceTagSplitsIntoTaskAndOffset) {
+  for (uint32_t task : {0u, 1u, 0x155u, kMaxTtkno})
+    for (uint32_t offset : {0u, 7u, 0x2AAu, kMaxTasOffset}) {
+      const Address a{0, 0, Address::tas_tag(task, offset)};
+      EXPECT_EQ(a.ttkno(), task);
+      EXPECT_EQ(a.tas_offset(), offset);
+    }
+  EXPECT_EQ(Address::tas_tag(kMaxTtkno, kMaxTasOffset), kMaxMsgtag);
+  EXPECT_EQ(Address::tas_tag(0x101, 0x2), 0x40402u);
+}
+
+TEST(Wire, NackDataCarriesTheErrorCodeAndTheRefusedOpcode) {
+  // By hand: code 6 in bits 7..0, RSRAM64 (1111100) in bits 14..8.
+  EXPECT_EQ(nack_data(Error::protection, Opcode::RSRAM64), 0x7C06u);
+  EXPECT_EQ(nack_data(Error::unknown_opcode, 0u), 1u);
+  EXPECT_EQ(nack_data(Error::word_count, 0xFFu), 0x7F02u) << "only the 7 opcode bits are kept";
+  for (int code = 0; code <= int(Error::task_ended); ++code)
+    for (Opcode op : kAll) {
+      const uint32_t d = nack_data(Error(code), op);
+      EXPECT_EQ(nack_error(d), Error(code));
+      EXPECT_EQ(nack_opcode(d), uint32_t(op));
+    }
+  // On the wire: a NACK message to a node keeps both through encode and decode.
+  Message nack = make(Opcode::NACK, 5, Space::GAS, 77);
+  nack.data1 = nack_data(Error::mask_in_use, Opcode::SETTC);
+  Words w{};
+  const int n = encode(nack, Direction::to_node, w);
+  auto r = decode(std::span<const uint32_t>(w.data(), size_t(n)), Direction::to_node);
+  ASSERT_TRUE(std::holds_alternative<Message>(r));
+  EXPECT_EQ(nack_error(std::get<Message>(r).data1), Error::mask_in_use);
+  EXPECT_EQ(nack_opcode(std::get<Message>(r).data1), uint32_t(Opcode::SETTC));
+}
+
+// The link frame's 64-bit info (an enrolled task's token) and a node's fault salt.
+TEST(Wire, FrameInfo64AndNodeFaultSalt) {
+  cop::link::Frame f;
+  f.set_info64(0x0123456789ABCDEFull);
+  EXPECT_EQ(f.info[0], 0x89ABCDEFu);
+  EXPECT_EQ(f.info[1], 0x01234567u);
+  EXPECT_EQ(f.info64(), 0x0123456789ABCDEFull);
+  EXPECT_EQ(cop::link::node_fault_salt(3, 5), 0x30005u);
+  EXPECT_NE(cop::link::node_fault_salt(1, 2), cop::link::node_fault_salt(2, 1));
 }
 
 TEST(Wire, RejectsUnknownOpcode) {

@@ -73,6 +73,10 @@ inline constexpr uint16_t kDefaultPort = 7040;
 // held elsewhere, an operation in progress); the node's retry count restarts.
 inline constexpr uint16_t kInProgressIndex = 0xFFFF;
 
+// Serial-number order of sequence numbers (RFC 1982): whether `a` comes after
+// `b`, across the wrap at 2^32 (seq and session counters run on for ever).
+constexpr bool seq_after(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
+
 enum class FrameType : uint8_t {
   command = 1,        // node -> copd: COP commands of one task
   reply = 2,          // copd -> node: answers and broadcasts for one channel
@@ -121,6 +125,13 @@ struct Frame {
   uint32_t session = 0;  // copd's number for the channel's current registration
   std::vector<Entry> entries;
   std::string text;
+
+  // A 64-bit value in info[0..1] (low word first): an enrolled task's token.
+  uint64_t info64() const { return uint64_t{info[0]} | (uint64_t{info[1]} << 32); }
+  void set_info64(uint64_t v) {
+    info[0] = static_cast<uint32_t>(v);
+    info[1] = static_cast<uint32_t>(v >> 32);
+  }
 };
 
 struct LinkError {

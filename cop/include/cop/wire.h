@@ -96,6 +96,51 @@ enum class Opcode : uint8_t {
   RMW64 = 0b1111110,
 };
 
+// One field of a message word: bits hi..lo (the layout above). Everything that
+// reads or builds words goes through these, so the layout is fixed here alone.
+struct Field {
+  int hi;
+  int lo;
+  constexpr uint32_t mask() const { return hi - lo == 31 ? ~0u : ((1u << (hi - lo + 1)) - 1); }
+  // The field's value in `word`.
+  constexpr uint32_t get(uint32_t word) const { return (word >> lo) & mask(); }
+  // `value` placed in the field (bits beyond its width dropped).
+  constexpr uint32_t put(uint32_t value) const { return (value & mask()) << lo; }
+};
+
+namespace field {
+// Instruction word.
+inline constexpr Field kSupervisor{31, 31};  // U/S
+inline constexpr Field kX{30, 30};
+inline constexpr Field kOpcode{29, 23};
+inline constexpr Field kM{22, 22};
+inline constexpr Field kZ{21, 21};
+inline constexpr Field kWordCount{20, 19};  // WC: words - 1
+inline constexpr Field kSpace{18, 17};
+inline constexpr Field kMsel{16, 16};
+inline constexpr Field kPpn{15, 12};
+inline constexpr Field kReserved{11, 10};
+inline constexpr Field kTkno{9, 0};
+// Address word.
+inline constexpr Field kCntno{31, 26};
+inline constexpr Field kChno{25, 19};
+inline constexpr Field kMsgtag{18, 0};
+// The TAS view of MSGTAG (a field of the MSGTAG value, not of the address word).
+inline constexpr Field kTtkno{18, 10};
+inline constexpr Field kTasOffset{9, 0};
+}  // namespace field
+
+// Fields read straight from the words of a message that is not (or could not
+// be) decoded: the NACK for a malformed command names what it can of it, and
+// the link files an entry by its task before decoding it.
+constexpr uint32_t instruction_opcode(uint32_t instruction) { return field::kOpcode.get(instruction); }
+constexpr uint16_t instruction_tkno(uint32_t instruction) {
+  return static_cast<uint16_t>(field::kTkno.get(instruction));
+}
+constexpr uint8_t instruction_ppn(uint32_t instruction) { return static_cast<uint8_t>(field::kPpn.get(instruction)); }
+constexpr uint8_t address_chno(uint32_t address) { return static_cast<uint8_t>(field::kChno.get(address)); }
+constexpr uint32_t address_msgtag(uint32_t address) { return field::kMsgtag.get(address); }
+
 enum class Space : uint8_t { TAS = 0, GAS = 1, SAS = 2 };
 
 // Which way a message travels on the channel.
@@ -127,6 +172,20 @@ enum class Error : uint8_t {
   task_ended = 19,      // a task taking part in the global operation ended before it
                         // completed (Controller::end_task); the operation is void
 };
+
+// A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
+// bits 7..0 the error code, bits 14..8 the opcode of the command it refuses
+// (0 when not even that was readable). Built by copd, read by the node.
+namespace field {
+inline constexpr Field kNackError{7, 0};
+inline constexpr Field kNackOpcode{14, 8};
+}  // namespace field
+constexpr uint32_t nack_data(Error code, uint32_t opcode_bits) {
+  return field::kNackError.put(static_cast<uint32_t>(code)) | field::kNackOpcode.put(opcode_bits);
+}
+constexpr uint32_t nack_data(Error code, Opcode op) { return nack_data(code, static_cast<uint32_t>(op)); }
+constexpr Error nack_error(uint32_t data1) { return static_cast<Error>(field::kNackError.get(data1)); }
+constexpr uint32_t nack_opcode(uint32_t data1) { return field::kNackOpcode.get(data1); }
 
 std::string_view opcode_name(Opcode op);
 std::optional<Opcode> opcode_from_name(std::string_view name);
@@ -165,9 +224,11 @@ struct Address {
   uint32_t msgtag = 0;
 
   // TAS view of MSGTAG.
-  uint32_t ttkno() const { return msgtag >> 10; }
-  uint32_t tas_offset() const { return msgtag & kMaxTasOffset; }
-  static uint32_t tas_tag(uint32_t ttkno, uint32_t offset) { return (ttkno << 10) | offset; }
+  uint32_t ttkno() const { return field::kTtkno.get(msgtag); }
+  uint32_t tas_offset() const { return field::kTasOffset.get(msgtag); }
+  // Not masked: a task number too large leaves MSGTAG out of range, which
+  // validate refuses, instead of wrapping to another task's space.
+  static uint32_t tas_tag(uint32_t ttkno, uint32_t offset) { return (ttkno << field::kTtkno.lo) | offset; }
 
   bool operator==(const Address&) const = default;
 };

@@ -1,0 +1,181 @@
+// The controller's global operations (seed 000 ch. V): the terminal-count and
+// broadcast mask RAMs (SETTC, SETBM), contributions to reductions and barriers,
+// broadcasts, the result going out when the last contribution is in, and the
+// operations voided because a channel or a task taking part is gone.
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace cop::controller {
+
+using wire::Error;
+using wire::Message;
+using wire::Opcode;
+using wire::Space;
+using wire::combine;
+using wire::payload;
+using wire::set_payload;
+
+Error Controller::check_mask(uint64_t mask, uint8_t ppn) const {
+  if (mask == 0) return Error::bad_mask;
+  if (config_.channels < 64 && (mask >> config_.channels) != 0) return Error::bad_mask;
+  for (int c = 1; c <= config_.channels; ++c)
+    if ((mask & channel_bit(c)) && channel_partition(c) != ppn) return Error::partition;
+  return Error::none;
+}
+
+Error Controller::set_mask(int channel, const Message& msg, Sender from, bool broadcast_ram) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint64_t mask = msg.data64();
+  if (Error e = check_mask(mask, ppn); e != Error::none) return e;
+  const uint32_t first = msg.addr.msgtag;
+  const uint32_t n = uint32_t(msg.count());
+  // All or nothing: an entry in use means a peer (or a stale operation) owns the range.
+  for (uint32_t i = first; i < first + n; ++i)
+    if (broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed) return Error::mask_in_use;
+  const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
+  for (uint32_t i = first; i < first + n; ++i) {
+    if (broadcast_ram) {
+      ram_.bm(ppn, i) = BmEntry{mask, true, by};
+    } else {
+      ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
+    }
+  }
+  return Error::none;
+}
+
+Error Controller::broadcast(int channel, const Message& msg, std::vector<Delivery>& out) {
+  BmEntry& bm = ram_.bm(msg.ins.ppn, msg.addr.msgtag);
+  if (!bm.accessed) return Error::no_mask;
+  // The GAS word keeps the value too: a later RSRAM of the tag reads it.
+  ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
+  bm.accessed = false;
+  Message data = msg;
+  data.addr.chno = static_cast<uint8_t>(channel);  // receivers filter on the source (srctid)
+  data.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  emit(bm.mask, data, out);
+  return Error::none;
+}
+
+Error Controller::contribute(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  TcEntry& tc = ram_.tc(ppn, tag);
+  if (!tc.accessed) return Error::no_mask;
+  if (!(tc.pending & channel_bit(channel))) return Error::not_participant;
+  if (msg.ins.opcode != Opcode::BENTRY) {
+    uint64_t& v = ram_.gas(ppn, tag);
+    v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
+    tc.has_value = true;
+  }
+  tc.pending &= ~channel_bit(channel);
+  if (tc.pending == 0) complete_operation(ppn, tag, msg, out);
+  return Error::none;
+}
+
+void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
+  TcEntry& tc = ram_.tc(ppn, tag);
+  BmEntry& bm = ram_.bm(ppn, tag);
+  // Results go to the broadcast mask; a barrier with none releases its participants.
+  const bool barrier = op.ins.opcode == Opcode::BENTRY;
+  const uint64_t dest = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+  tc.accessed = false;
+  tc.pending = 0;
+  bm.accessed = false;
+  if (dest == 0) return;
+  Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
+  result.ins.ppn = ppn;
+  result.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  if (!barrier) set_payload(result, ram_.gas(ppn, tag));
+  emit(dest, result, out);
+}
+
+void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error why, std::vector<Delivery>& out) {
+  TcEntry& tc = ram_.tc(ppn, tag);
+  BmEntry& bm = ram_.bm(ppn, tag);
+  tc = TcEntry{};
+  bm = BmEntry{};
+  if (dest == 0) return;
+  Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
+  nack.ins.ppn = ppn;
+  nack.data1 = wire::nack_data(why, Opcode::BENTRY);
+  stats_.nacks++;
+  out.push_back(Delivery{dest, nack, cycles_, true});
+}
+
+int Controller::fail_channel(int channel, std::vector<Delivery>& out) {
+  reset_channel(channel);
+  const uint64_t bit = channel_bit(channel);
+  int failed = 0;
+  for (int p = 0; p < ram_.partitions(); ++p) {
+    const auto ppn = static_cast<uint8_t>(p);
+    for (uint32_t tag = 0; tag < config_.gas_words; ++tag) {
+      const TcEntry& tc = ram_.tc(ppn, tag);
+      if (!tc.accessed || !(tc.pending & bit)) continue;
+      const BmEntry& bm = ram_.bm(ppn, tag);
+      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~bit, Error::link_down, out);
+      failed++;
+    }
+  }
+  return failed;
+}
+
+int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out) {
+  if (channel < 1 || channel > config_.channels)
+    throw std::out_of_range("channel " + std::to_string(channel) + " does not exist");
+  const uint64_t bit = channel_bit(channel);
+  auto is_task = [&](const Sender& s) { return !s.supervisor && s.tkno == tkno; };
+  auto set_by_task = [&](const SetBy& s) { return s.channel == channel && !s.supervisor && s.tkno == tkno; };
+
+  // Its queued commands go; contributions among them are lost to their operations.
+  struct Lost {
+    uint8_t ppn;
+    uint32_t tag;
+  };
+  std::vector<Lost> lost;
+  auto& q = queue(channel);
+  for (auto it = q.begin(); it != q.end();) {
+    if (!is_task(it->from)) {
+      ++it;
+      continue;
+    }
+    const Message& m = it->msg;
+    const bool contribution = m.ins.opcode == Opcode::BENTRY || wire::is_reduction(m.ins.opcode) ||
+                              ((m.ins.opcode == Opcode::WSRAM32 || m.ins.opcode == Opcode::WSRAM64) &&
+                               m.ins.space == Space::GAS);
+    if (contribution && m.ins.ppn < ram_.partitions() && m.addr.msgtag < config_.gas_words)
+      lost.push_back(Lost{m.ins.ppn, m.addr.msgtag});
+    it = q.erase(it);
+  }
+  if (locked_ == channel && is_task(lock_owner_)) locked_ = 0;
+  TaskSet& live = live_[size_t(channel - 1)];
+  if (tkno <= wire::kMaxTkno) live.reset(tkno);
+  const bool channel_left = live.none();
+  if (tkno < config_.tasks_per_channel)
+    for (int p = 0; p < ram_.partitions(); ++p) ram_.clear_task(static_cast<uint8_t>(p), channel, tkno);
+
+  int failed = 0;
+  for (int p = 0; p < ram_.partitions(); ++p) {
+    const auto ppn = static_cast<uint8_t>(p);
+    for (uint32_t tag = 0; tag < config_.gas_words; ++tag) {
+      const TcEntry& tc = ram_.tc(ppn, tag);
+      const BmEntry& bm = ram_.bm(ppn, tag);
+      if (tc.accessed) {
+        if (!(tc.pending & bit)) continue;  // its channel has contributed: it can still complete
+        const bool lost_here = std::any_of(lost.begin(), lost.end(), [&](const Lost& l) { return l.ppn == ppn && l.tag == tag; });
+        if (!(set_by_task(tc.set_by) || lost_here || channel_left)) continue;
+        fail_operation(ppn, tag, tc.mask | (bm.accessed ? bm.mask : 0), Error::task_ended, out);
+        failed++;
+      } else if (bm.accessed && set_by_task(bm.set_by)) {
+        // A broadcast mask its BCAST never came for: the receivers would wait for ever.
+        fail_operation(ppn, tag, bm.mask, Error::task_ended, out);
+        failed++;
+      }
+    }
+  }
+  return failed;
+}
+
+}  // namespace cop::controller

@@ -1,0 +1,188 @@
+// copd's commands (server.h): a command frame executed once per (channel,
+// task, seq), its commands handed to the controller core in order, and what
+// the core sends back routed to the asking task (answers, by the channel's
+// FIFO of origins) or to every channel of a mask (results, broadcasts).
+#include "controller/server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace cop::controller {
+
+using link::Entry;
+using link::EntryKind;
+using link::Frame;
+using link::FrameType;
+using wire::Direction;
+using wire::Opcode;
+
+void Server::refuse_forged(int c, const Frame& f, const std::string& why) {
+  Channel& ch = chan(c);
+  ch.forged++;
+  log_limited(fmt::format("channel {}: {} frame seq {} claiming TKNO {} refused ({}; {} so far): NACK protection", c,
+                          link::frame_type_name(f.type), f.seq, f.tkno, why, ch.forged));
+  if (f.type != FrameType::command || f.entries.empty()) return;
+  // Every command of the frame: NACK protection, nothing executed. Outside the
+  // sequenced stream (not resent): only the sender of the frame waits for it.
+  Frame r;
+  r.type = FrameType::reply;
+  r.channel = static_cast<uint16_t>(c);
+  r.session = ch.session;
+  r.cycles = controller_.cycles();
+  for (size_t i = 0; i < f.entries.size() && i < size_t(link::kMaxEntries); ++i) {
+    wire::Message nack = wire::make(Opcode::NACK, uint16_t(f.tkno & wire::kMaxTkno));
+    nack.data1 = wire::nack_data(wire::Error::protection, wire::instruction_opcode(f.entries[i].words[0]));
+    r.entries.push_back(link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i),
+                                         controller_.cycles()));
+  }
+  send_frame(r, ch.addr);
+}
+
+Server::Task* Server::task_of(Channel& ch, const Origin& o) {
+  if (o.supervisor) return &ch.driver;
+  return o.tkno < ch.tasks.size() ? &ch.tasks[o.tkno] : nullptr;
+}
+
+void Server::handle_command(int c, const Frame& f, bool supervisor) {
+  Channel& ch = chan(c);
+  Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
+  if (task.executed && task.seq == f.seq) {
+    // A resend (XMIT): the answers we gave, not a second execution.
+    if (config_.verbose) log_(link::LogLevel::info, fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
+    ch.out.insert(ch.out.end(), task.answers.begin(), task.answers.end());
+    ch.urgent = true;
+    if (task.outstanding > 0) {
+      // Not lost, waiting for service: the node must not give up on it.
+      Frame busy;
+      busy.type = FrameType::reply;
+      busy.channel = static_cast<uint16_t>(c);
+      busy.session = ch.session;
+      busy.cycles = controller_.cycles();
+      busy.entries.push_back(link::make_entry(wire::make(Opcode::ACK, uint16_t(f.tkno & wire::kMaxTkno)),
+                                              Direction::to_node, EntryKind::answer, f.seq, link::kInProgressIndex,
+                                              controller_.cycles()));
+      send_frame(busy, ch.addr);
+    }
+    return;
+  }
+  if (task.executed && !link::seq_after(f.seq, task.seq)) {
+    // An older frame, late or duplicated on the way: executed already.
+    if (config_.verbose)
+      log_(link::LogLevel::info, fmt::format("channel {} tkno {}: late frame {} (last {}) ignored", c, f.tkno, f.seq, task.seq));
+    return;
+  }
+  task.executed = true;
+  task.seq = f.seq;
+  task.answers.clear();
+  const wire::Limits limits = config_.controller.limits();
+  const Sender sender{supervisor, f.tkno};
+  // Does the task wait for a result after this frame (its answers may be held for it)?
+  bool waits = false;
+  for (const Entry& e : f.entries) {
+    const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
+    waits |= op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
+  }
+  for (size_t i = 0; i < f.entries.size(); ++i) {
+    const Entry& e = f.entries[i];
+    const auto index = static_cast<uint16_t>(i);
+    auto decoded = wire::decode(e.span(), Direction::to_controller, limits);
+    if (auto* m = std::get_if<wire::Message>(&decoded)) {
+      const Opcode op = m->ins.opcode;
+      // The link itself acknowledges and resends (a frame sent again is the XMIT).
+      if (op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT)
+        decoded = wire::DecodeError{wire::Error::unknown_opcode,
+                                    fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
+      // The U/S bit is the sender's, not the command's to claim: only the
+      // driver (its secret) sends supervisor commands.
+      else if (m->ins.supervisor && !supervisor)
+        decoded = wire::DecodeError{wire::Error::privilege, "U/S set by a task (only its driver is supervisor)"};
+    }
+    if (e.kind != EntryKind::command || std::holds_alternative<wire::DecodeError>(decoded)) {
+      const wire::DecodeError err = e.kind != EntryKind::command
+                                        ? wire::DecodeError{wire::Error::word_count, "entry is not a command"}
+                                        : std::get<wire::DecodeError>(decoded);
+      log_limited(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
+                              wire::error_name(err.code), err.detail));
+      wire::Message nack = wire::make(Opcode::NACK, f.tkno);
+      nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
+      Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
+      task.answers.push_back(a);
+      ch.out.push_back(a);
+      ch.urgent = true;
+      continue;
+    }
+    const wire::Message& m = std::get<wire::Message>(decoded);
+    ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
+    task.outstanding++;
+    controller_.receive(c, m, controller_.cycles(), sender, deliveries_);
+  }
+}
+
+void Server::route_deliveries(std::vector<Delivery>& deliveries) {
+  for (const Delivery& d : deliveries) {
+    const Opcode op = d.msg.ins.opcode;
+    const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);
+    if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
+      const int c = std::countr_zero(d.channels) + 1;
+      Channel& ch = chan(c);
+      if (ack) {
+        if (ch.fifo.empty()) {  // cannot happen: every serviced command was queued by us
+          log_limited(fmt::format("channel {}: answer with no command waiting for it: dropped", c));
+          continue;
+        }
+        ch.last_answered = ch.fifo.front();
+        ch.fifo.pop_front();
+        if (Task* t = task_of(ch, ch.last_answered); t && t->executed && t->seq == ch.last_answered.seq &&
+                                                     t->outstanding > 0)
+          t->outstanding--;
+      }
+      const Origin& o = ch.last_answered;
+      if (!o.frame_waits) {
+        ch.urgent = true;
+      } else if (ack && op == Opcode::ACK && will_receive_result(c, o) && ch.hold_until == Clock::time_point{}) {
+        ch.hold_until = Clock::now() + kHoldAck;
+      }
+      // Answers carry the asking task's TKNO (the Pid register reads it); the
+      // command's own TKNO field is a count for SETTC/SETBM.
+      wire::Message m = d.msg;
+      m.ins.tkno = o.tkno;
+      Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, d.at_cycle);
+      if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(e);
+      if (ch.registered) ch.out.push_back(e);
+      continue;
+    }
+    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+    for (int c = 1; c <= config_.controller.channels; ++c)
+      if (d.to(c) && chan(c).registered) {
+        chan(c).out.push_back(e);
+        chan(c).urgent = true;
+      }
+  }
+  deliveries.clear();
+}
+
+// fail_channel's and end_task's NACKs are for everyone taking part: broadcasts by tag.
+void Server::route_failures() {
+  for (const Delivery& d : deliveries_) {
+    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+    for (int k = 1; k <= config_.controller.channels; ++k)
+      if (d.to(k) && chan(k).registered) {
+        chan(k).out.push_back(e);
+        chan(k).urgent = true;
+      }
+  }
+  deliveries_.clear();
+}
+
+bool Server::will_receive_result(int c, const Origin& o) const {
+  if (o.op != Opcode::BENTRY && !wire::is_reduction(o.op)) return false;
+  if (o.tag >= config_.controller.gas_words || o.ppn >= controller_.ram().partitions()) return false;
+  const TcEntry& tc = controller_.ram().tc(o.ppn, o.tag);
+  const BmEntry& bm = controller_.ram().bm(o.ppn, o.tag);
+  const uint64_t to = bm.accessed ? bm.mask : (o.op == Opcode::BENTRY ? tc.mask : 0);
+  return tc.accessed && (to & channel_bit(c));
+}
+
+}  // namespace cop::controller

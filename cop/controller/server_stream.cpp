@@ -1,0 +1,103 @@
+// copd's sequenced reply stream to each channel (cop/link.h, seed 001's
+// go-back-N): every reply frame numbered and kept until the node acknowledges
+// it, resent on the doubling timer or at once when the node reports a gap;
+// answers held a moment so that a barrier's ACK rides with its result.
+#include "controller/server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace cop::controller {
+
+using link::Frame;
+using link::FrameType;
+
+void Server::take_ack(int c, const Frame& f) {
+  Channel& ch = chan(c);
+  if (f.session != ch.session) return;  // from before this registration
+  if (link::seq_after(f.ack, ch.acked) && !link::seq_after(f.ack, ch.tx_seq)) {
+    ch.acked = f.ack;
+    while (!ch.unacked.empty() && !link::seq_after(ch.unacked.front().seq, f.ack)) {
+      ch.unacked_bytes -= ch.unacked.front().bytes.size();
+      ch.unacked.pop_front();
+    }
+    ch.rto_ms = kRtoMs;
+    ch.resend_at = ch.unacked.empty() ? Clock::time_point{} : Clock::now() + std::chrono::milliseconds(ch.rto_ms);
+  }
+  // The node saw a gap (a frame lost or late): resend from the first
+  // unacknowledged frame at once instead of on the timer (go-back-N), at most
+  // every few milliseconds.
+  if (f.type == FrameType::ack && f.info[0] == 1 && !ch.unacked.empty()) {
+    const auto now = Clock::now();
+    if (now >= ch.fast_resend_at) {
+      ch.resend_at = now;
+      ch.fast_resend_at = now + std::chrono::milliseconds(5);
+    }
+  }
+}
+
+void Server::send_replies() {
+  const auto now = Clock::now();
+  std::vector<link::OutDatagram> batch;
+  std::vector<int> overflowed;
+  for (int c = 1; c <= config_.controller.channels; ++c) {
+    Channel& ch = chan(c);
+    if (!ch.registered) {
+      ch.out.clear();
+      continue;
+    }
+    // Go-back-N: nothing acknowledged within the resend timer, everything unacknowledged again.
+    if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{} && now >= ch.resend_at) {
+      for (const Sent& s : ch.unacked) batch.push_back(link::OutDatagram{s.bytes, &ch.addr});
+      if (config_.verbose)
+        log_(link::LogLevel::info, fmt::format("channel {}: resending {} frame(s) from {}", c, ch.unacked.size(), ch.unacked.front().seq));
+      ch.rto_ms = std::min(ch.rto_ms * 2, kRtoMaxMs);
+      ch.resend_at = now + std::chrono::milliseconds(ch.rto_ms);
+    }
+    if (ch.out.empty()) continue;
+    if (!ch.urgent && ch.hold_until != Clock::time_point{} && now < ch.hold_until) continue;
+    Frame f;
+    f.type = FrameType::reply;
+    f.channel = static_cast<uint16_t>(c);
+    f.session = ch.session;
+    f.cycles = controller_.cycles();
+    // At most kMaxEntries entries a frame.
+    for (size_t at = 0; at < ch.out.size(); at += link::kMaxEntries) {
+      const size_t end = std::min(ch.out.size(), at + link::kMaxEntries);
+      f.entries.assign(ch.out.begin() + long(at), ch.out.begin() + long(end));
+      if (++ch.tx_seq == 0) ch.tx_seq = 1;
+      f.seq = ch.tx_seq;
+      Sent s{f.seq, {}};
+      link::encode(f, s.bytes);
+      ch.unacked_bytes += s.bytes.size();
+      ch.unacked.push_back(std::move(s));  // a deque: the batch's references stay valid
+      batch.push_back(link::OutDatagram{ch.unacked.back().bytes, &ch.addr});
+      if (ch.resend_at == Clock::time_point{}) ch.resend_at = now + std::chrono::milliseconds(ch.rto_ms);
+    }
+    if (ch.unacked.size() > kMaxUnackedFrames || ch.unacked_bytes > kMaxUnackedBytes) overflowed.push_back(c);
+    ch.out.clear();
+    ch.urgent = false;
+    ch.hold_until = Clock::time_point{};
+  }
+  if (!batch.empty() && link::send_datagrams(socket_.fd(), batch) < 0 && config_.verbose)
+    log_(link::LogLevel::warn, fmt::format("send failed: {}", std::strerror(errno)));
+  for (int c : overflowed)
+    drop_channel(c, fmt::format("its node acknowledged none of {} reply frames ({} bytes): the resend window is full",
+                                chan(c).unacked.size(), chan(c).unacked_bytes));
+}
+
+int Server::next_timeout_ms() const {
+  const auto now = Clock::now();
+  auto until = now + std::chrono::milliseconds(50);
+  for (const Channel& ch : channels_) {
+    if (!ch.out.empty() && ch.hold_until != Clock::time_point{}) until = std::min(until, ch.hold_until);
+    if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{}) until = std::min(until, ch.resend_at);
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+  return int(std::clamp<long long>(ms + 1, 0, 50));
+}
+
+}  // namespace cop::controller
