@@ -1,5 +1,7 @@
 #include "model/analytic.h"
 
+#include <stdexcept>
+
 namespace cop::model {
 
 std::string_view function_name(Function f) {
@@ -56,6 +58,48 @@ uint64_t analytic_cycles(Function f, const Timing& t, const OpCosts& ops, const 
     }
   }
   return 0;
+}
+
+Hierarchy hierarchy(uint64_t nodes) {
+  if (nodes < 1 || nodes > 64 * 64) throw std::invalid_argument("a two-level COP system has 1..4096 nodes");
+  Hierarchy h;
+  h.nodes = nodes;
+  h.levels = nodes > 64 ? 2 : 1;
+  h.per_controller = nodes < 64 ? nodes : 64;
+  h.controllers = (nodes + 63) / 64;
+  h.last_controller = nodes - 64 * (h.controllers - 1);
+  return h;
+}
+
+uint64_t two_level_cycles(Function f, const Timing& t, const OpCosts& ops, const Load& level1, const Hierarchy& h,
+                          uint64_t n) {
+  if (h.levels != 2) throw std::invalid_argument("two_level_cycles: not a two-level system");
+  if (n < 1) throw std::invalid_argument("two_level_cycles: at least one element");
+  const uint64_t c1 = h.per_controller - 1;  // C̄1: the source's fellow nodes
+  const uint64_t k = h.controllers;          // K: channels of the level-2 controller
+  const uint64_t first = t.t_cn_cop + c1 * level1.t_op_bar + ops.ctl;
+  const uint64_t masks = (n + 1023) / 1024;
+  const uint64_t down_and_out = t.t_cop_cn + ops.ram + t.t_cop_cn;  // link down, level 1 out
+  switch (f) {
+    case Function::barrier_spmd:
+    case Function::barrier_master_slave: {
+      const uint64_t per_channel = f == Function::barrier_spmd ? 4 * ops.ctl : ops.ctl;
+      const uint64_t level1_in = first + 4 * ops.ctl + c1 * per_channel;
+      return level1_in + t.t_cn_cop + k * ops.ctl + down_and_out;
+    }
+    case Function::reduce: {
+      const uint64_t init = first + 2 * masks * ops.ctl + n * ops.ram + ops.ctl;
+      const uint64_t level1_round = (c1 > 0 ? (c1 - 1) * level1.t_op_bar : 0) + ops.alu;
+      return init + n * (level1_round + t.t_cn_cop + k * ops.alu + down_and_out);
+    }
+    case Function::bcast: {
+      const uint64_t stream = (n - 1) * (ops.ram + t.t_cop_cn);
+      const uint64_t level2 = (k - 1) * level1.t_op_bar + ops.ram;
+      return first + masks * ops.ctl + stream + ops.ram + t.t_cn_cop + level2 + down_and_out;
+    }
+    default: break;
+  }
+  throw std::invalid_argument("two_level_cycles: only barrier, reduce and bcast span the hierarchy");
 }
 
 }  // namespace cop::model

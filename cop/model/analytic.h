@@ -53,4 +53,56 @@ Load max_load(const Timing& t, uint64_t c_bar = 63);
 // Cycles for one libcop call on `elements` 8-byte elements (M/N).
 uint64_t analytic_cycles(Function f, const Timing& t, const OpCosts& ops, const Load& load, uint64_t elements);
 
+// Figure 5 (seed 000 ch. IV): 64 compute nodes per level-1 controller, up to
+// 64 level-1 controllers under one level-2 controller, 4096 nodes in all. Each
+// level-1 controller reaches the level-2 one over its extra serial channel
+// (ch. IV: "one extra serial channel in addition to those used to connect to
+// 64 compute nodes or to lower level cops"), so all 64 node channels stay nodes.
+struct Hierarchy {
+  uint64_t nodes = 0;
+  int levels = 1;
+  uint64_t per_controller = 0;   // n1 = min(N, 64): nodes on a full level-1 controller
+  uint64_t controllers = 1;      // K = ceil(N / 64): level-1 controllers (channels of the level-2 one)
+  uint64_t last_controller = 0;  // nodes on the last level-1 controller (n1 or fewer)
+};
+// N = 1..64: one level; 65..4096: two. Throws std::invalid_argument outside.
+Hierarchy hierarchy(uint64_t nodes);
+
+// A call of the two-level system, cycles from the source node's first command
+// to the last node holding the result, with `level1` the load on a full
+// level-1 controller (C̄1 = n1 - 1 others, t̄OP). Three passes through a cop
+// level (ch. IV): level 1 in, level 2, level 1 out, joined by the links
+// up (t_CN-COP: a level-1 controller writes to the level-2 one as a node
+// writes to its controller) and down (t_COP-CN: the level-2 broadcast).
+// A level-2 pass is ch. VI's service term with C̄2 = K - 1: the other level-1
+// controllers each request service once, as the other nodes do at level 1.
+// The slowest level-1 controller, a full one, gates the level-2 pass.
+//
+// barrier (BENTRY forwarded with the X bit; the level-2 masks belong to the
+// X-bit partition, set when it is set up, not per call):
+//   [t_CN-COP + C̄1 t̄OP + t_OP] + 4 t_OP + C̄1 x per-channel   level 1 in: t_init and
+//        the others' entries (4 t_OP SPMD, t_OP master-slave), as one level,
+//        but the exit broadcast t_COP-CN is replaced by
+//   + t_CN-COP                  the full terminal count forwarded up,
+//   + K x t_OP                  level 2: K forwarded BENTRYs, round robin,
+//   + t_COP-CN                  the exit broadcast to the K level-1 controllers,
+//   + t_OP + t_COP-CN           level 1 out: each services the exit and broadcasts it.
+// reduce: ch. VI's t_init at the source's controller, then per element
+// (serially, as ch. VI's t_contrib counts them) the level-1 round
+// (C̄1 - 1) t̄OP + t_OP(element op), t_CN-COP up, K x t_OP(element op) at
+// level 2, t_COP-CN down, t_OP(Data RAM move of the result) + t_COP-CN out:
+//   t_init + (M/N) [(C̄1 - 1) t̄OP + t_OP + t_CN-COP + K t_OP + t_COP-CN + t_OP + t_COP-CN]
+// bcast: LOCK and SETBM at the source's controller, then the elements
+// pipelined at ch. VI's (t_OP + t_COP-CN) each (a 1 KB array: 128 of them,
+// exactly t_MAX-OP), the last one crossing the remaining stages:
+//   [t_CN-COP + C̄1 t̄OP + t_OP] + t_OP                        LOCK, SETBM
+//   + (M/N - 1)(t_OP + t_COP-CN)                              the stream
+//   + t_OP + t_CN-COP                                         level 1 in, link up
+//   + C̄2 t̄OP + t_OP + t_COP-CN                               level 2, link down
+//   + t_OP + t_COP-CN                                         level 1 out
+// (the source's UNLOCK overlaps the stream's travel and ends nothing).
+// Other functions are not collectives of the hierarchy: std::invalid_argument.
+uint64_t two_level_cycles(Function f, const Timing& t, const OpCosts& ops, const Load& level1, const Hierarchy& h,
+                          uint64_t elements);
+
 }  // namespace cop::model

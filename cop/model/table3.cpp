@@ -100,14 +100,14 @@ std::string note_for(const Spec& s, const Timing& t, double analytic, double sim
   return note;
 }
 
+}  // namespace
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
-
-}  // namespace
 
 std::vector<Table3Row> table3(const Timing& t) {
   std::vector<Table3Row> rows;

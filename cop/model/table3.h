@@ -33,4 +33,8 @@ std::string table3_text(const std::vector<Table3Row>& rows, const Timing& timing
 // CSV with the header function,type,column,published_us,analytic_us,simulated_us,note
 std::string table3_csv(const std::vector<Table3Row>& rows);
 
+// One CSV field, quoted (RFC 4180) where it holds a comma, quote or newline;
+// the model's CSV reports (Table III, scale) all write fields through it.
+std::string csv_field(const std::string& s);
+
 }  // namespace cop::model

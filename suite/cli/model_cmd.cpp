@@ -1,6 +1,7 @@
 // `copbench model`: the COP cycle timing model of seed 000, ch. VI.
 //   copbench model table3 [--csv] [--out FILE]   Table III and the derived figures
 //   copbench model simulate --function F ...     one scenario, analytic beside simulated
+//   copbench model scale [--csv] [--out FILE]    barrier, reduce, bcast from 2 to 4096 nodes
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "cli/commands.h"
 #include "copbench/results.h"
 #include "model/analytic.h"
+#include "model/scale.h"
 #include "model/scenario.h"
 #include "model/table3.h"
 
@@ -43,9 +45,8 @@ void add_timing_options(CLI::App* cmd, Timing& t) {
       ->check(CLI::Range(1, 128));
 }
 
-void run_table3(const ModelOptions& o) {
-  const auto rows = table3(o.timing);
-  const std::string text = o.csv ? table3_csv(rows) : table3_text(rows, o.timing);
+// Standard output, or --out FILE written atomically.
+void emit(const ModelOptions& o, const std::string& text) {
   if (o.out.empty())
     std::fputs(text.c_str(), stdout);
   else {
@@ -53,6 +54,16 @@ void run_table3(const ModelOptions& o) {
     if (dest.has_parent_path()) std::filesystem::create_directories(dest.parent_path());
     copbench::write_file_atomically(dest, text);
   }
+}
+
+void run_table3(const ModelOptions& o) {
+  const auto rows = table3(o.timing);
+  emit(o, o.csv ? table3_csv(rows) : table3_text(rows, o.timing));
+}
+
+void run_scale(const ModelOptions& o) {
+  const auto rows = scale(o.timing);
+  emit(o, o.csv ? scale_csv(rows) : scale_text(rows, o.timing));
 }
 
 void run_simulate(const ModelOptions& o) {
@@ -86,6 +97,13 @@ void add_model_command(CLI::App& app) {
   t3->add_option("--out", opts->out, "write to this file (atomically) instead of standard output");
   add_timing_options(t3, opts->timing);
   t3->callback([opts] { run_table3(*opts); });
+
+  CLI::App* sc = model->add_subcommand(
+      "scale", "barrier, reduce, bcast at 2..64 nodes (one level) and 128..4096 (two levels): analytic, simulated");
+  sc->add_flag("--csv", opts->csv, "CSV: function,type,size,nodes,levels,analytic_us,simulated_us,note");
+  sc->add_option("--out", opts->out, "write to this file (atomically) instead of standard output");
+  add_timing_options(sc, opts->timing);
+  sc->callback([opts] { run_scale(*opts); });
 
   CLI::App* sim = model->add_subcommand("simulate", "one libcop call through the controller core, beside its expression");
   sim->add_option("--function", opts->function, "libcop call")
