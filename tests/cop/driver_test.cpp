@@ -268,13 +268,26 @@ bool heartbeat_round_trip(RawNode& node, uint32_t seq, std::vector<cop::link::Fr
   hb.token = node.secret;
   hb.seq = seq;
   node.send(hb);
-  for (int i = 0; i < 5000; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       std::chrono::steady_clock::now() < until;) {
     auto r = node.receive(2000);
     if (!r) return false;
     if (r->type == cop::link::FrameType::heartbeat_ack && r->seq == seq) return true;
     if (seen) seen->push_back(*r);
   }
   return false;
+}
+
+// The assertion is an absence: no new frame of copd's reply stream during
+// `window` (whatever else copd sends meanwhile; bounded by the window, not by
+// copd falling silent).
+void expect_no_new_reply(RawNode& node, std::chrono::milliseconds window) {
+  for (const auto until = std::chrono::steady_clock::now() + window; std::chrono::steady_clock::now() < until;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (auto r = node.receive(int(std::max<long>(1, long(left.count()))))) {
+      EXPECT_NE(r->type, cop::link::FrameType::reply) << "new reply frame " << r->seq;
+    }
+  }
 }
 
 Message faa(uint16_t tkno, uint32_t offset, uint64_t add) {
@@ -359,9 +372,9 @@ TEST(Copd, LostResultIsResentUntilAcknowledged) {
   std::vector<cop::link::Frame> seen;
   ASSERT_TRUE(heartbeat_round_trip(node, 4711, &seen)) << "copd did not answer a heartbeat sent after the acknowledgment";
   for (const auto& f : seen) EXPECT_NE(f.type, cop::link::FrameType::reply) << "new reply frame " << f.seq;
-  // The assertion is an absence: nothing new of the stream for twice copd's
-  // longest resend timer (240 ms) after it took the acknowledgment.
-  while (auto r = node.receive(500)) EXPECT_NE(r->type, cop::link::FrameType::reply) << "new reply frame " << r->seq;
+  // Nothing new of the stream for twice copd's longest resend timer (240 ms)
+  // after it took the acknowledgment.
+  expect_no_new_reply(node, std::chrono::milliseconds(500));
 }
 
 // Who sent a frame is the link's to say (its token), never the frame's: a
