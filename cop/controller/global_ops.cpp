@@ -26,7 +26,8 @@ Error Controller::check_mask(uint64_t mask, uint8_t ppn) const {
   return Error::none;
 }
 
-Error Controller::set_mask(int channel, const Message& msg, Sender from, bool broadcast_ram) {
+Error Controller::set_mask(int channel, const Message& msg, Sender from, bool broadcast_ram,
+                           std::vector<Delivery>& out) {
   const uint8_t ppn = msg.ins.ppn;
   const uint64_t mask = msg.data64();
   if (Error e = check_mask(mask, ppn); e != Error::none) return e;
@@ -43,6 +44,7 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
       ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
     }
   }
+  if (broadcast_ram && !parked_.empty()) deliver_parked(ppn, first, n, out);
   return Error::none;
 }
 
@@ -53,8 +55,9 @@ Error Controller::broadcast(int channel, const Message& msg, std::vector<Deliver
   ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
   bm.accessed = false;
   Message data = msg;
-  data.addr.chno = static_cast<uint8_t>(channel);  // receivers filter on the source (srctid)
-  data.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  // Receivers filter on the source (srctid): the node that sent it, at a level 2 the one the level-1 forwarded.
+  data.addr.chno = static_cast<uint8_t>(config_.level == 2 ? asker_.chno : channel);
+  data.addr.cntno = config_.level == 2 ? asker_.cntno : own_cntno();
   emit(bm.mask, data, out);
   return Error::none;
 }
@@ -65,13 +68,22 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
   TcEntry& tc = ram_.tc(ppn, tag);
   if (!tc.accessed) return Error::no_mask;
   if (!(tc.pending & channel_bit(channel))) return Error::not_participant;
+  // All contributions to one operation carry X or none: the first decides where it completes.
+  if (config_.level == 1) {
+    if (!tc.has_value && tc.pending == tc.mask) tc.up = msg.ins.x;
+    if (tc.up != msg.ins.x) return Error::not_participant;
+  }
   if (msg.ins.opcode != Opcode::BENTRY) {
     uint64_t& v = ram_.gas(ppn, tag);
     v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
     tc.has_value = true;
   }
   tc.pending &= ~channel_bit(channel);
-  if (tc.pending == 0) complete_operation(ppn, tag, msg, out);
+  if (tc.pending != 0) return Error::none;
+  if (tc.up)
+    contribute_up(ppn, tag, msg, out);
+  else
+    complete_operation(ppn, tag, msg, out);
   return Error::none;
 }
 
