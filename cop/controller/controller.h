@@ -154,6 +154,8 @@ struct Hop {
     none,     // a result, barrier exit or broadcast (down), or not between levels
     command,  // a command to execute; origin sent it
     answer,   // ACK/NACK or read data for origin's task (origin.chno 0: for the level-1 itself)
+    release,  // down: the operation on the message's (PPN, tag) is complete and this level-1
+              // is not among its receivers (not in the level 2's broadcast mask): free its entries
   };
   Kind kind = none;
   Sender origin;

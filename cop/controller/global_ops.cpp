@@ -93,12 +93,15 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
   // Results go to the broadcast mask; a barrier with none releases its participants.
   const bool barrier = op.ins.opcode == Opcode::BENTRY;
   const uint64_t dest = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+  const uint64_t release = config_.level == 2 ? tc.mask & ~dest : 0;
   tc.accessed = false;
   tc.pending = 0;
   bm.accessed = false;
-  if (dest == 0) return;
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
+  // Level-1 controllers that took part but receive nothing: their entries wait for this.
+  if (release != 0) out.push_back(Delivery{release, result, cycles_, false, false, Hop{Hop::release, {}}});
+  if (dest == 0) return;
   result.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
   if (!barrier) set_payload(result, ram_.gas(ppn, tag));
   emit(dest, result, out);

@@ -102,6 +102,12 @@ void Controller::receive_from_parent(const Delivery& down, std::vector<Delivery>
     case Hop::answer:
       answer_from_parent(down, out);
       return;
+    case Hop::release:
+      if (down.msg.ins.ppn < ram_.partitions() && down.msg.addr.msgtag < config_.gas_words) {
+        const TcEntry& tc = ram_.tc(down.msg.ins.ppn, down.msg.addr.msgtag);
+        if (tc.accessed && tc.forwarded) fail_operation(down.msg.ins.ppn, down.msg.addr.msgtag, 0, Error::none, out);
+      }
+      return;
     case Hop::none:
       if (down.msg.ins.opcode == Opcode::NACK) {
         answer_from_parent(down, out);  // an operation the level 2 voided (fail_channel)
