@@ -21,16 +21,6 @@ namespace {
 // Whether the instruction's TKNO field is a task number (SETTC/SETBM carry COUNT-1 there).
 bool names_task(Opcode op) { return op != Opcode::SETTC && op != Opcode::SETBM; }
 
-bool is_data_access(Opcode op) {
-  switch (op) {
-    case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
-    case Opcode::WSRAM64: case Opcode::RMW32: case Opcode::RMW64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Commands that act on a global operation's mask entries (the GAS tags
 // [first, first+n)): masks, contributions, the initialising write, broadcasts.
 bool acts_on_operation(const Message& m, uint32_t& n) {
@@ -296,7 +286,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
     return forward(channel, msg, from, out);
   }
   // A level 2 keeps no task address spaces: a TAS access goes to the level-1 controller CNTNO.
-  if (config_.level == 2 && msg.ins.space == Space::TAS && is_data_access(msg.ins.opcode))
+  if (config_.level == 2 && msg.ins.space == Space::TAS && wire::is_data_ram_access(msg.ins.opcode))
     return route_down(msg, from, out);
   switch (msg.ins.opcode) {
     case Opcode::LOCK:
@@ -323,7 +313,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
     case Opcode::BCAST64:
       return broadcast(channel, msg, out);
     default:
-      if (is_data_access(msg.ins.opcode)) return data_ram_access(channel, msg, from, out);
+      if (wire::is_data_ram_access(msg.ins.opcode)) return data_ram_access(channel, msg, from, out);
       if (msg.ins.opcode == Opcode::BENTRY || wire::is_reduction(msg.ins.opcode))
         return contribute(channel, msg, out);
       return Error::unknown_opcode;

@@ -94,7 +94,9 @@
 //    level-1 controllers). fail_channel on a level-2 channel (a level-1
 //    controller gone) NACKs link_down to the other level-1 controllers of the
 //    operations waiting for it; each level-1 passes the NACK to its nodes in
-//    the operation and frees its entries.
+//    the operation and frees its entries. A level-1 that voids an X operation
+//    its nodes had begun to contribute to (fail_channel, end_task) sends the
+//    NACK up, and the level 2 voids it for the other level-1 controllers.
 //  - Transport: Delivery::to_parent marks a message going up (level-1 ->
 //    level-2) and Delivery::hop what it is (a command to execute, an answer
 //    for a task, or a result/broadcast when none). A transport carries hop
@@ -328,6 +330,9 @@ class Controller {
   // Results that came down before the SETBM of their tag, delivered by it.
   void deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out);
   void execute_from_parent(const Delivery& down, std::vector<Delivery>& out);
+  // A level-1 voids an X operation its nodes can no longer complete: the level 2 voids it for the others.
+  void void_upward(uint8_t ppn, uint32_t tag, wire::Error why, std::vector<Delivery>& out);
+  void void_from_child(int channel, const wire::Message& nack, std::vector<Delivery>& out);
   void answer_from_parent(const Delivery& down, std::vector<Delivery>& out);
 
   Config config_;

@@ -130,6 +130,7 @@ int Controller::fail_channel(int channel, std::vector<Delivery>& out) {
       const TcEntry& tc = ram_.tc(ppn, tag);
       if (!tc.accessed || !(tc.pending & bit)) continue;
       const BmEntry& bm = ram_.bm(ppn, tag);
+      void_upward(ppn, tag, Error::link_down, out);
       fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~bit, Error::link_down, out);
       failed++;
     }
@@ -181,6 +182,7 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
         if (!(tc.pending & bit)) continue;  // its channel has contributed: it can still complete
         const bool lost_here = std::any_of(lost.begin(), lost.end(), [&](const Lost& l) { return l.ppn == ppn && l.tag == tag; });
         if (!(set_by_task(tc.set_by) || lost_here || channel_left)) continue;
+        void_upward(ppn, tag, Error::task_ended, out);
         fail_operation(ppn, tag, tc.mask | (bm.accessed ? bm.mask : 0), Error::task_ended, out);
         failed++;
       } else if (bm.accessed && set_by_task(bm.set_by)) {

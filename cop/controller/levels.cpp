@@ -87,7 +87,11 @@ void Controller::receive_from_child(int channel, const Delivery& up, std::vector
     out.push_back(d);
     return;
   }
-  if (up.link_level) return;  // a level-1's ACK of what we sent it: the interface consumes it
+  if (up.link_level) {
+    // A level-1's ACK of what we sent it is the interface's; its NACK voids an operation.
+    if (up.msg.ins.opcode == Opcode::NACK) void_from_child(channel, up.msg, out);
+    return;
+  }
   Sender from = up.hop.origin;
   from.cntno = static_cast<uint8_t>(channel - 1);  // the link, not the message, names the controller
   receive(channel, up.msg, up.at_cycle, from, out);
@@ -200,6 +204,26 @@ void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::ve
       ++it;
     }
   }
+}
+
+void Controller::void_upward(uint8_t ppn, uint32_t tag, Error why, std::vector<Delivery>& out) {
+  if (config_.level != 1 || !config_.has_parent || !ram_.tc(ppn, tag).up) return;
+  Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
+  nack.ins.ppn = ppn;
+  nack.addr.cntno = own_cntno();
+  nack.data1 = wire::nack_data(why, Opcode::BENTRY);
+  send_up(nack, Hop{}, out);
+}
+
+void Controller::void_from_child(int channel, const Message& nack, std::vector<Delivery>& out) {
+  const uint8_t ppn = nack.ins.ppn;
+  const uint32_t tag = nack.addr.msgtag;
+  if (ppn >= ram_.partitions() || tag >= config_.gas_words) return;
+  const TcEntry& tc = ram_.tc(ppn, tag);
+  if (!tc.accessed || !(tc.mask & channel_bit(channel))) return;
+  const BmEntry& bm = ram_.bm(ppn, tag);
+  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel),
+                 wire::nack_error(nack.data1), out);
 }
 
 }  // namespace cop::controller

@@ -3,10 +3,9 @@
 // X without a parent, and a level-1 controller failing (seed 000 ch. IV-V).
 #include "two_level_fabric.h"
 
-#include "lib/commands.h"
-
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace cop;
@@ -15,6 +14,7 @@ using cop::controller::Sender;
 using cop::test::Node;
 using cop::test::Order;
 using cop::test::TwoLevelFabric;
+using cop::test::mask_cmd;
 
 namespace {
 
@@ -34,12 +34,6 @@ Error last_error(TwoLevelFabric& f, Node n) {
   if (link.empty()) return Error::timeout;  // no answer at all
   const Message& m = link.back();
   return m.ins.opcode == Opcode::NACK ? nack_error(m.data1) : Error::none;
-}
-
-Message mask_cmd(Opcode op, uint32_t tag, uint64_t mask, bool x) {
-  Message m = commands::mask_command(commands::Sender{0, 0}, op, tag, mask);
-  m.ins.x = x;
-  return m;
 }
 
 const Order kOrders[] = {Order::forward, Order::reversed, Order::random};
@@ -226,5 +220,41 @@ TEST(Level2Access, ALevel1FailingFailsTheOthersWithLinkDown) {
     EXPECT_FALSE(f.l1(0).ram().tc(0, 6).accessed);
     EXPECT_FALSE(f.l1(1).ram().tc(0, 6).accessed);
     EXPECT_FALSE(f.l2().ram().tc(0, 6).accessed);
+  }
+}
+
+TEST(Level2Access, ANodeFailingOnOneLevel1VoidsTheOperationOnEveryLevel1) {
+  for (Order order : kOrders) {
+    TwoLevelFabric f(2, 4, order, 13);
+    const std::vector<Node> parts = {{0, 1}, {0, 2}, {1, 1}, {1, 2}};
+    for (const Node& n : parts) {
+      f.send(n, mask_cmd(Opcode::SETTC, 7, 0b11, false));
+      f.send(n, mask_cmd(Opcode::SETTC, 7, 0b11, true));
+    }
+    // Everyone but node 0/2 contributes; level-1 1's part goes up, level-1 0 waits for 0/2.
+    for (const Node& n : {parts[0], parts[2], parts[3]}) {
+      Message m = make(Opcode::SUMI64, 1, Space::GAS, 7);
+      m.ins.x = true;
+      m.set_data64(5);
+      f.send(n, m);
+    }
+    f.settle();
+    std::vector<controller::Delivery> out;
+    EXPECT_EQ(f.l1(0).fail_channel(2, out), 1);
+    // What the level-1 sent: NACKs to its nodes and one up; the fabric carries the rest.
+    ASSERT_TRUE(std::any_of(out.begin(), out.end(), [](const auto& d) { return d.to_parent; }));
+    std::vector<controller::Delivery> down;
+    for (const auto& d : out)
+      if (d.to_parent) f.l2().receive_from_child(1, d, down);
+    ASSERT_EQ(down.size(), 1u);
+    EXPECT_EQ(down[0].channels, 0b10u);
+    std::vector<controller::Delivery> to_nodes;
+    f.l1(1).receive_from_parent(down[0], to_nodes);
+    ASSERT_EQ(to_nodes.size(), 1u);
+    EXPECT_EQ(to_nodes[0].channels, 0b11u);
+    EXPECT_EQ(nack_error(to_nodes[0].msg.data1), Error::link_down);
+    EXPECT_FALSE(f.l2().ram().tc(0, 7).accessed);
+    EXPECT_FALSE(f.l1(1).ram().tc(0, 7).accessed);
+    EXPECT_FALSE(f.l1(0).ram().tc(0, 7).accessed);
   }
 }

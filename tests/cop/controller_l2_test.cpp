@@ -4,8 +4,6 @@
 // checked against a local computation, errors by their NACK codes.
 #include "two_level_fabric.h"
 
-#include "lib/commands.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,16 +20,11 @@ using cop::controller::Sender;
 using cop::test::Node;
 using cop::test::Order;
 using cop::test::TwoLevelFabric;
+using cop::test::mask_cmd;
 
 namespace {
 
 constexpr uint16_t kTask = 1;
-
-Message mask_cmd(Opcode op, uint32_t tag, uint64_t mask, bool x) {
-  Message m = commands::mask_command(commands::Sender{0, 0}, op, tag, mask);
-  m.ins.x = x;
-  return m;
-}
 
 Message contribution(Opcode op, uint32_t tag, uint64_t v) {
   Message m = make(op, kTask, Space::GAS, tag);

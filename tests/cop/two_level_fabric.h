@@ -6,6 +6,7 @@
 #pragma once
 
 #include "controller/controller.h"
+#include "lib/commands.h"
 
 #include <algorithm>
 #include <deque>
@@ -18,6 +19,13 @@
 namespace cop::test {
 
 enum class Order { forward, reversed, random };
+
+// SETTC/SETBM of one entry, with X for the level 2's (its mask names CNTNOs).
+inline wire::Message mask_cmd(wire::Opcode op, uint32_t tag, uint64_t mask, bool x) {
+  wire::Message m = commands::mask_command(commands::Sender{0, 0}, op, tag, mask);
+  m.ins.x = x;
+  return m;
+}
 
 struct Node {
   int cntno;
