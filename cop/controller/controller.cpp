@@ -46,6 +46,8 @@ bool acts_on_operation(const Message& m, uint32_t& n) {
 
 // The configuration's limits, checked before any bank is sized from them.
 Config validated(const Config& config) {
+  if (config.level < 1 || config.level > 2 || (config.level == 2 && config.has_parent))
+    throw std::invalid_argument("level must be 1 (with or without a parent) or 2");
   if (config.channels < 1 || config.channels > wire::kChannels) throw std::invalid_argument("channels must be 1..64");
   if (config.partitions < 1 || config.partitions > int(wire::kMaxPpn) + 1)
     throw std::invalid_argument("partitions must be 1..16");
@@ -208,16 +210,9 @@ uint64_t Controller::cost(const Message& msg) const {
   return fp ? timing_.t_op_fp : timing_.t_op_int;
 }
 
-void Controller::service(int channel, const Pending& p, std::vector<Delivery>& out) {
-  const Message& msg = p.msg;
-  cycles_ += cost(msg);
-  stats_.serviced++;
-  const uint64_t read_at = cycles_;
-  std::vector<Delivery> data;
-  const Error e = execute(channel, msg, p.from, data);
-  // The interface acknowledges as soon as the command is read, before any
-  // answer. Answers carry the sender's task number (its Pid register).
-  const uint16_t tkno = p.from.supervisor ? (names_task(msg.ins.opcode) ? msg.ins.tkno : uint16_t{0}) : p.from.tkno;
+Message Controller::acknowledgment(const Message& msg, Sender from, Error e) {
+  // Answers carry the sender's task number (its Pid register).
+  const uint16_t tkno = from.supervisor ? (names_task(msg.ins.opcode) ? msg.ins.tkno : uint16_t{0}) : from.tkno;
   Message ack = wire::make(e == Error::none ? Opcode::ACK : Opcode::NACK, tkno);
   ack.ins.ppn = msg.ins.ppn & wire::kMaxPpn;
   if (e != Error::none) {
@@ -225,10 +220,37 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
     ack.addr = msg.addr;
     ack.data1 = wire::nack_data(e, msg.ins.opcode);
   }
-  out.push_back(Delivery{channel_bit(channel), ack, read_at, true});
-  remember(channel_bit(channel), ack);
+  return ack;
+}
+
+void Controller::service(int channel, const Pending& p, std::vector<Delivery>& out) {
+  const Message& msg = p.msg;
+  cycles_ += cost(msg);
+  stats_.serviced++;
+  const uint64_t read_at = cycles_;
+  std::vector<Delivery> data;
+  asker_ = p.from;
+  passed_on_ = false;
+  const Error e = execute(channel, msg, p.from, data);
+  // A command passed to another level is answered by the one that executes it.
+  if (!(passed_on_ && e == Error::none)) {
+    // The interface acknowledges as soon as the command is read, before any answer.
+    Delivery ack{channel_bit(channel), acknowledgment(msg, p.from, e), read_at, true};
+    if (config_.level == 2) ack.hop = Hop{Hop::answer, p.from};
+    out.push_back(ack);
+    remember(ack.channels, ack.msg);
+  }
   for (const Delivery& d : data) remember(d.channels, d.msg);
   out.insert(out.end(), data.begin(), data.end());
+}
+
+void Controller::answer(int channel, const Message& msg, std::vector<Delivery>& out) {
+  if (from_parent_) {
+    send_up(msg, Hop{Hop::answer, asker_}, out);
+    return;
+  }
+  emit(channel_bit(channel), msg, out);
+  if (config_.level == 2) out.back().hop = Hop{Hop::answer, asker_};
 }
 
 void Controller::emit(uint64_t mask, const Message& msg, std::vector<Delivery>& out) {
@@ -248,7 +270,9 @@ void Controller::remember(uint64_t mask, const Message& msg) {
 Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out) {
   // Every field in range before anything is indexed with it (the rules the
   // decoder applies: an in-process sender's message has not been decoded).
-  if (auto bad = wire::validate(msg, wire::Direction::to_controller, config_.limits())) return bad->code;
+  wire::Limits limits = config_.limits();
+  if (config_.level == 2) limits.channels = wire::kChannels;  // CHNO names a channel of a level-1 controller
+  if (auto bad = wire::validate(msg, wire::Direction::to_controller, limits)) return bad->code;
   if (msg.ins.ppn >= ram_.partitions()) return Error::partition;
   // U/S is the operating system's: only the channel's driver may set it (ch. V).
   if (msg.ins.supervisor && !from.supervisor) return Error::protection;
@@ -257,7 +281,13 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
   const uint8_t ppn = channel_partition(channel);
   // The operating system (supervisor mode) assigns partitions, so it is not confined to one.
   if (msg.ins.ppn != ppn && !msg.ins.supervisor) return Error::partition;
-  if (msg.ins.x) return Error::channel_range;  // no level-2 controller is attached to this one
+  if (msg.ins.x && config_.level == 1) {
+    if (!config_.has_parent) return Error::channel_range;  // no level-2 controller is attached to this one
+    return forward(channel, msg, from, out);
+  }
+  // A level 2 keeps no task address spaces: a TAS access goes to the level-1 controller CNTNO.
+  if (config_.level == 2 && msg.ins.space == Space::TAS && wire::is_data_ram_access(msg.ins.opcode))
+    return route_down(msg, from, out);
   switch (msg.ins.opcode) {
     case Opcode::LOCK:
       locked_ = channel;
@@ -272,20 +302,18 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
       reply.ins.ppn = ppn;
       reply.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
       reply.addr.chno = static_cast<uint8_t>(poll_);  // the poll counter names the channel
-      emit(channel_bit(channel), reply, out);
+      answer(channel, reply, out);
       return Error::none;
     }
-    case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
-    case Opcode::WSRAM64: case Opcode::RMW32: case Opcode::RMW64:
-      return data_ram_access(channel, msg, from, out);
     case Opcode::SETTC:
-      return set_mask(channel, msg, from, false);
+      return set_mask(channel, msg, from, false, out);
     case Opcode::SETBM:
-      return set_mask(channel, msg, from, true);
+      return set_mask(channel, msg, from, true, out);
     case Opcode::BCAST32:
     case Opcode::BCAST64:
       return broadcast(channel, msg, out);
     default:
+      if (wire::is_data_ram_access(msg.ins.opcode)) return data_ram_access(channel, msg, from, out);
       if (msg.ins.opcode == Opcode::BENTRY || wire::is_reduction(msg.ins.opcode))
         return contribute(channel, msg, out);
       return Error::unknown_opcode;

@@ -49,6 +49,63 @@
 //    channel takes to reach the operation in progress).
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
+//
+// Two levels (seed 000 ch. IV, Figure 5; ch. V, the X bit and CNTNO): up to 64
+// level-1 controllers, each with 64 nodes, under one level-2 controller whose
+// channel c is the level-1 controller with CNTNO c-1 (SAS word [0] of each
+// level-1 holds its CNTNO; host H is on controller (H-1)/64). Config::level and
+// Config::has_parent say which this core is. A level-1 without a parent
+// refuses X (channel_range) as a single-level COP always did.
+//  - Global operations with X (BENTRY, every reduction): each level-1 completes
+//    its local part with its own TC entry (its nodes, set by an ordinary
+//    SETTC), then sends ONE combined contribution up (same opcode, X set, its
+//    CNTNO in the address word) and keeps the entry accessed ("forwarded")
+//    until the result comes down, so the next operation on the tag waits as
+//    above. The level 2 combines the level-1 contributions with its TC entry
+//    (whose mask names level-1 controllers) and sends the result (barrier
+//    exit) to its broadcast mask's level-1 controllers (its TC mask for a
+//    barrier without one). Each level-1 sends it to its own broadcast mask's
+//    nodes (a barrier: its TC mask). Contributions to one operation either all
+//    carry X or none (not_participant otherwise).
+//  - BCAST32/64 with X (broadcast, and multicast through a broadcast mask
+//    naming a subset) goes up as it is; the level 2 sends it to its broadcast
+//    mask's level-1 controllers, which send it to their broadcast masks' nodes.
+//    A result coming down before the level-1's SETBM for its tag waits for it.
+//  - SETTC/SETBM with X program the level-2 entries: libcop sends them like the
+//    local ones, with X set and a mask of CNTNOs (bit k: controller k); the
+//    level-1 forwards them and the task gets the level 2's ACK, or NACK
+//    mask_in_use for an entry a peer has set (SPMD, as above).
+//  - RSRAM/WSRAM/RMW with X: the GAS and SAS ones are the level 2's own words
+//    (variables shared by the whole two-level partition). A TAS access with X
+//    needs Z: CNTNO and CHNO in the address name the controller and channel;
+//    the level 2 sends it down to that level-1 controller (its channel
+//    CNTNO+1), which executes it with the rules above: the owner of a task
+//    address space is the task on that controller and channel, so the
+//    original sender travels with the command (Sender::cntno/chno).
+//  - Answers (ACK/NACK, read data) for a forwarded command go back the same way
+//    to the asking task: it gets exactly one ACK or NACK, from the controller
+//    that executed the command. LOCK, UNLOCK and PROBE with X are refused
+//    (channel_range); a level-1 executes a command from its parent between
+//    channel polls (the parent's link is not a channel).
+//  - Protection and partitions: the level-1 checks U/S, TKNO and PPN as for any
+//    command before forwarding; the level 2 checks them again against the
+//    carried sender and against its own partitions (its SAS word [c] is the
+//    partition of level-1 controller c: a two-level partition takes whole
+//    level-1 controllers). fail_channel on a level-2 channel (a level-1
+//    controller gone) NACKs link_down to the other level-1 controllers of the
+//    operations waiting for it; each level-1 passes the NACK to its nodes in
+//    the operation and frees its entries. A level-1 that voids an X operation
+//    its nodes had begun to contribute to (fail_channel, end_task) sends the
+//    NACK up, and the level 2 voids it for the other level-1 controllers.
+//  - Transport: Delivery::to_parent marks a message going up (level-1 ->
+//    level-2) and Delivery::hop what it is (a command to execute, an answer
+//    for a task, or a result/broadcast when none). A transport carries hop
+//    beside the words (a link header) and hands what comes down to
+//    receive_from_parent and what comes up to receive_from_child.
+//  - Cycles: each pass through a level charges its t_OP; the link up is
+//    charged t_CN-COP (the level-1 writes into the level 2 as a node writes
+//    into its COP) and the link down t_COP-CN (model/hardware.h), so a
+//    broadcast to 4095 nodes is the thesis's three passes through a COP level.
 #pragma once
 
 #include <cop/wire.h>
@@ -72,10 +129,38 @@ struct Config {
   uint32_t sas_words = 128;         // system address space: [0] CNTNO, [1..64] channel PPN
   int partitions = 4;               // PPN values in use (each has its own CAS, GAS and masks)
   uint8_t cntno = 0;
+  int level = 1;            // 1: channels are nodes; 2: channels are level-1 controllers
+  bool has_parent = false;  // level 1 only: a level-2 controller takes X commands
 
   wire::Limits limits() const {
     return wire::Limits{channels, tasks_per_channel, tas_words, gas_words, sas_words};
   }
+};
+
+// A message going out to nodes: one channel for answers, a mask for broadcasts.
+// Who sent a command, as the link established it (never what the command's own
+// fields claim): the channel's driver may send supervisor (U/S) commands; a
+// task may act only as the task number its driver enrolled it under.
+struct Sender {
+  bool supervisor = false;
+  uint16_t tkno = 0;  // the enrolled task (unused when supervisor: its commands' TKNO is trusted)
+  // A command forwarded between levels: the level-1 controller (CNTNO) and its
+  // channel it came from (chno 0: that controller itself, its combined contribution).
+  uint8_t cntno = 0;
+  uint8_t chno = 0;
+};
+
+// What a message between levels is, besides its words (a transport's link header).
+struct Hop {
+  enum Kind : uint8_t {
+    none,     // a result, barrier exit or broadcast (down), or not between levels
+    command,  // a command to execute; origin sent it
+    answer,   // ACK/NACK or read data for origin's task (origin.chno 0: for the level-1 itself)
+    release,  // down: the operation on the message's (PPN, tag) is complete and this level-1
+              // is not among its receivers (not in the level 2's broadcast mask): free its entries
+  };
+  Kind kind = none;
+  Sender origin;
 };
 
 // A message going out to nodes: one channel for answers, a mask for broadcasts.
@@ -84,19 +169,17 @@ struct Delivery {
   wire::Message msg;
   uint64_t at_cycle = 0;  // modelled time at which the receiving nodes have it
   bool link_level = false;  // ACK/NACK/resend, produced by the channel interface
+  bool to_parent = false;   // level 1 -> level 2 (channels is 0)
+  Hop hop;
+
+  Delivery() = default;
+  Delivery(uint64_t to_channels, const wire::Message& m, uint64_t at, bool link = false, bool up = false, Hop h = {})
+      : channels(to_channels), msg(m), at_cycle(at), link_level(link), to_parent(up), hop(h) {}
 
   bool to(int channel) const { return (channels >> (channel - 1)) & 1u; }
 };
 
-inline uint64_t channel_bit(int channel) { return uint64_t{1} << (channel - 1); }
-
-// Who sent a command, as the link established it (never what the command's own
-// fields claim): the channel's driver may send supervisor (U/S) commands; a
-// task may act only as the task number its driver enrolled it under.
-struct Sender {
-  bool supervisor = false;
-  uint16_t tkno = 0;  // the enrolled task (unused when supervisor: its commands' TKNO is trusted)
-};
+inline uint64_t channel_bit(int channel) { return channel < 1 ? 0 : uint64_t{1} << (channel - 1); }
 
 struct Stats {
   uint64_t serviced = 0;
@@ -184,6 +267,14 @@ class Controller {
   // Returns how many global operations were failed.
   int end_task(int channel, uint16_t tkno, std::vector<Delivery>& out);
 
+  // Two levels (levels.cpp). A level-1 with a parent: what came down from the
+  // level 2 (a result, a command to execute, an answer to pass on).
+  void receive_from_parent(const Delivery& down, std::vector<Delivery>& out);
+  // A level 2: what came up from level-1 controller `channel` (CNTNO channel-1):
+  // commands are queued as receive() does, with the carried sender; answers
+  // for a task on another level-1 go down to it.
+  void receive_from_child(int channel, const Delivery& up, std::vector<Delivery>& out);
+
  private:
   struct Pending {
     wire::Message msg;
@@ -208,7 +299,8 @@ class Controller {
   wire::Error locate_word(int channel, const wire::Message& msg, Sender from, uint64_t*& word);
   // Global operations (global_ops.cpp).
   wire::Error contribute(int channel, const wire::Message& msg, std::vector<Delivery>& out);
-  wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram);
+  wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram,
+                       std::vector<Delivery>& out);
   // Voids the operation on (ppn, tag): frees its entries and NACKs `dest` with `why`.
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
@@ -220,6 +312,28 @@ class Controller {
   // Keeps what went last to each channel, for the interface's resend (XMIT).
   void remember(uint64_t mask, const wire::Message& msg);
   uint64_t cost(const wire::Message& msg) const;
+  wire::Message acknowledgment(const wire::Message& msg, Sender from, wire::Error e);
+  // An answer (read data, PROBE) to the asking task: its channel, or back the
+  // way a forwarded command came.
+  void answer(int channel, const wire::Message& msg, std::vector<Delivery>& out);
+  // Two levels (levels.cpp).
+  uint8_t own_cntno() const { return static_cast<uint8_t>(ram_.sas(0)); }
+  // A level-1's X command: contributions stay here, the rest goes up.
+  wire::Error forward(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  // A level 2's TAS access with X and Z: down to the level-1 controller CNTNO.
+  wire::Error route_down(const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  void send_up(const wire::Message& msg, Hop hop, std::vector<Delivery>& out);
+  // The local part of an X operation is complete: its combined contribution goes up.
+  void contribute_up(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
+  // A result or broadcast from the level 2: to this level-1's nodes.
+  void relay_down(const wire::Message& msg, uint64_t ready_at, std::vector<Delivery>& out);
+  // Results that came down before the SETBM of their tag, delivered by it.
+  void deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out);
+  void execute_from_parent(const Delivery& down, std::vector<Delivery>& out);
+  // A level-1 voids an X operation its nodes can no longer complete: the level 2 voids it for the others.
+  void void_upward(uint8_t ppn, uint32_t tag, wire::Error why, std::vector<Delivery>& out);
+  void void_from_child(int channel, const wire::Message& nack, std::vector<Delivery>& out);
+  void answer_from_parent(const Delivery& down, std::vector<Delivery>& out);
 
   Config config_;
   model::Timing timing_;
@@ -233,6 +347,12 @@ class Controller {
   Sender lock_owner_;  // who sent the LOCK
   uint64_t cycles_ = 0;
   Stats stats_;
+  // The command being serviced: whom its answers go to, and whether it came
+  // from the parent (answers go up) or went elsewhere (no ACK from here).
+  Sender asker_;
+  bool from_parent_ = false;
+  bool passed_on_ = false;
+  std::vector<wire::Message> parked_;
 };
 
 }  // namespace cop::controller

@@ -31,6 +31,8 @@ struct TcEntry {
   bool accessed = false; // set by SETTC, reset when every channel has contributed
   bool has_value = false;  // a contribution (or initialising WSRAM) has arrived
   SetBy set_by;
+  bool up = false;         // contributions carry X: the combined one goes to the level 2
+  bool forwarded = false;  // sent up; the entry stays accessed until the result comes down
 };
 
 struct BmEntry {

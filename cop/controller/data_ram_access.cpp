@@ -44,7 +44,7 @@ Error Controller::data_ram_access(int channel, const Message& msg, Sender from, 
   const uint64_t old = *word;
   if (is_rmw(op)) *word = rmw_result(msg, old);
   wire::set_payload(reply, wire::is_64bit(op) ? old : uint32_t(old));
-  emit(channel_bit(channel), reply, out);
+  answer(channel, reply, out);
   return Error::none;
 }
 
@@ -58,7 +58,7 @@ Error Controller::read_mask_entry(int channel, const Message& msg, std::vector<D
     const TcEntry& e = ram_.tc(msg.ins.ppn, msg.addr.msgtag);
     reply.set_data64(e.accessed ? e.pending : 0);
   }
-  emit(channel_bit(channel), reply, out);
+  answer(channel, reply, out);
   return Error::none;
 }
 

@@ -26,7 +26,8 @@ Error Controller::check_mask(uint64_t mask, uint8_t ppn) const {
   return Error::none;
 }
 
-Error Controller::set_mask(int channel, const Message& msg, Sender from, bool broadcast_ram) {
+Error Controller::set_mask(int channel, const Message& msg, Sender from, bool broadcast_ram,
+                           std::vector<Delivery>& out) {
   const uint8_t ppn = msg.ins.ppn;
   const uint64_t mask = msg.data64();
   if (Error e = check_mask(mask, ppn); e != Error::none) return e;
@@ -43,6 +44,7 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
       ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
     }
   }
+  if (broadcast_ram && !parked_.empty()) deliver_parked(ppn, first, n, out);
   return Error::none;
 }
 
@@ -53,8 +55,9 @@ Error Controller::broadcast(int channel, const Message& msg, std::vector<Deliver
   ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
   bm.accessed = false;
   Message data = msg;
-  data.addr.chno = static_cast<uint8_t>(channel);  // receivers filter on the source (srctid)
-  data.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
+  // Receivers filter on the source (srctid): the node that sent it, at a level 2 the one the level-1 forwarded.
+  data.addr.chno = static_cast<uint8_t>(config_.level == 2 ? asker_.chno : channel);
+  data.addr.cntno = config_.level == 2 ? asker_.cntno : own_cntno();
   emit(bm.mask, data, out);
   return Error::none;
 }
@@ -65,13 +68,22 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
   TcEntry& tc = ram_.tc(ppn, tag);
   if (!tc.accessed) return Error::no_mask;
   if (!(tc.pending & channel_bit(channel))) return Error::not_participant;
+  // All contributions to one operation carry X or none: the first decides where it completes.
+  if (config_.level == 1) {
+    if (!tc.has_value && tc.pending == tc.mask) tc.up = msg.ins.x;
+    if (tc.up != msg.ins.x) return Error::not_participant;
+  }
   if (msg.ins.opcode != Opcode::BENTRY) {
     uint64_t& v = ram_.gas(ppn, tag);
     v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
     tc.has_value = true;
   }
   tc.pending &= ~channel_bit(channel);
-  if (tc.pending == 0) complete_operation(ppn, tag, msg, out);
+  if (tc.pending != 0) return Error::none;
+  if (tc.up)
+    contribute_up(ppn, tag, msg, out);
+  else
+    complete_operation(ppn, tag, msg, out);
   return Error::none;
 }
 
@@ -81,12 +93,15 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
   // Results go to the broadcast mask; a barrier with none releases its participants.
   const bool barrier = op.ins.opcode == Opcode::BENTRY;
   const uint64_t dest = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+  const uint64_t release = config_.level == 2 ? tc.mask & ~dest : 0;
   tc.accessed = false;
   tc.pending = 0;
   bm.accessed = false;
-  if (dest == 0) return;
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
+  // Level-1 controllers that took part but receive nothing: their entries wait for this.
+  if (release != 0) out.push_back(Delivery{release, result, cycles_, false, false, Hop{Hop::release, {}}});
+  if (dest == 0) return;
   result.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
   if (!barrier) set_payload(result, ram_.gas(ppn, tag));
   emit(dest, result, out);
@@ -115,6 +130,7 @@ int Controller::fail_channel(int channel, std::vector<Delivery>& out) {
       const TcEntry& tc = ram_.tc(ppn, tag);
       if (!tc.accessed || !(tc.pending & bit)) continue;
       const BmEntry& bm = ram_.bm(ppn, tag);
+      void_upward(ppn, tag, Error::link_down, out);
       fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~bit, Error::link_down, out);
       failed++;
     }
@@ -166,6 +182,7 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
         if (!(tc.pending & bit)) continue;  // its channel has contributed: it can still complete
         const bool lost_here = std::any_of(lost.begin(), lost.end(), [&](const Lost& l) { return l.ppn == ppn && l.tag == tag; });
         if (!(set_by_task(tc.set_by) || lost_here || channel_left)) continue;
+        void_upward(ppn, tag, Error::task_ended, out);
         fail_operation(ppn, tag, tc.mask | (bm.accessed ? bm.mask : 0), Error::task_ended, out);
         failed++;
       } else if (bm.accessed && set_by_task(bm.set_by)) {

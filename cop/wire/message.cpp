@@ -6,16 +6,6 @@
 namespace cop::wire {
 namespace {
 
-bool uses_data_ram_address(Opcode op) {
-  switch (op) {
-    case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
-    case Opcode::WSRAM64: case Opcode::RMW32: case Opcode::RMW64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_collective(Opcode op) {
   return is_reduction(op) || op == Opcode::BENTRY || op == Opcode::BCAST32 ||
          op == Opcode::BCAST64 || op == Opcode::SETTC || op == Opcode::SETBM;
@@ -58,7 +48,7 @@ std::optional<DecodeError> validate(const Message& msg, Direction dir, const Lim
       return err(Error::address_range, fmt::format("GAS offset {}+{} beyond {} words", a.msgtag, n, limits.gas_words));
     return std::nullopt;
   }
-  if (!uses_data_ram_address(op)) return std::nullopt;
+  if (!is_data_ram_access(op)) return std::nullopt;
   switch (msg.ins.space) {
     case Space::TAS:
       if (a.ttkno() >= limits.tasks_per_channel)

@@ -160,6 +160,16 @@ void set_payload(Message& m, uint64_t v) {
 
 
 
+bool is_data_ram_access(Opcode op) {
+  switch (op) {
+    case Opcode::RSRAM32: case Opcode::RSRAM64: case Opcode::WSRAM32:
+    case Opcode::WSRAM64: case Opcode::RMW32: case Opcode::RMW64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool has_answer_data(Opcode op) {
   switch (op) {
     case Opcode::PROBE:

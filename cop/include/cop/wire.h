@@ -200,6 +200,8 @@ int word_count(Opcode op, Direction dir);
 bool is_reduction(Opcode op);      // SUM/MIN/MAX/OR/AND/EXOR, 32 and 64 bit
 bool is_floating(Opcode op);       // SUMF/MAXF/MINF (the FP unit)
 bool is_64bit(Opcode op);
+// RSRAM/WSRAM/RMW, 32 and 64 bit: one Data RAM word, addressed by SPACE and MSGTAG.
+bool is_data_ram_access(Opcode op);
 // Commands whose answer carries data back to the asking task (after its ACK):
 // PROBE, RSRAM32/64, RMW32/64.
 bool has_answer_data(Opcode op);

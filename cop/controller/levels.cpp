@@ -1,0 +1,229 @@
+// Two COP levels (seed 000 ch. IV, Figure 5: "the local, Level 1 cop forwards
+// the command on to the Level 2 cop. The level 2 cop uses a mask in its Mask
+// RAM to broadcast the command to the appropriate level 1 cops and each of
+// these then uses a mask from its Mask RAM to broadcast the data value to the
+// desired nodes"; ch. V: the X bit, CNTNO). The rules are in controller.h.
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace cop::controller {
+
+using wire::Error;
+using wire::Message;
+using wire::Opcode;
+using wire::Space;
+
+namespace {
+
+bool is_result(Opcode op) {
+  return op == Opcode::BENTRY || op == Opcode::BCAST32 || op == Opcode::BCAST64 || wire::is_reduction(op);
+}
+
+}  // namespace
+
+void Controller::send_up(const Message& msg, Hop hop, std::vector<Delivery>& out) {
+  // The level-1 writes into its parent as a node writes into its COP: t_CN-COP.
+  cycles_ += timing_.t_cn_cop;
+  Delivery d{0, msg, cycles_, false, true, hop};
+  d.link_level = msg.ins.opcode == Opcode::ACK || msg.ins.opcode == Opcode::NACK;
+  out.push_back(d);
+}
+
+Error Controller::forward(int channel, const Message& msg, Sender from, std::vector<Delivery>& out) {
+  switch (msg.ins.opcode) {
+    case Opcode::LOCK:
+    case Opcode::UNLOCK:
+    case Opcode::PROBE:
+      return Error::channel_range;  // the level 2 is not locked or probed from a node
+    default:
+      break;
+  }
+  if (msg.ins.opcode == Opcode::BENTRY || wire::is_reduction(msg.ins.opcode)) return contribute(channel, msg, out);
+  // A task address space is reached through the level 2 only with Z: CNTNO and CHNO name it.
+  if (msg.ins.space == Space::TAS && !msg.ins.z) return Error::channel_range;
+  Sender origin = from;
+  origin.cntno = own_cntno();
+  origin.chno = static_cast<uint8_t>(channel);
+  send_up(msg, Hop{Hop::command, origin}, out);
+  passed_on_ = true;
+  return Error::none;
+}
+
+void Controller::contribute_up(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
+  TcEntry& tc = ram_.tc(ppn, tag);
+  tc.forwarded = true;  // stays accessed: the next operation on the tag waits for the result
+  Message up = wire::make(op.ins.opcode, 0, Space::GAS, tag);
+  up.ins.ppn = ppn;
+  up.ins.x = true;
+  up.addr.cntno = own_cntno();
+  if (op.ins.opcode != Opcode::BENTRY) wire::set_payload(up, ram_.gas(ppn, tag));
+  send_up(up, Hop{Hop::command, Sender{false, 0, own_cntno(), 0}}, out);
+}
+
+Error Controller::route_down(const Message& msg, Sender from, std::vector<Delivery>& out) {
+  if (!msg.ins.z) return Error::channel_range;
+  const int target = msg.addr.cntno + 1;
+  if (target > config_.channels) return Error::channel_range;
+  if (channel_partition(target) != msg.ins.ppn && !msg.ins.supervisor) return Error::partition;
+  emit(channel_bit(target), msg, out);
+  out.back().hop = Hop{Hop::command, from};
+  passed_on_ = true;
+  return Error::none;
+}
+
+void Controller::receive_from_child(int channel, const Delivery& up, std::vector<Delivery>& out) {
+  if (config_.level != 2) throw std::logic_error("receive_from_child on a level-1 controller");
+  if (channel < 1 || channel > config_.channels)
+    throw std::out_of_range("channel " + std::to_string(channel) + " does not exist");
+  if (up.hop.kind == Hop::answer) {
+    // An answer from the level-1 that executed a routed command: down to the asker's controller.
+    const int target = up.hop.origin.cntno + 1;
+    if (target > config_.channels) return;  // no such controller: nobody to give it to
+    Delivery d{channel_bit(target), up.msg, std::max(up.at_cycle, cycles_) + timing_.t_op_int + timing_.t_cop_cn,
+               up.link_level, false, up.hop};
+    out.push_back(d);
+    return;
+  }
+  if (up.link_level) {
+    // A level-1's ACK of what we sent it is the interface's; its NACK voids an operation.
+    if (up.msg.ins.opcode == Opcode::NACK) void_from_child(channel, up.msg, out);
+    return;
+  }
+  Sender from = up.hop.origin;
+  from.cntno = static_cast<uint8_t>(channel - 1);  // the link, not the message, names the controller
+  receive(channel, up.msg, up.at_cycle, from, out);
+}
+
+void Controller::receive_from_parent(const Delivery& down, std::vector<Delivery>& out) {
+  if (config_.level != 1 || !config_.has_parent) throw std::logic_error("receive_from_parent without a parent");
+  switch (down.hop.kind) {
+    case Hop::command:
+      execute_from_parent(down, out);
+      return;
+    case Hop::answer:
+      answer_from_parent(down, out);
+      return;
+    case Hop::release:
+      if (down.msg.ins.ppn < ram_.partitions() && down.msg.addr.msgtag < config_.gas_words) {
+        const TcEntry& tc = ram_.tc(down.msg.ins.ppn, down.msg.addr.msgtag);
+        if (tc.accessed && tc.forwarded) fail_operation(down.msg.ins.ppn, down.msg.addr.msgtag, 0, Error::none, out);
+      }
+      return;
+    case Hop::none:
+      if (down.msg.ins.opcode == Opcode::NACK) {
+        answer_from_parent(down, out);  // an operation the level 2 voided (fail_channel)
+        return;
+      }
+      if (is_result(down.msg.ins.opcode) && down.msg.ins.ppn < ram_.partitions() &&
+          down.msg.addr.msgtag < config_.gas_words)
+        relay_down(down.msg, down.at_cycle, out);
+      return;
+  }
+}
+
+void Controller::execute_from_parent(const Delivery& down, std::vector<Delivery>& out) {
+  // Serviced between channel polls: the parent's link is not a channel.
+  const Message& msg = down.msg;
+  cycles_ = std::max(cycles_, down.at_cycle) + cost(msg);
+  stats_.serviced++;
+  const Sender origin = down.hop.origin;
+  // The owner rule: the asker's own channel only when it is on this controller.
+  const int channel = origin.cntno == own_cntno() ? origin.chno : 0;
+  Error e = Error::none;
+  std::vector<Delivery> data;
+  asker_ = origin;
+  from_parent_ = true;
+  if (auto bad = wire::validate(msg, wire::Direction::to_controller, config_.limits())) e = bad->code;
+  else if (msg.ins.ppn >= ram_.partitions()) e = Error::partition;
+  else if (msg.ins.supervisor && !origin.supervisor) e = Error::protection;
+  else if (msg.ins.space != Space::TAS || !msg.ins.z) e = Error::channel_range;
+  else e = data_ram_access(channel, msg, origin, data);
+  send_up(acknowledgment(msg, origin, e), Hop{Hop::answer, origin}, out);
+  from_parent_ = false;
+  out.insert(out.end(), data.begin(), data.end());
+}
+
+void Controller::answer_from_parent(const Delivery& down, std::vector<Delivery>& out) {
+  const Message& msg = down.msg;
+  if (down.hop.kind == Hop::answer && down.hop.origin.chno != 0) {
+    // For a task here: passed through the interface to its channel.
+    const int channel = down.hop.origin.chno;
+    if (channel > config_.channels) return;
+    Delivery d{channel_bit(channel), msg, std::max(down.at_cycle, cycles_) + timing_.t_cop_cn, down.link_level};
+    remember(d.channels, d.msg);
+    out.push_back(d);
+    return;
+  }
+  // For this controller: the ACK of its combined contribution, or the NACK
+  // voiding the operation at the level 2: void it here too.
+  if (msg.ins.opcode != Opcode::NACK || msg.ins.ppn >= ram_.partitions() || msg.addr.msgtag >= config_.gas_words)
+    return;
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  const TcEntry& tc = ram_.tc(ppn, tag);
+  const BmEntry& bm = ram_.bm(ppn, tag);
+  if (!tc.accessed && !bm.accessed) return;
+  cycles_ = std::max(cycles_, down.at_cycle);
+  fail_operation(ppn, tag, (tc.accessed ? tc.mask : 0) | (bm.accessed ? bm.mask : 0), wire::nack_error(msg.data1),
+                 out);
+}
+
+void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<Delivery>& out) {
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  TcEntry& tc = ram_.tc(ppn, tag);
+  BmEntry& bm = ram_.bm(ppn, tag);
+  const bool barrier = msg.ins.opcode == Opcode::BENTRY;
+  if (!(tc.accessed && tc.forwarded) && !bm.accessed) {
+    parked_.push_back(msg);  // its SETBM has not come yet
+    return;
+  }
+  // A pass through this level: serviced like a command, then onto the links.
+  cycles_ = std::max(cycles_, ready_at) + cost(msg);
+  if (!barrier) ram_.gas(ppn, tag) = wire::payload(msg);
+  if (tc.accessed && tc.forwarded) {
+    complete_operation(ppn, tag, msg, out);
+    return;
+  }
+  bm.accessed = false;
+  Message data = msg;
+  data.ins.x = false;
+  emit(bm.mask, data, out);
+}
+
+void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out) {
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (it->ins.ppn == ppn && it->addr.msgtag >= first && it->addr.msgtag - first < n) {
+      const Message m = *it;
+      it = parked_.erase(it);
+      relay_down(m, cycles_, out);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Controller::void_upward(uint8_t ppn, uint32_t tag, Error why, std::vector<Delivery>& out) {
+  if (config_.level != 1 || !config_.has_parent || !ram_.tc(ppn, tag).up) return;
+  Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
+  nack.ins.ppn = ppn;
+  nack.addr.cntno = own_cntno();
+  nack.data1 = wire::nack_data(why, Opcode::BENTRY);
+  send_up(nack, Hop{}, out);
+}
+
+void Controller::void_from_child(int channel, const Message& nack, std::vector<Delivery>& out) {
+  const uint8_t ppn = nack.ins.ppn;
+  const uint32_t tag = nack.addr.msgtag;
+  if (ppn >= ram_.partitions() || tag >= config_.gas_words) return;
+  const TcEntry& tc = ram_.tc(ppn, tag);
+  if (!tc.accessed || !(tc.mask & channel_bit(channel))) return;
+  const BmEntry& bm = ram_.bm(ppn, tag);
+  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel),
+                 wire::nack_error(nack.data1), out);
+}
+
+}  // namespace cop::controller
