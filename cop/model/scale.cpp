@@ -35,17 +35,17 @@ const Spec kSpecs[] = {
     {"cop_bcast", "double", Function::bcast, DataType::floating, 2048},
 };
 
-constexpr const char* kNeedsLevel2 = "simulated: needs the level-2 controller core";
+constexpr const char* kNeedsLevel2 = "simulated: not compared yet - the two-level scenario (cop/model/scenario_two_level.h) sets its masks untimed and sends one element; the expression counts the whole call";
 
 uint64_t call_elements(const Spec& s) { return s.elements == 0 ? 1 : s.elements; }
 
 // The simulated cycles of one call at `nodes` nodes, the same scenario as the
 // analytic expression: C̄ = N - 1 others in the best-case load.
-// THE PLUG-IN POINT for two levels: when the level-2 controller core exists,
-// a two-level scenario function (say simulate_two_level(f, dt, t, h, elements)
-// in scenario.h, driving K level-1 cores and the level-2 core over the links)
-// returns its cycles here for h.levels == 2; scale() then fills simulated_us
-// and the difference note for those rows with no other change.
+// THE PLUG-IN POINT for two levels: simulate_two_level (scenario_two_level.h)
+// drives K level-1 cores and the level-2 core, but times one element with the
+// masks set beforehand; once it runs the same call as two_level_cycles counts
+// (LOCK, SETTC/SETBM, every element), its cycles go here for h.levels == 2 and
+// scale() fills simulated_us and the difference note with no other change.
 std::optional<uint64_t> simulated_cycles(const Spec& s, const Timing& t, const Hierarchy& h) {
   if (h.levels == 1) return simulate(s.f, s.dt, Column::best, t, h.nodes - 1, call_elements(s)).cycles;
   return std::nullopt;

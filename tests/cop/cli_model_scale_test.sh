@@ -34,7 +34,7 @@ for combo in $combos; do
       [[ $simulated =~ $number ]] || { echo "one-level row without a simulated time: $row"; exit 1; }
     else
       [ -z "$simulated" ] || { echo "two-level row simulated: $row"; exit 1; }
-      [ "$(cut -d, -f8- <<< "$row")" = "simulated: needs the level-2 controller core" ] || { echo "note: $row"; exit 1; }
+      [ "$(cut -d, -f8- <<< "$row")" = "simulated: not compared yet - the two-level scenario (cop/model/scenario_two_level.h) sets its masks untimed and sends one element; the expression counts the whole call" ] || { echo "note: $row"; exit 1; }
     fi
   done
 done
