@@ -81,7 +81,11 @@ LaunchRequest run_request(const RunOptions& o) {
   w.params.timing.max_reps = o.max_reps;
   w.params.timing.iterations = o.iters;
   w.params.timing.warmup = o.warmup;
-  w.context.link_profile = !o.link_profile.empty() ? o.link_profile : o.where.hostfile.empty() ? "loopback" : "cluster";
+  // A simulated run's links are its platform's, not this machine's loopback.
+  w.context.link_profile = !o.link_profile.empty()      ? o.link_profile
+                           : !w.platform.empty()        ? "simulated: " + w.platform
+                           : o.where.hostfile.empty()   ? "loopback"
+                                                        : "cluster";
   w.context.commit = source_commit();
   req.worker = std::move(w);
   return req;
