@@ -81,9 +81,10 @@ LaunchRequest run_request(const RunOptions& o) {
   w.params.timing.max_reps = o.max_reps;
   w.params.timing.iterations = o.iters;
   w.params.timing.warmup = o.warmup;
-  // A simulated run's links are its platform's, not this machine's loopback.
+  // A simulated run's links are its platform's, not this machine's loopback (no space:
+  // smpirun, a shell script, splits its arguments again at spaces).
   w.context.link_profile = !o.link_profile.empty()      ? o.link_profile
-                           : !w.platform.empty()        ? "simulated: " + w.platform
+                           : !w.platform.empty()        ? "simulated:" + w.platform
                            : o.where.hostfile.empty()   ? "loopback"
                                                         : "cluster";
   w.context.commit = source_commit();

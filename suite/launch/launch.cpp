@@ -245,6 +245,11 @@ std::vector<std::string> worker_command(const LaunchRequest& req, const std::str
   args.error_path = error.string();
   argv.push_back(worker);
   const std::vector<std::string> worker_argv = args.to_argv();
+  // smpirun, a shell script, splits its arguments again at white space: refuse what it
+  // would cut in pieces rather than let the worker read something else.
+  for (const std::string& a : worker_argv)
+    if (spec.launcher == Launcher::smpirun && a.find_first_of(" \t\n") != std::string::npos)
+      throw std::invalid_argument(fmt::format("smpirun would split the worker argument '{}' at its spaces", a));
   argv.insert(argv.end(), worker_argv.begin(), worker_argv.end());
   return argv;
 }
