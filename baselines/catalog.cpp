@@ -23,6 +23,7 @@ Launcher launcher_named(const std::string& name) {
   if (name == "mpirun") return Launcher::mpirun;
   if (name == "pvm_master") return Launcher::pvm_master;
   if (name == "cop_master") return Launcher::cop_master;
+  if (name == "smpirun") return Launcher::smpirun;
   throw std::logic_error("baselines/backends.json: unknown launcher '" + name + "'");
 }
 

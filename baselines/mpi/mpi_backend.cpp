@@ -12,10 +12,20 @@
 
 namespace copbench::mpi {
 
-MpiBackend::MpiBackend(int* argc, char*** argv) : MpirunBackend("mpi") {
+// The smpi build (baselines/smpi) is these sources compiled with smpicxx: the same
+// backend under its own catalog entry.
+#ifdef COPBENCH_SMPI
+constexpr const char* kCatalogName = "smpi";
+#else
+constexpr const char* kCatalogName = "mpi";
+#endif
+
+MpiBackend::MpiBackend(int* argc, char*** argv) : MpirunBackend(kCatalogName) {
   MPI_Init(argc, argv);
   MPI_Comm parent = MPI_COMM_NULL;
+#ifndef COPBENCH_SMPI  // SMPI implements neither MPI_Comm_spawn nor MPI_Comm_get_parent: no lock server
   MPI_Comm_get_parent(&parent);
+#endif
   if (parent != MPI_COMM_NULL) {
     // This process is the lock server a run spawned (lock_server.cpp), not a rank.
     if (*argc > 2 && std::strcmp((*argv)[1], "--lock-server-timeout") == 0 && std::atoi((*argv)[2]) > 0)
@@ -36,7 +46,7 @@ MpiBackend::MpiBackend(int* argc, char*** argv) : MpirunBackend("mpi") {
   setup_rma(uses_any(used, {Op::shared_read, Op::shared_write, Op::shared_rmw, Op::shared_cas, Op::fence,
                             Op::fence_window, Op::fence_barrier}),
             uses_any(used, {Op::lock}));
-  if (uses_any(used, {Op::server_lock})) start_lock_server(*argc, *argv);
+  if (uses_any(used, {Op::server_lock}) && offers(Op::server_lock)) start_lock_server(*argc, *argv);
 }
 
 MpiBackend::~MpiBackend() {
@@ -54,6 +64,10 @@ void MpiBackend::max_over_ranks(std::span<double> values) {
   MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm_);
 }
 
+#ifdef COPBENCH_SMPI
+// SMPI (SimGrid 3.32) has no MPI_T interface and no MCA parameters.
+std::string MpiBackend::mca_setting(const char*) { return "not applicable (SimGrid SMPI)"; }
+#else
 std::string MpiBackend::mca_setting(const char* name) {
   int provided = 0;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "unknown";
@@ -82,6 +96,7 @@ std::string MpiBackend::mca_setting(const char* name) {
   MPI_T_finalize();
   return out;
 }
+#endif
 
 void MpiBackend::abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 

@@ -23,8 +23,12 @@ struct Placement {
   int nodes = 2;
   std::string tasks_per_node = "1";
   std::string route, encoding, hostfile;
+  std::string platform;  // smpi: results/platforms/NAME.xml (required there, refused elsewhere)
   int timeout = 600;  // seconds before the run is killed
 };
+// --platform NAME: required by a simulated backend (smpi), whose platform file must be
+// installed; refused by every other backend.
+void check_platform(const BackendSpec& spec, const std::string& platform);
 // Checks the route, nodes x tasks per node (at least min_ranks) and the backend's
 // runtime, then makes the launch request (the worker's route and encoding set).
 LaunchRequest checked_request(const BackendSpec& spec, const Placement& where, int min_ranks);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -75,11 +76,17 @@ LaunchRequest run_request(const RunOptions& o) {
   LaunchRequest req = checked_request(spec, o.where, bench->min_ranks());
   w.route = req.worker.route;
   w.encoding = req.worker.encoding;
+  w.platform = req.worker.platform;
   w.params.timing.min_reps = o.reps;
   w.params.timing.max_reps = o.max_reps;
   w.params.timing.iterations = o.iters;
   w.params.timing.warmup = o.warmup;
-  w.context.link_profile = !o.link_profile.empty() ? o.link_profile : o.where.hostfile.empty() ? "loopback" : "cluster";
+  // A simulated run's links are its platform's, not this machine's loopback (no space:
+  // smpirun, a shell script, splits its arguments again at spaces).
+  w.context.link_profile = !o.link_profile.empty()      ? o.link_profile
+                           : !w.platform.empty()        ? "simulated:" + w.platform
+                           : o.where.hostfile.empty()   ? "loopback"
+                                                        : "cluster";
   w.context.commit = source_commit();
   req.worker = std::move(w);
   return req;
@@ -138,8 +145,21 @@ void check_route(const BackendSpec& spec, const std::string& route, const std::s
                                             spec.encodings.empty() ? "none" : fmt::format("{}", fmt::join(spec.encodings, ", "))));
 }
 
+void check_platform(const BackendSpec& spec, const std::string& platform) {
+  if (spec.launcher != Launcher::smpirun) {
+    if (!platform.empty())
+      throw std::invalid_argument(fmt::format("--platform {}: {} runs on real nodes (only smpi is simulated)", platform, spec.name));
+    return;
+  }
+  if (platform.empty()) throw std::invalid_argument(fmt::format("{} needs --platform NAME (e.g. thesis, present)", spec.name));
+  const std::string file = platform_file(platform);
+  if (platform.find('/') != std::string::npos || !std::filesystem::exists(file))
+    throw std::invalid_argument(fmt::format("--platform {}: no platform file {}", platform, file));
+}
+
 LaunchRequest checked_request(const BackendSpec& spec, const Placement& where, int min_ranks) {
   check_route(spec, where.route, where.encoding);
+  check_platform(spec, where.platform);
   const int tasks_per_node = parse_tasks_per_node(where.tasks_per_node);
   check_nodes(spec, where.nodes, tasks_per_node, min_ranks, where.hostfile);
   if (auto problem = runtime_problem(spec, where.hostfile)) throw std::runtime_error(spec.name + ": " + *problem);
@@ -151,6 +171,7 @@ LaunchRequest checked_request(const BackendSpec& spec, const Placement& where, i
   req.timeout_s = where.timeout;
   req.worker.route = where.route;
   req.worker.encoding = where.encoding;
+  req.worker.platform = where.platform;
   return req;
 }
 
@@ -158,7 +179,7 @@ void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
-  run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, armci, cop (copbench list shows what each offers)")->required();
+  run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, smpi, armci, cop (copbench list shows what each offers)")->required();
   run->add_option("--nodes", opt->where.nodes, "nodes; on one machine, emulated by ranks on loopback");
   run->add_option("--tasks-per-node", opt->where.tasks_per_node,
                   "ranks per node (default 1); ranks k*T .. k*T+T-1 on node k");
@@ -171,6 +192,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--route", opt->where.route, "route or mode (pvm: normal, direct)");
   run->add_option("--encoding", opt->where.encoding, "PVM data encoding: default, raw, inplace");
   run->add_option("--hostfile", opt->where.hostfile, "a cluster's hosts (mpirun hostfile syntax)");
+  run->add_option("--platform", opt->where.platform, "smpi: the simulated platform, results/platforms/NAME.xml");
   run->add_option("--link-profile", opt->link_profile, "link profile recorded in the results (default loopback / cluster)");
   run->add_option("--out", opt->out, "write Google Benchmark JSON here (atomically)");
   run->add_option("--timeout", opt->where.timeout, "seconds before the run is killed")->check(CLI::PositiveNumber);

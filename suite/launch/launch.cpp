@@ -1,5 +1,5 @@
-// Starting a backend's worker: mpirun for MPI and ARMCI, a PVM master task for PVM
-// (which pvm_spawns the rest itself). The worker reports through two files in a
+// Starting a backend's worker: mpirun for MPI and ARMCI, smpirun for smpi (simulated
+// ranks), a PVM master task for PVM (which pvm_spawns the rest itself). The worker reports through two files in a
 // private temporary directory: the result JSON and a one-line error.
 #include <signal.h>
 #include <sys/stat.h>
@@ -96,7 +96,8 @@ int max_local_nodes() {
   return std::max(4, 4 * static_cast<int>(cores == 0 ? 1 : cores));
 }
 
-int available_nodes(const BackendSpec&, const std::string& hostfile) {
+int available_nodes(const BackendSpec& spec, const std::string& hostfile) {
+  if (spec.launcher == Launcher::smpirun) return kPlatformHosts;
   if (!hostfile.empty()) return count_hostfile(hostfile).slots;
   return max_local_nodes();
 }
@@ -109,6 +110,11 @@ std::string pvm_tmp_dir() {
 }
 
 std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile) {
+  if (spec.launcher == Launcher::smpirun) {
+    if (!on_path("smpirun")) return "smpirun not found on PATH (install libsimgrid-dev)";
+    if (!hostfile.empty()) return "the smpi backend simulates its nodes on this machine: it takes no hostfile";
+    return std::nullopt;
+  }
   if (spec.launcher == Launcher::mpirun) {
     if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
     return std::nullopt;
@@ -138,6 +144,12 @@ std::string executable_dir() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : self.parent_path().string();
+}
+
+std::string platform_file(const std::string& name) {
+  return (fs::path(executable_dir()) / ".." / "share" / "copbench" / "platforms" / (name + ".xml"))
+      .lexically_normal()
+      .string();
 }
 
 LaunchOutcome launch(const LaunchRequest& req) {
@@ -184,6 +196,25 @@ LaunchOutcome launch(const LaunchRequest& req) {
 }
 
 namespace launch_detail {
+namespace {
+
+// smpirun and its options: the platform file, a hostfile in the run's directory naming
+// the platform's first `nodes` hosts (each tasks_per_node times: ranks in blocks), and
+// the backend's SimGrid settings (backends.json). Every platform's hosts are node-0 ..
+// node-4095 (results/platforms/).
+std::vector<std::string> smpirun_command(const LaunchRequest& req, const fs::path& dir) {
+  const fs::path hostfile = dir / "hostfile";
+  std::ofstream hosts(hostfile);
+  for (int node = 0; node < req.nodes; ++node)
+    for (int t = 0; t < req.tasks_per_node; ++t) hosts << "node-" << node << "\n";
+  if (!hosts.flush()) throw std::runtime_error("cannot write " + hostfile.string());
+  std::vector<std::string> argv = {"smpirun", "-platform", platform_file(req.worker.platform), "-hostfile",
+                                   hostfile.string(), "-np", std::to_string(req.nodes * req.tasks_per_node)};
+  argv.insert(argv.end(), req.spec->mpirun_args.begin(), req.spec->mpirun_args.end());
+  return argv;
+}
+
+}  // namespace
 
 std::vector<std::string> worker_command(const LaunchRequest& req, const std::string& worker, const fs::path& result,
                                         const fs::path& error, bool in_allocation) {
@@ -205,6 +236,7 @@ std::vector<std::string> worker_command(const LaunchRequest& req, const std::str
       argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", req.tasks_per_node)});
     argv.insert(argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   }
+  if (spec.launcher == Launcher::smpirun) argv = smpirun_command(req, result.parent_path());
   WorkerArgs args = req.worker;
   args.nodes = req.nodes;
   args.tasks_per_node = req.tasks_per_node;
@@ -213,6 +245,11 @@ std::vector<std::string> worker_command(const LaunchRequest& req, const std::str
   args.error_path = error.string();
   argv.push_back(worker);
   const std::vector<std::string> worker_argv = args.to_argv();
+  // smpirun, a shell script, splits its arguments again at white space: refuse what it
+  // would cut in pieces rather than let the worker read something else.
+  for (const std::string& a : worker_argv)
+    if (spec.launcher == Launcher::smpirun && a.find_first_of(" \t\n") != std::string::npos)
+      throw std::invalid_argument(fmt::format("smpirun would split the worker argument '{}' at its spaces", a));
   argv.insert(argv.end(), worker_argv.begin(), worker_argv.end());
   return argv;
 }

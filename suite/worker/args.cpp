@@ -5,6 +5,10 @@
 
 #include "copbench/worker.h"
 
+#ifdef COPBENCH_SIMULATED_CLOCK
+#include <xbt/config.hpp>
+#endif
+
 namespace copbench {
 namespace {
 
@@ -39,7 +43,26 @@ void add_options(CLI::App& app, WorkerArgs& a, Unparsed& u) {
   app.add_option("--error-file", a.error_path);
   app.add_option("--link-profile", a.context.link_profile);
   app.add_option("--commit", a.context.commit);
+  app.add_option("--platform", a.platform);
   app.allow_extras(false);
+}
+
+// The platform goes into the result's context. A simulated worker (the smpi build,
+// baselines/smpi) also says so, with the collective selector and computation setting
+// and network model SimGrid runs it under, read back from SimGrid's configuration rather than assumed.
+void set_platform_context(WorkerArgs& a) {
+#ifdef COPBENCH_SIMULATED_CLOCK
+  if (a.platform.empty()) throw std::invalid_argument("worker: --platform is required (a simulated worker)");
+  a.context.settings["simulated"] = "true";
+  a.context.settings["coll_selector"] = simgrid::config::get_value<std::string>("smpi/coll-selector");
+  a.context.settings["simulate_computation"] =
+      simgrid::config::get_value<bool>("smpi/simulate-computation") ? "yes" : "no";
+  a.context.settings["network_model"] = simgrid::config::get_value<std::string>("network/model");
+#else
+  if (!a.platform.empty())
+    throw std::invalid_argument("worker: --platform " + a.platform + ": this worker is not simulated (smpi only)");
+#endif
+  if (!a.platform.empty()) a.context.settings["platform"] = a.platform;
 }
 
 }  // namespace
@@ -74,6 +97,7 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   add("--error-file", error_path);
   add("--link-profile", context.link_profile);
   add("--commit", context.commit);
+  add("--platform", platform);
   return v;
 }
 
@@ -99,6 +123,7 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
     }
   }
   if (a.benchmark.empty() && !a.verify) throw std::invalid_argument("worker: --bench or --verify is required");
+  set_platform_context(a);
   TimingConfig& t = a.params.timing;
   t.max_reps = std::max(u.max_reps > 0 ? u.max_reps : default_max_reps(t.min_reps), t.min_reps + 1);
   return a;

@@ -38,6 +38,7 @@ std::string launcher_name(Launcher l) {
     case Launcher::mpirun: return "mpirun";
     case Launcher::pvm_master: return "pvm_master";
     case Launcher::cop_master: return "cop_master";
+    case Launcher::smpirun: return "smpirun";
   }
   return "?";
 }

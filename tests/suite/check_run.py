@@ -4,7 +4,7 @@
 Runs one `copbench run` point with --out into a temporary file (its output passes
 through, so a test may also match it) and checks what the file says, not only the exit
 code: the context names the backend, nodes, tasks per node, route and timing method as
-asked; every requested size has its points (and a sizeless benchmark none); every
+asked (and, with --platform, says the run was simulated on that platform); every requested size has its points (and a sizeless benchmark none); every
 measured value is finite, every time positive (a stddev may be 0); each point's nodes
 counter is the nodes asked for. Exits with the run's code when it failed, 1 when a check
 fails (one "CHECK FAILED:" line per failure, which the tests also match), 0 otherwise.
@@ -42,6 +42,24 @@ def check_context(ctx, args, bench, failures):
     for key in ("route", "timer", "timing_method", "host_name", "commit", "link_profile"):
         if not ctx.get(key):
             failures.append(f"context has no {key}")
+    check_simulated(ctx, option(args, "--platform"), failures)
+
+
+def check_simulated(ctx, platform, failures):
+    """A run with --platform (smpi) is simulated: the context says so, names the platform
+    and Open MPI's collective selector, and its clock is MPI_Wtime, never the wall clock;
+    a run without one says nothing of a platform."""
+    if platform is None:
+        for key in ("simulated", "platform"):
+            if key in ctx:
+                failures.append(f"context has {key} {ctx[key]!r}, yet no --platform was given")
+        return
+    expected = {"simulated": "true", "platform": platform, "coll_selector": "ompi"}
+    for key, want in expected.items():
+        if str(ctx.get(key)) != want:
+            failures.append(f"context {key} is {ctx.get(key)!r}, expected {want!r}")
+    if not str(ctx.get("timer", "")).startswith("MPI_Wtime"):
+        failures.append(f"context timer is {ctx.get('timer')!r}, expected MPI_Wtime (simulated time)")
 
 
 def check_values(points, nodes, failures):

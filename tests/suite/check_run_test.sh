@@ -18,4 +18,8 @@ expect zero_time.json 1 "CHECK FAILED: echo/size:0_median: real_time 0.0 is not 
 expect nan_time.json 1 "CHECK FAILED: echo/size:0_max: cpu_time is nan, not a finite number"
 expect bad_context.json 1 "CHECK FAILED: context nodes is '3', expected '2'"
 expect bad_context.json 1 "CHECK FAILED: context has no timing_method"
-echo "check_run.py: 6 cases as expected"
+# A run on a simulated platform must say so: the (wall-clock, unsimulated) good file fails.
+args=(run echo --backend mpi --nodes 2 --sizes 0,8 --platform present)
+expect good.json 1 "CHECK FAILED: context simulated is None, expected 'true'"
+expect good.json 1 "CHECK FAILED: context timer is .*, expected MPI_Wtime"
+echo "check_run.py: 8 cases as expected"

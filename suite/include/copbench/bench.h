@@ -78,12 +78,13 @@ enum class Launcher {
   mpirun,      // ranks started by mpirun
   pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
   cop_master,  // as pvm_master, through a wrapper that starts a private pvmd and COP stack if none is given
+  smpirun,     // simulated ranks: SimGrid's smpirun on a platform file (--platform NAME)
 };
 struct BackendSpec {
   std::string name;
   std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"
   Launcher launcher = Launcher::mpirun;
-  std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun
+  std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun (smpirun)
   std::string summary;
   std::vector<std::string> routes;  // first is the default; empty when there is one way
   std::vector<std::string> encodings;  // PVM's data encodings; empty elsewhere

@@ -59,6 +59,11 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::s
 
 // Directory holding copbench and the workers (that of the running executable).
 std::string executable_dir();
+// The smpi backend's platforms: every one has this many hosts (node-0 .. node-4095), and
+// --platform NAME is the file share/copbench/platforms/NAME.xml beside bin/ (copied there
+// from results/platforms/ by the build).
+inline constexpr int kPlatformHosts = 4096;
+std::string platform_file(const std::string& name);
 
 LaunchOutcome launch(const LaunchRequest& request);
 // Async-signal-safe: the running launch (and every later one) kills its worker's process

@@ -28,6 +28,7 @@ struct WorkerArgs {
   int timeout_s = 0;          // the run's deadline; tasks the CLI cannot kill end themselves
   std::string result_path;    // rank 0 writes the result JSON here
   std::string error_path;     // rank 0 writes a one-line error here
+  std::string platform;       // smpi: the simulated platform's name (results/platforms/NAME.xml)
   RunContext context;         // link profile, commit, host from the CLI
   std::vector<std::string> raw;  // argv after the program name, for spawning copies
 
