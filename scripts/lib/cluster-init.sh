@@ -1,7 +1,9 @@
 #!/bin/bash
 # PID 1 of one emulated host (started by scripts/lib/cluster.sh inside the host's
 # network namespace under unshare --pid --mount --uts --ipc). It gives the host
-# its own /run, /tmp, /root and /dev/shm, its hostname and /etc/hosts, runs sshd
+# its own /run, /tmp and /dev/shm, its hostname and /etc/hosts, the cluster's one
+# home at /root (STATEDIR/home, shared by every host as a cluster's NFS home would
+# be: provisioning writes the per-user files once, not 64 times), runs sshd
 # in the foreground and reaps orphans (pvmd, orted and their children are
 # re-parented to it). When it dies the kernel kills everything in the host.
 # Usage: cluster-init.sh NAME STATEDIR CHECKOUT
@@ -19,7 +21,7 @@ case "$checkout/" in
                   mkdir -p "$carry" && mount --bind "$checkout" "$carry" || fail "cannot carry $checkout" ;;
 esac
 mount -t tmpfs -o mode=1777 tmpfs /tmp || fail "cannot mount /tmp"
-mount -t tmpfs -o mode=0700 tmpfs /root || fail "cannot mount /root"
+mount --bind "$state/home" /root || fail "cannot bind $state/home at /root"
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm || fail "cannot mount /dev/shm"
 if [ -n "$carry" ]; then
   mkdir -p "$checkout" && mount --move "$carry" "$checkout" || fail "cannot restore $checkout"

@@ -181,6 +181,11 @@ cluster_write_inventory() {
     echo "    copbench_checkout: $COPBENCH_ROOT"
     echo "    copbench_build: $COPBENCH_BUILD"
     echo "    copbench_shared_root: true"
+    echo "    # Every host is a namespace of this machine (its cores, its kernel), and all"
+    echo "    # share one home (cluster-init.sh binds $s/home at /root): per-user"
+    echo "    # files and hardware facts are done once, not once per host."
+    echo "    copbench_emulated: true"
+    echo "    copbench_shared_home: true"
     echo "    copbench_install_packages: true"
     echo "    copbench_cluster_key: $s/keys/id_ed25519"
     echo "    copbench_known_hosts: $s/known_hosts"
@@ -330,6 +335,9 @@ cluster_up() {
 
   mapfile -t names < <(cluster_host_names "$n")
   mkdir -p "$CLUSTER_STATE/pids" "$CLUSTER_STATE/log" "$CLUSTER_STATE/cp"
+  # The hosts' one home (cluster-init.sh binds it at /root): fresh for each cluster.
+  rm -rf "$CLUSTER_STATE/home"
+  mkdir -m 0700 "$CLUSTER_STATE/home"
   rm -f "$CLUSTER_STATE"/log/*.log
   cluster_keys "${names[@]}"
   cluster_write_config "${names[@]}"
@@ -460,6 +468,8 @@ cluster_down() {
   rm -f "$CLUSTER_STATE"/{cluster.env,inventory.yml,hosts,sshd_config,authorized_keys,ssh_config,known_hosts}
   left=$(cluster_leftovers)
   [ -z "$left" ] || die "down: still present: $left"
+  # The hosts' home: no host is left to have it mounted.
+  rm -rf "$CLUSTER_STATE/home"
   log "cluster $CLUSTER_ID down"
 }
 

@@ -161,6 +161,7 @@ Cluster describe_cluster(const std::string& spec) {
     c.size = max_local_nodes();
     c.profile = "native";
     c.hosts = {host_name()};
+    c.emulated = true;
     return c;
   }
   c.name = spec;
@@ -179,6 +180,8 @@ Cluster describe_cluster(const std::string& spec) {
   c.size = static_cast<int>(c.hosts.size());
   YAML::Node profile = inv["all"]["vars"]["copbench_link_profile"];
   c.profile = profile && profile.IsScalar() ? profile.as<std::string>() : "native";
+  YAML::Node emulated = inv["all"]["vars"]["copbench_emulated"];
+  c.emulated = emulated && emulated.IsScalar() && emulated.as<bool>(false);
   const char* hostfile = std::getenv("COPBENCH_HOSTFILE");
   const char* home = std::getenv("HOME");
   c.hostfile = hostfile && *hostfile ? hostfile : (home ? std::string(home) : std::string("/root")) + "/.copbench/mpi-hostfile";

@@ -82,7 +82,8 @@ json new_manifest(const Campaign& c, const Cluster& cluster, const RunOptions& o
   manifest["file"] = fs::absolute(o.file).string();
   manifest["machine"] = machine_description();
   manifest["commit"] = source_commit();
-  manifest["cluster"] = {{"name", cluster.name}, {"size", cluster.size}, {"hosts", cluster.hosts}, {"hostfile", cluster.hostfile}};
+  manifest["cluster"] = {{"name", cluster.name}, {"size", cluster.size}, {"hosts", cluster.hosts}, {"hostfile", cluster.hostfile},
+                         {"emulated", cluster.emulated}};
   manifest["profiles"] = c.profiles;
   manifest["compare"] = c.compare;
   manifest["main_table"] = c.main_table;

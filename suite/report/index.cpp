@@ -80,8 +80,12 @@ std::string index_head(const IndexInputs& in) {
   if (m.contains("machine"))
     s += fmt::format("| machine | {} ({}, {} CPUs, {}) |\n", get(m["machine"], "host"), get(m["machine"], "os"),
                      m["machine"].value("cpus", 0), get(m["machine"], "memory"));
-  if (m.contains("cluster"))
-    s += fmt::format("| cluster | {} ({} nodes) |\n", get(m["cluster"], "name"), m["cluster"].value("size", 0));
+  if (m.contains("cluster")) {
+    const int size = m["cluster"].value("size", 0);
+    const HostsOnCores& machine = in.results.machine;
+    s += fmt::format("| cluster | {} ({} nodes{}) |\n", get(m["cluster"], "name"), size,
+                     machine.crowded(size) ? "; " + machine.text(size) + " — " + HostsOnCores::kNote : "");
+  }
   s += "| profiles | " + in.results.profile_text() + " |\n";
   s += fmt::format("| points | {} measured, {} not run |\n", in.results.count_done(), in.results.statuses.size());
   s += in.options.collective_method == "loop"

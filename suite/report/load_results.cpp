@@ -172,8 +172,36 @@ std::vector<PointStatus> load_statuses(const fs::path& status_dir) {
   return out;
 }
 
+std::string HostsOnCores::per_core(int nodes) const {
+  if (!crowded(nodes)) return "";
+  return fmt::format("{:g}", static_cast<double>(nodes) / cpus);
+}
+
+std::string HostsOnCores::text(int nodes) const {
+  if (!crowded(nodes)) return "";
+  return fmt::format("{} emulated hosts on {} cores: {} per core", nodes, cpus, per_core(nodes));
+}
+
+HostsOnCores hosts_on_cores(const json& manifest) {
+  HostsOnCores h;
+  if (manifest.contains("machine") && manifest["machine"].is_object()) h.cpus = manifest["machine"].value("cpus", 0);
+  if (manifest.contains("cluster") && manifest["cluster"].is_object()) {
+    const json& e = manifest["cluster"].value("emulated", json());
+    h.emulated = e.is_boolean() && e.get<bool>();
+  }
+  return h;
+}
+
 CampaignResults load_results(const fs::path& campaign_dir, const std::string& method) {
   CampaignResults r;
+  const fs::path manifest = campaign_dir / campaign::kManifest;
+  if (fs::exists(manifest)) {
+    try {
+      r.machine = hosts_on_cores(json::parse(read_text(manifest)));
+    } catch (const json::exception&) {
+      // make_report names a manifest that is not JSON; here it only lacks the machine.
+    }
+  }
   r.medians = load_medians(campaign_dir / campaign::kRawDir, method);
   r.statuses = load_statuses(campaign_dir / campaign::kStatusDir);
   r.index_modes();

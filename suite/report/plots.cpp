@@ -50,6 +50,14 @@ bool any_tasks(const std::vector<const PointMedian*>& ms) {
 
 auto curve_key(const PointMedian* m) { return std::make_tuple(m->mode, m->tasks, placement_rank(m->placement)); }
 
+// Where `nodes` emulated hosts outnumber the machine's cores, the title says how many
+// share each core and the note why that matters.
+void say_hosts_per_core(const CampaignResults& results, PlotSpec& p, int nodes) {
+  if (!results.machine.crowded(nodes)) return;
+  p.title += " — " + results.machine.text(nodes);
+  p.note += (p.note.empty() ? "" : "; ") + std::string(HostsOnCores::kNote);
+}
+
 // The points of one plot family, and its sizes and node counts.
 struct PlotFamily {
   std::string name, campaign, profiles;
@@ -86,6 +94,7 @@ std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFami
       add_point(p, curve_label(results, *m, tagged) + " modelled", *m->bytes, *m->modelled_us);
   if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
   if (p.curves.empty()) return std::nullopt;
+  say_hosts_per_core(results, p, n);
   return p;
 }
 
@@ -109,6 +118,9 @@ std::optional<PlotSpec> nodes_plot(const CampaignResults& results, const PlotFam
   for (auto* m : sorted)
     if (m->modelled_us) add_point(p, curve_label(results, *m, tagged) + " modelled", m->nodes, *m->modelled_us);
   if (p.curves.empty()) return std::nullopt;
+  int most = 0;
+  for (auto* m : sorted) most = std::max(most, m->nodes);
+  say_hosts_per_core(results, p, most);
   return p;
 }
 

@@ -66,8 +66,28 @@ struct PointStatus {
 // Sorts on-host before inter-host before unplaced points of one backend mode.
 int placement_rank(const std::string& placement);
 
+// The machine the hosts ran on, where they were emulated on it (the manifest's
+// machine.cpus and cluster.emulated): with more hosts than cores the hosts take turns
+// on the cores, and above a few per core a time is the machine's scheduling, not the
+// network the thesis measures (seed 000 ch. VI: one workstation per host).
+struct HostsOnCores {
+  int cpus = 0;
+  bool emulated = false;
+  // More emulated hosts than cores at `nodes`.
+  bool crowded(int nodes) const { return emulated && cpus > 0 && nodes > cpus; }
+  // "64 emulated hosts on 2 cores: 32 per core" where crowded(nodes), else "".
+  std::string text(int nodes) const;
+  // Hosts per core ("32", "2.5") where crowded(nodes), else "".
+  std::string per_core(int nodes) const;
+  static constexpr const char* kNote =
+      "above a few emulated hosts per core the measured times show the machine (hosts waiting for a core), "
+      "not the network";
+};
+HostsOnCores hosts_on_cores(const nlohmann::json& manifest);
+
 // Everything a campaign directory measured, and what the tables' layout depends on.
 struct CampaignResults {
+  HostsOnCores machine;                    // where the hosts ran (load_results reads the manifest)
   std::vector<PointMedian> medians;
   std::vector<PointStatus> statuses;
   std::set<BackendMode> modes;

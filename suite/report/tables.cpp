@@ -126,6 +126,19 @@ struct SummaryRowKey {
   }
 };
 
+// Some point ran on more emulated hosts than the machine has cores: the summary gets a
+// column saying how many shared each core (only then, so other tables stay as they were).
+int max_nodes(const CampaignResults& results) {
+  int most = 0;
+  for (const auto& m : results.medians) most = std::max(most, m.nodes);
+  return most;
+}
+
+bool any_crowded(const CampaignResults& results) {
+  return std::any_of(results.medians.begin(), results.medians.end(),
+                     [&](const PointMedian& m) { return results.machine.crowded(m.nodes); });
+}
+
 std::set<SummaryRowKey> summary_rows(const CampaignResults& results) {
   std::set<SummaryRowKey> keys;
   const auto& all = all_benchmarks();
@@ -142,6 +155,7 @@ std::set<SummaryRowKey> summary_rows(const CampaignResults& results) {
 std::vector<std::string> summary_row(const CampaignResults& results, const SummaryRowKey& k,
                                      const std::vector<BackendMode>& columns) {
   std::vector<std::string> row = {k.benchmark, k.run_name, std::to_string(k.nodes)};
+  if (any_crowded(results)) row.push_back(results.machine.crowded(k.nodes) ? results.machine.per_core(k.nodes) : "—");
   if (results.multi_tasks) row.push_back(std::to_string(k.tasks));
   if (results.multi_profile) row.push_back(k.profile);
   std::map<BackendMode, double> values, modelled;
@@ -168,6 +182,7 @@ ReportTable summary_table(const CampaignResults& results, const std::string& cam
                               "`!` marks a point whose 95 % confidence interval missed 10 % of the mean.",
                               campaign_name);
   t.header = {"benchmark", "point", "nodes"};
+  if (any_crowded(results)) t.header.push_back("emulated hosts per core");
   // Only a campaign with several tasks per node somewhere has the column, so older tables stay as they were.
   if (results.multi_tasks) t.header.push_back("tasks per node");
   if (results.multi_profile) t.header.push_back("profile");
@@ -179,6 +194,10 @@ ReportTable summary_table(const CampaignResults& results, const std::string& cam
   t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
              "measured libpvm with modelled libcop); — where either is missing.",
              "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
+  if (any_crowded(results))
+    t.notes.push_back(fmt::format("emulated hosts per core: the nodes were emulated hosts sharing the machine's {} cores "
+                                  "(e.g. {}); {}.",
+                                  results.machine.cpus, results.machine.text(max_nodes(results)), HostsOnCores::kNote));
   if (results.multi_tasks)
     t.notes.push_back("tasks per node T: nodes x T ranks, T on each node; echo with T > 1 measures rank 0 with rank 1 on its own "
                       "node (on-host) and with the first rank of the last node (inter-host); echo/size:N (T = 1) is inter-host.");

@@ -193,6 +193,59 @@ TEST_F(ReportTest, PlansOfFixedPoints) {
   EXPECT_EQ(plots[1].curves.at("mpi"), (std::vector<std::pair<double, double>>{{8, 5}, {1024, 12.5}}));
 }
 
+// barrier on mpi at 2, 4 and 64 nodes of an emulated cluster on a 2-core machine: 4 and
+// 64 hosts outnumber the cores (2 and 32 per core), 2 do not.
+CampaignResults crowded_results(bool emulated) {
+  CampaignResults r;
+  r.machine.cpus = 2;
+  r.machine.emulated = emulated;
+  for (int n : {2, 4, 64}) r.medians.push_back(point("barrier", "barrier/nodes:" + std::to_string(n), kMpi, n, 10.0 * n));
+  r.index_modes();
+  return r;
+}
+
+TEST_F(ReportTest, HostsPerCoreOfAnEmulatedCluster) {
+  const std::string note = HostsOnCores::kNote;
+  ReportTable t = summary_table(crowded_results(true), "scale");
+  EXPECT_EQ(t.header, (Row{"benchmark", "point", "nodes", "emulated hosts per core", "mpi µs", "cop modelled µs",
+                           "pvm ÷ cop", "mpi ÷ cop", "armci ÷ cop"}));
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0], (Row{"barrier", "barrier/nodes:2", "2", "—", "20.00", "—", "—", "—", "—"}));
+  EXPECT_EQ(t.rows[1], (Row{"barrier", "barrier/nodes:4", "4", "2", "40.00", "—", "—", "—", "—"}));
+  EXPECT_EQ(t.rows[2], (Row{"barrier", "barrier/nodes:64", "64", "32", "640.0", "—", "—", "—", "—"}));
+  ASSERT_FALSE(t.notes.empty());
+  EXPECT_NE(t.notes.back().find("64 emulated hosts on 2 cores: 32 per core"), std::string::npos) << t.notes.back();
+  EXPECT_NE(t.notes.back().find(note), std::string::npos);
+
+  std::vector<PlotSpec> plots = plan_plots(crowded_results(true), "scale");
+  ASSERT_EQ(plots.size(), 1u);
+  EXPECT_EQ(plots[0].title, "barrier vs nodes — campaign scale, profile native — 64 emulated hosts on 2 cores: 32 per core");
+  EXPECT_EQ(plots[0].note, note);
+
+  // Real hosts (not emulated): no column, no annotation, whatever the head node's cores.
+  ReportTable real = summary_table(crowded_results(false), "scale");
+  EXPECT_EQ(real.header[3], "mpi µs");
+  EXPECT_EQ(real.rows[2][3], "640.0");
+  std::vector<PlotSpec> real_plots = plan_plots(crowded_results(false), "scale");
+  ASSERT_EQ(real_plots.size(), 1u);
+  EXPECT_EQ(real_plots[0].title, "barrier vs nodes — campaign scale, profile native");
+  EXPECT_EQ(real_plots[0].note, "");
+}
+
+TEST_F(ReportTest, HostsPerCoreFromTheManifest) {
+  HostsOnCores h = hosts_on_cores(nlohmann::json::parse(
+      R"({"machine": {"cpus": 2}, "cluster": {"name": "inventory.yml", "size": 64, "emulated": true}})"));
+  EXPECT_EQ(h.cpus, 2);
+  EXPECT_TRUE(h.emulated);
+  EXPECT_FALSE(h.crowded(2));
+  EXPECT_EQ(h.text(2), "");
+  EXPECT_EQ(h.per_core(5), "2.5");
+  EXPECT_EQ(h.text(16), "16 emulated hosts on 2 cores: 8 per core");
+  // A manifest from before the field, or of real hosts: nothing to say.
+  EXPECT_FALSE(hosts_on_cores(nlohmann::json::parse(R"({"machine": {"cpus": 2}, "cluster": {"size": 64}})")).crowded(64));
+  EXPECT_FALSE(hosts_on_cores(nlohmann::json::parse(R"({"cluster": {"emulated": true}})")).crowded(64));
+}
+
 TEST_F(ReportTest, GnuplotDataAndScriptOfFixedPlot) {
   PlotSpec p;
   p.stem = "echo-vs-size-n2";

@@ -32,6 +32,9 @@ struct Cluster {
   std::string profile;         // link profile of the cluster (local: native, unshaped loopback)
   std::string hostfile;        // mpirun hostfile on the head node ("" locally)
   std::vector<std::string> hosts;
+  // The hosts are this machine's (local ranks, or the emulated cluster's namespaces:
+  // inventory copbench_emulated): they share its cores, which the report says.
+  bool emulated = false;
 };
 // `local` or an inventory path; throws CampaignError naming what is wrong with it.
 Cluster describe_cluster(const std::string& spec);
