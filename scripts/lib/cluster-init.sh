@@ -20,8 +20,12 @@ case "$checkout/" in
   /tmp/*|/root/*) carry=/run/.copbench-checkout
                   mkdir -p "$carry" && mount --bind "$checkout" "$carry" || fail "cannot carry $checkout" ;;
 esac
+# The home is taken while STATEDIR is still reachable (it may live under /tmp or /root,
+# which the next mounts cover), then moved to /root.
+mkdir -p /run/.copbench-home && mount --bind "$state/home" /run/.copbench-home ||
+  fail "cannot bind $state/home"
 mount -t tmpfs -o mode=1777 tmpfs /tmp || fail "cannot mount /tmp"
-mount --bind "$state/home" /root || fail "cannot bind $state/home at /root"
+mount --move /run/.copbench-home /root || fail "cannot bind $state/home at /root"
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm || fail "cannot mount /dev/shm"
 if [ -n "$carry" ]; then
   mkdir -p "$checkout" && mount --move "$carry" "$checkout" || fail "cannot restore $checkout"
