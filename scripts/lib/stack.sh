@@ -383,6 +383,9 @@ cop_stack_start() {
     wait_copd && break
     # Another stack starting beside this one may have taken the free port we picked.
     if [ $auto_port = 1 ] && [ $tries -lt 5 ] && port_in_use "$ipid" "$port"; then
+      # The port may be taken by this very copd, late to come up on a busy machine:
+      # it is stopped before another starts, so no copd outlives the stack.
+      stop_one copd
       log "port $port was taken meanwhile: trying the next one"
       continue
     fi
