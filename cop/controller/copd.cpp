@@ -46,6 +46,16 @@ int main(int argc, char** argv) {
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
+  // Two levels (seed 000 ch. IV, Figure 5): a level-2 copd's channels are level-1 copd.
+  int level = 1, cntno = 0;
+  std::string parent;
+  app.add_option("--level", level, "1: channels are nodes; 2: channels are level-1 controllers (channel c: CNTNO c-1)")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  app.add_option("--parent", parent, "level 1: the level-2 copd's IP:PORT (this copd registers as its channel CNTNO+1)");
+  app.add_option("--cntno", cntno, "this controller's number CNTNO (SAS word 0)")
+      ->check(CLI::Range(0, cop::wire::kChannels - 1))
+      ->capture_default_str();
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -73,11 +83,32 @@ int main(int argc, char** argv) {
     log_error(fmt::format("--listen: {}", e.what()));
     return 2;
   }
+  config.controller.level = level;
+  config.controller.cntno = static_cast<uint8_t>(cntno);
+  if (!parent.empty()) {
+    if (level != 1) {
+      log_error("--parent: only a level-1 copd has a parent");
+      return 2;
+    }
+    cop::controller::ParentLinkOptions up;
+    try {
+      up.parent = cop::link::parse_endpoint(parent, cop::link::kDefaultPort);
+    } catch (const std::exception& e) {
+      log_error(fmt::format("--parent: {}", e.what()));
+      return 2;
+    }
+    up.cntno = static_cast<uint8_t>(cntno);
+    up.dead_ms = std::max(1500, config.lease_ms);
+    config.controller.has_parent = true;
+    config.parent = up;
+  }
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::controller::Server server(config, log_line);
-    log_info(fmt::format("serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, lease {} ms)",
-                         config.controller.channels, cop::link::to_string(server.address()),
+    log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
+                         "lease {} ms)",
+                         level, cntno, parent.empty() ? "" : ", parent " + parent, config.controller.channels,
+                         cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
                          config.controller.gas_words, config.lease_ms));
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 namespace cop::controller {
 
@@ -32,6 +33,9 @@ Server::Server(const ServerConfig& config, Log log)
   if (::getrandom(&next_session_, sizeof next_session_, 0) != sizeof next_session_)
     next_session_ = uint32_t(Clock::now().time_since_epoch().count());
   if (next_session_ == 0) next_session_ = 1;
+  if (config.controller.has_parent != config.parent.has_value())
+    throw std::invalid_argument("a level-1 controller with a parent needs the parent's address, and only it");
+  if (config.parent) parent_ = std::make_unique<ParentLink>(*config.parent, socket_.fd(), log_);
 }
 
 int Server::registered_channels() const {
@@ -76,6 +80,7 @@ void Server::run(const std::atomic<bool>& stop) {
     }
     controller_.run(deliveries_);
     route_deliveries(deliveries_);
+    parent_tick();
     send_replies();
     check_leases();
   }
@@ -103,6 +108,10 @@ void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& 
     return;
   }
   const Frame& f = std::get<Frame>(decoded);
+  if (parent_ && parent_->from_parent(from)) {
+    take_from_parent(f);
+    return;
+  }
   if (f.type == FrameType::register_) {
     handle_register(f, from);
     return;
@@ -161,7 +170,10 @@ void Server::handle_channel_frame(int c, const Frame& f, const sockaddr_in& from
     case FrameType::command:
       ch.last_heard = Clock::now();
       take_ack(c, f);
-      handle_command(c, f, driver);
+      if (config_.controller.level == 2)
+        handle_child_frame(c, f);  // a level-1 controller's (its driver secret: unauthorised() checked)
+      else
+        handle_command(c, f, driver);
       break;
     case FrameType::ack:
       ch.last_heard = Clock::now();
@@ -290,6 +302,7 @@ void Server::end_task(int c, uint16_t tkno) {
   // end_task): so do their places in the answer order, which is what is left
   // in the fifo (everything answered has been routed just now).
   std::erase_if(ch.fifo, [&](const Origin& o) { return !o.supervisor && o.tkno == tkno; });
+  std::erase_if(ch.forwarded, [&](const Origin& o) { return !o.supervisor && o.tkno == tkno; });
   const int failed = controller_.end_task(c, tkno, deliveries_);
   if (failed > 0 || config_.verbose)
     log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,

@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +35,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "controller/parent_link.h"
 #include "link/daemon.h"
 #include "link/fault.h"
 #include "link/udp.h"
@@ -47,6 +50,10 @@ struct ServerConfig {
   // thesis's controller polls its channels' DATA_RDY round robin. 0: sleep at once.
   int poll_us = 0;
   bool verbose = false;
+  // A level-1 copd under a level-2 copd (controller.has_parent): the link up
+  // (parent_link.h). A level-2 copd (controller.level 2) serves level-1 copd
+  // as its channels: channel c is the one with CNTNO c-1.
+  std::optional<ParentLinkOptions> parent;
 };
 
 class Server {
@@ -98,6 +105,10 @@ class Server {
     Clock::time_point last_heard{};
     std::deque<Origin> fifo;
     Origin last_answered{};
+    // Commands passed up to the level 2 (X): their answers come down from it,
+    // each task's in order.
+    std::deque<Origin> forwarded;
+    Origin last_forward_answered{};
     std::vector<Task> tasks;  // tasks_per_channel
     Task driver;              // commands sent with the driver secret
     uint32_t sup_seq = 0;     // the driver's last request done (enrol, task_end)
@@ -150,6 +161,19 @@ class Server {
   // the mask; queued in each channel's `out` for send_replies.
   void route_deliveries(std::vector<Delivery>& deliveries);
   void route_failures();
+  // An answer for the task of origin `o` on channel c: into its frame's cache and the channel's out.
+  void queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent);
+  // Two levels (server_levels.cpp). A level 2: a level-1's command frame, and
+  // what goes down to the level-1 controllers (their hops in the entries).
+  void handle_child_frame(int channel, const link::Frame& f);
+  void route_to_children(std::vector<Delivery>& deliveries);
+  // A level 1: what goes up (a command passed up leaves its channel's FIFO for
+  // `forwarded`), what comes down, and the link's timers (its failure NACKs
+  // link_down whatever waits for the level 2).
+  void route_up(const Delivery& d);
+  void take_from_parent(const link::Frame& f);
+  void route_from_parent(const Delivery& down);
+  void parent_tick();
   // Each channel's queued entries as sequenced reply frames (unless held for
   // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
   void send_replies();
@@ -166,6 +190,7 @@ class Server {
   Log log_;
   link::UdpSocket socket_;
   Controller controller_;
+  std::unique_ptr<ParentLink> parent_;
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;

@@ -121,7 +121,15 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {
+  if (config_.controller.level == 2) {
+    route_to_children(deliveries);
+    return;
+  }
   for (const Delivery& d : deliveries) {
+    if (d.to_parent) {
+      route_up(d);
+      continue;
+    }
     const Opcode op = d.msg.ins.opcode;
     const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);
     if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
@@ -134,9 +142,6 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
         }
         ch.last_answered = ch.fifo.front();
         ch.fifo.pop_front();
-        if (Task* t = task_of(ch, ch.last_answered); t && t->executed && t->seq == ch.last_answered.seq &&
-                                                     t->outstanding > 0)
-          t->outstanding--;
       }
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {
@@ -144,13 +149,9 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
       } else if (ack && op == Opcode::ACK && will_receive_result(c, o) && ch.hold_until == Clock::time_point{}) {
         ch.hold_until = Clock::now() + kHoldAck;
       }
-      // Answers carry the asking task's TKNO (the Pid register reads it); the
-      // command's own TKNO field is a count for SETTC/SETBM.
-      wire::Message m = d.msg;
-      m.ins.tkno = o.tkno;
-      Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, d.at_cycle);
-      if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(e);
-      if (ch.registered) ch.out.push_back(e);
+      queue_answer(c, o, d.msg, d.at_cycle, false);
+      if (ack)
+        if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq && t->outstanding > 0) t->outstanding--;
       continue;
     }
     const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
@@ -163,9 +164,30 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
   deliveries.clear();
 }
 
+void Server::queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent) {
+  Channel& ch = chan(c);
+  // Answers carry the asking task's TKNO (the Pid register reads it); the
+  // command's own TKNO field is a count for SETTC/SETBM.
+  wire::Message m = msg;
+  m.ins.tkno = o.tkno;
+  Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, at_cycle);
+  if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(e);
+  if (!ch.registered) return;
+  ch.out.push_back(e);
+  ch.urgent |= urgent;
+}
+
 // fail_channel's and end_task's NACKs are for everyone taking part: broadcasts by tag.
 void Server::route_failures() {
+  if (config_.controller.level == 2) {
+    route_to_children(deliveries_);
+    return;
+  }
   for (const Delivery& d : deliveries_) {
+    if (d.to_parent) {  // a level-1 voids an X operation: the level 2 voids it for the others
+      route_up(d);
+      continue;
+    }
     const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
     for (int k = 1; k <= config_.controller.channels; ++k)
       if (d.to(k) && chan(k).registered) {

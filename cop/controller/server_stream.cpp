@@ -97,7 +97,8 @@ int Server::next_timeout_ms() const {
     if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{}) until = std::min(until, ch.resend_at);
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
-  return int(std::clamp<long long>(ms + 1, 0, 50));
+  const int own = int(std::clamp<long long>(ms + 1, 0, 50));
+  return parent_ ? std::min(own, parent_->next_timeout_ms()) : own;
 }
 
 }  // namespace cop::controller

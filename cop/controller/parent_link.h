@@ -1,0 +1,101 @@
+// The link between a level-1 copd and the level-2 copd above it (seed 000
+// ch. IV, Figure 5: the level-1 COP is one of the level 2's channels). It is
+// the link every node uses (cop/link.h): the level-1 registers as channel
+// CNTNO+1 with a driver secret, renews its lease with its frames and
+// heartbeats, sends what goes up as COMMAND frames under its next sequence
+// number (one frame in flight, resent on the doubling transmit timer until the
+// level 2 confirms it with SUP_ACK, ERR after the retry limit), and takes the
+// level 2's sequenced REPLY stream in order, acknowledging it cumulatively.
+//
+// Between levels an entry carries the controller core's Hop (controller.h)
+// beside the words: the entry's seq holds the hop kind and the origin task
+// (supervisor bit, TKNO, CHNO), its index the origin's CNTNO. A node never sees
+// these entries.
+#pragma once
+#include <netinet/in.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cop/link.h>
+
+#include "controller/controller.h"
+#include "link/daemon.h"
+
+namespace cop::controller {
+
+// The entry that carries `d` between levels (its hop packed into seq and index).
+link::Entry level_entry(const Delivery& d);
+// What an entry between levels carries (`up`: level 1 -> level 2); nullopt when
+// its words do not decode within `limits`.
+std::optional<Delivery> level_delivery(const link::Entry& e, bool up, const wire::Limits& limits);
+
+struct ParentLinkOptions {
+  sockaddr_in parent{};
+  uint8_t cntno = 0;         // this level-1's number: it is the level 2's channel cntno+1
+  int ack_timeout_ms = 20;   // the transmit timer (doubled at each resend, up to 32 times this)
+  int retry_limit = 8;       // resends before the level 2 is declared down
+  int dead_ms = 1500;        // the level 2 silent this long: down
+  int heartbeat_ms = 100;    // a heartbeat after this long without a frame sent
+};
+
+class ParentLink {
+ public:
+  using Log = std::function<void(link::LogLevel, const std::string&)>;
+  using Tag = std::pair<uint8_t, uint32_t>;  // (PPN, GAS tag)
+
+  // Sends on `fd` (copd's own socket: the level 2 answers to copd's address).
+  ParentLink(const ParentLinkOptions& options, int fd, Log log);
+
+  bool from_parent(const sockaddr_in& a) const;
+  bool registered() const { return session_ != 0; }
+  // Queues a delivery going up (Delivery::to_parent).
+  void send_up(const Delivery& d);
+  // A frame from the level 2: what came down, in stream order, is appended to `down`.
+  void handle(const link::Frame& f, const wire::Limits& limits, std::vector<Delivery>& down);
+  // Registration, heartbeats, the transmit timer and the next frame. Returns
+  // true when the level 2 has just been declared down: what was queued or in
+  // flight is dropped, and `lost` gets the operations still waiting for it.
+  bool tick(std::vector<Tag>& lost);
+  int next_timeout_ms() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void send(const link::Frame& f);
+  link::Frame header(link::FrameType type) const;
+  void transmit();
+  void send_ack(bool gap);
+  void take_reply(const link::Frame& f, const wire::Limits& limits, std::vector<Delivery>& down);
+  bool fail(const std::string& why, std::vector<Tag>& lost);
+
+  ParentLinkOptions opt_;
+  int fd_;
+  Log log_;
+  uint64_t secret_ = 0;
+  uint32_t session_ = 0;
+  uint32_t stream_session_ = 0;  // the registration whose reply stream rx_next_ follows
+  Clock::time_point registering_at_{}, last_heard_{}, last_sent_{};
+  std::deque<link::Entry> queue_;
+  // The command frame in flight.
+  bool in_flight_ = false;
+  link::Frame frame_;
+  std::vector<uint8_t> bytes_;
+  Clock::time_point sent_at_{};
+  int resends_ = 0, backoff_ = 0;
+  uint32_t tx_seq_ = 0;
+  // The level 2's reply stream.
+  uint32_t rx_next_ = 1;
+  bool ack_due_ = false;
+  bool refused_ = false;
+  // Operations this level-1 took up and whose result or release has not come down.
+  std::set<Tag> waiting_;
+};
+
+}  // namespace cop::controller
