@@ -191,7 +191,10 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
   bm.accessed = false;
   Message data = msg;
   data.ins.x = false;
-  emit(bm.mask, data, out);
+  // A broadcast is not sent back to its sender: its channel may be in this
+  // level-1's mask (set for every receiving node of the controller).
+  const uint64_t source = msg.addr.cntno == own_cntno() ? channel_bit(msg.addr.chno) : 0;
+  emit(bm.mask & ~source, data, out);
 }
 
 void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out) {

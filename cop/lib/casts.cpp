@@ -22,14 +22,24 @@ using wire::Message;
 int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
             int msgtag) {
   Library& l = lib();
-  uint64_t foreign = 0;
+  uint64_t foreign = 0, l2 = 0;
   uint32_t local = 0;
   for (const Member& m : recipients) {
     if (m.tid == l.tid) continue;  // a broadcast is not sent back to its sender
-    if (m.place.chno == info().chno)
+    if (on_this_host(m.place))
       local++;
     else
-      foreign |= channel_bit(m.place.chno);
+      foreign |= local_channel_bit(m.place);
+  }
+  // Recipients on other level-1 controllers: SETBM X and BCAST X through the
+  // level 2; each controller's broadcast mask is set by its designated host
+  // (cast_plan), this one only when that is this host and it has no receiver.
+  const CastPlan plan = cast_plan(recipients);
+  if (level2(plan.controllers | this_controller_bit())) {
+    const uint64_t me = channel_bit(info().chno);
+    foreign = plan.designated == me && local == 0 ? plan.here_hosts : 0;
+    l2 = plan.controllers;
+    if (plan.here_hosts == me && local == 0) l2 &= ~this_controller_bit();  // nobody here needs it
   }
   for (size_t at = 0; at < size_t(count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(count) - at);
@@ -40,8 +50,8 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
       const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
       if (int rc = l.host->publish(key, local, words); rc < 0) return fail_and_notify(rc);
     }
-    if (foreign)
-      if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign); rc < 0) return rc;
+    if (foreign || l2)
+      if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign, l2); rc < 0) return rc;
   }
   return 0;
 }
@@ -89,8 +99,9 @@ int fetch_from_any_sender(std::span<uint64_t> out, const Filled& filled, const W
 
 // What the host's fetching receiver does for a chunk: the words from the local
 // sender's slot, or from the controller's broadcast on the channel.
-int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int src_chno, bool any_sender) {
-  if (src_chno == info().chno) return wait_for_local_sender(filled);
+int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int src_chno, bool src_here,
+                bool any_sender) {
+  if (src_here) return wait_for_local_sender(filled);
   const Wanted w{ResultKind::bcast, tag, uint32_t(out.size()), uint8_t(src_chno)};
   if (any_sender) return fetch_from_any_sender(out, filled, w);
   std::vector<Message> got(out.size());
@@ -111,14 +122,24 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
                  int msgtag, int srctid) {
   Library& l = lib();
   int src_chno = 0;
+  bool src_here = false, src_remote = false;
   if (srctid != -1) {
     Place p;
     if (int rc = place_of(srctid, p); rc < 0) return rc;
     src_chno = p.chno;
+    src_here = on_this_host(p);
+    src_remote = p.cntno != l.cntno;
   }
   uint32_t local_receivers = 0;
   for (const Member& m : recipients)
-    if (m.place.chno == info().chno && m.tid != srctid) local_receivers++;
+    if (on_this_host(m.place) && m.tid != srctid) local_receivers++;
+  // Recipients over several level-1 controllers: the data comes down through
+  // the level 2, and this controller's designated host (cast_plan) sets its
+  // broadcast mask for it (seed 000 ch. IV, Figure 5).
+  const CastPlan plan = cast_plan(recipients);
+  const bool spans = src_remote || level2(plan.controllers) != 0;
+  const bool sets_mask = spans && plan.designated == channel_bit(info().chno);
+  const uint64_t here_mask = plan.here_hosts;
   if (local_receivers == 0) local_receivers = 1;
   for (size_t at = 0; at < size_t(count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(count) - at);
@@ -126,7 +147,13 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
     const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
-      return fetch_chunk(out, filled, tag, src_chno, srctid == -1);
+      if (sets_mask) {
+        commands::Burst masks;
+        commands::append_masks(masks, sender(), wire::Opcode::SETBM, tag, here_mask, n);
+        std::vector<driver::Answer> a;
+        if (int rc = exchange_all(masks, &a); rc < 0 && !refused_only_as_initialised(a, 0, masks.size())) return rc;
+      }
+      return fetch_chunk(out, filled, tag, src_chno, src_here, srctid == -1);
     };
     if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail_and_notify(rc);
     for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);

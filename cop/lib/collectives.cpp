@@ -16,7 +16,8 @@ struct ReduceRoles {
   uint32_t local = 0;        // members on this channel
   uint32_t local_roots = 0;  // roots on this channel
   bool member = false, me_root = false;
-  uint64_t bm = 0;  // the roots' channels: the broadcast mask of the result
+  uint64_t bm = 0;  // the roots' channels (on this controller): the broadcast mask of the result
+  uint64_t l2_bm = 0;  // the roots' controllers
 };
 
 int reduce_roles(const Group& g, const int* roots, int rootcount, ReduceRoles& r) {
@@ -25,12 +26,13 @@ int reduce_roles(const Group& g, const int* roots, int rootcount, ReduceRoles& r
     if (!root) return PvmNoInst;
     for (int j = 0; j < i; ++j)
       if (roots[j] == roots[i]) return PvmBadParam;  // a root named twice
-    r.bm |= channel_bit(root->place.chno);
-    if (root->place.chno == info().chno) r.local_roots++;
+    r.bm |= local_channel_bit(root->place);
+    r.l2_bm |= controller_bit(root->place);
+    if (on_this_host(root->place)) r.local_roots++;
     r.me_root |= root->tid == lib().tid;
   }
   for (const Member& m : g.members) {
-    if (m.place.chno == info().chno) r.local++;
+    if (on_this_host(m.place)) r.local++;
     r.member |= m.tid == lib().tid;
   }
   return r.member ? 0 : PvmNotInGroup;
@@ -53,8 +55,9 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
         for (size_t i = 0; i < n; ++i) slot[i] = first ? words[i] : wire::combine(op, slot[i], words[i]);
       },
       [&](std::span<uint64_t> folded) {
-        if (g.tc_mask == channel_bit(info().chno)) return 0;  // every member is local: the partial result is the result
-        return channel_reduce(op, tag, folded, g.tc_mask, r.bm, r.local_roots > 0);
+        if (all_on_this_host(g)) return 0;  // every member is local: the partial result is the result
+        const uint64_t l2 = level2(g.l2_mask);
+        return channel_reduce(op, tag, folded, g.tc_mask, r.bm, r.local_roots > 0, l2, l2 ? r.l2_bm : 0);
       });
   if (rc < 0) return fail_and_notify(rc);
   if (r.me_root)
@@ -89,18 +92,18 @@ int cop_barrier(char* group, int count, int msgtag) {
   uint32_t local = 0;
   bool member = false;
   for (const Member& m : g.members) {
-    if (m.place.chno == info().chno) local++;
+    if (on_this_host(m.place)) local++;
     member |= m.tid == l.tid;
   }
   if (!member) return PvmNotInGroup;
   if (int rc = take_tags("cop_barrier", msgtag, 1, Use::barrier, l.tags.scope(group)); rc < 0) return rc;
   const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
-  const bool all_local = g.tc_mask == channel_bit(info().chno);
+  const bool all_local = all_on_this_host(g);
   // fail_and_notify(): a task that waited in the host area learns of a link failure here.
   const int rc = fail_and_notify(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
-      [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask); }));
+      [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask, level2(g.l2_mask)); }));
   if (rc == 0 && int(g.members.size()) >= g.total) {
     // Every member has made all its earlier calls: their GAS ranges are free again.
     std::vector<int> tids;

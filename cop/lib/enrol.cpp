@@ -43,9 +43,11 @@ int open_channel(int wanted_tkno) {
     report("cop_mytid", "the controller names another channel than the driver");
     return CopErrMapping;
   }
+  // Its controller's number (SAS word 0, ch. V): masks are built per controller.
+  l.cntno = a[0].data.addr.cntno;
   if (l.map_how == CopMapDirect) {
     const Place d = direct_place(l.tid, info().tasks_per_channel);
-    if (d.chno != info().chno || d.tkno != info().tkno) {
+    if (d.chno != info().chno || d.tkno != info().tkno || d.cntno != l.cntno) {
       report("cop_mytid", "direct mapping does not hold here: the tid's H field is not this host's channel");
       return CopErrMapping;
     }
@@ -56,11 +58,11 @@ int open_channel(int wanted_tkno) {
   std::vector<uint64_t> zeros(info().tas_words, 0);
   const TasAccess clear{.op = Opcode::WSRAM64, .data = zeros.data(), .count = int(zeros.size()),
                         .datatype = PVM_LONG, .mode = COP_NORMAL};
-  if (int rc = tas_run(clear, Place{info().chno, info().tkno}); rc < 0) {
+  if (int rc = tas_run(clear, Place{info().chno, info().tkno, l.cntno}); rc < 0) {
     report("cop_mytid", "clearing the task address space failed");
     return rc;
   }
-  return l.mapping.publish(l.tid, Place{info().chno, info().tkno});
+  return l.mapping.publish(l.tid, Place{info().chno, info().tkno, l.cntno});
 }
 
 // The channel under the selected mapping: the direct mapping has the driver give
@@ -121,7 +123,7 @@ int cop_setopt(int what, int val) {
       // new TKNO that tasks which already looked it up do not know.
       if (what == CopMapping && val == CopMapDirect && l.enrolled) {
         const Place d = direct_place(l.tid, info().tasks_per_channel);
-        if (d.chno != info().chno) {
+        if (d.chno != info().chno || d.cntno != l.cntno) {
           report("cop_setopt", "direct mapping does not hold here: the tid's H field is not this host's channel");
           return CopErrMapping;
         }

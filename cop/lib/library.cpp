@@ -36,6 +36,57 @@ int code(Error e) { return e == Error::none ? 0 : -(100 + int(e)); }
 
 uint64_t channel_bit(int chno) { return uint64_t{1} << (chno - 1); }
 
+bool on_this_host(const Place& p) { return p.cntno == lib().cntno && p.chno == info().chno; }
+uint64_t local_channel_bit(const Place& p) { return p.cntno == lib().cntno ? channel_bit(p.chno) : 0; }
+uint64_t controller_bit(const Place& p) { return uint64_t{1} << (p.cntno & 63); }
+uint64_t this_controller_bit() { return uint64_t{1} << (lib().cntno & 63); }
+uint64_t level2(uint64_t controllers) { return (controllers & ~this_controller_bit()) ? controllers : 0; }
+bool all_on_this_host(const Group& g) { return g.tc_mask == channel_bit(info().chno) && level2(g.l2_mask) == 0; }
+
+commands::Burst two_level(const commands::Burst& b, uint64_t l2_tc, uint64_t l2_bm) {
+  if (l2_tc == 0) return b;
+  bool has_bm = false;
+  for (const Message& m : b) has_bm |= m.ins.opcode == wire::Opcode::SETBM;
+  commands::Burst out;
+  auto twin = [&](const Message& m, wire::Opcode op, uint64_t mask) {
+    Message x = m;
+    x.ins.opcode = op;
+    x.ins.x = true;
+    x.set_data64(mask);
+    out.push_back(x);
+  };
+  for (const Message& m : b) {
+    const wire::Opcode op = m.ins.opcode;
+    if (op == wire::Opcode::SETTC || op == wire::Opcode::SETBM) {
+      if (m.data64() != 0) out.push_back(m);
+      if (op == wire::Opcode::SETTC) twin(m, op, l2_tc);
+      if (l2_bm != 0 && (op == wire::Opcode::SETBM || !has_bm)) twin(m, wire::Opcode::SETBM, l2_bm);
+      continue;
+    }
+    out.push_back(m);
+    if (op == wire::Opcode::BENTRY || op == wire::Opcode::BCAST32 || op == wire::Opcode::BCAST64 ||
+        wire::is_reduction(op))
+      out.back().ins.x = true;
+  }
+  return out;
+}
+
+CastPlan cast_plan(const std::vector<Member>& recipients) {
+  CastPlan p;
+  for (const Member& m : recipients) {
+    p.here_hosts |= local_channel_bit(m.place);
+    p.controllers |= controller_bit(m.place);
+  }
+  p.designated = p.here_hosts & (~p.here_hosts + 1);
+  return p;
+}
+
+size_t mask_commands(const commands::Burst& b) {
+  return size_t(std::count_if(b.begin(), b.end(), [](const Message& m) {
+    return m.ins.opcode == wire::Opcode::SETTC || m.ins.opcode == wire::Opcode::SETBM;
+  }));
+}
+
 void report(const char* call, const std::string& why) {
   std::fprintf(stderr, "libcop [t%x]: %s: %s\n", unsigned(lib().tid), call, why.c_str());
 }
@@ -66,7 +117,7 @@ int place_of(int tid, Place& p) {
   Library& l = lib();
   if (tid <= 0) return PvmBadParam;
   if (tid == l.tid) {
-    p = Place{info().chno, info().tkno};
+    p = Place{info().chno, info().tkno, l.cntno};
     return 0;
   }
   return l.mapping.lookup(tid, p, l.map_how, info().tasks_per_channel, l.timeout_ms);
@@ -130,7 +181,8 @@ int group_members(const char* name, int count, Group& g) {
       return rc;
     }
     g.members.push_back(m);
-    g.tc_mask |= channel_bit(m.place.chno);
+    g.tc_mask |= local_channel_bit(m.place);
+    g.l2_mask |= controller_bit(m.place);
   }
   if (l.static_groups) l.frozen[name] = g;
   return 0;

@@ -33,13 +33,15 @@ struct Member {
 
 struct Group {
   std::vector<Member> members;  // in instance-number order
-  uint64_t tc_mask = 0;         // the members' channels: the terminal-count mask
+  uint64_t tc_mask = 0;         // the members' channels on this task's controller: the terminal-count mask
+  uint64_t l2_mask = 0;         // the members' level-1 controllers (bit CNTNO): the level 2's mask
   int total = 0;  // members in the group, of which `members` may be the first few (cop_barrier's count)
 };
 
 struct Library {
   bool enrolled = false;
   int tid = 0;
+  int cntno = 0;  // this task's level-1 controller (its PROBE answer names it)
   std::unique_ptr<driver::Port> port;
   std::unique_ptr<HostArea> host;
   Mapping mapping;
@@ -63,6 +65,33 @@ driver::LinkOptions link_options();
 // 0 for none, else the cop.h code (CopErr...) of a wire error.
 int code(wire::Error e);
 uint64_t channel_bit(int chno);
+// Two levels (seed 000 ch. IV, Figure 5; ch. V, the X bit): masks are built per
+// controller. A place's channel bit counts only on this task's controller; the
+// level 2's masks name controllers (bit CNTNO).
+bool on_this_host(const Place& p);
+uint64_t local_channel_bit(const Place& p);  // 0 for a place on another controller
+uint64_t controller_bit(const Place& p);
+uint64_t this_controller_bit();
+// The level-2 mask of an operation over `controllers`: 0 when they are only this
+// task's controller (nothing changes then), else `controllers`.
+uint64_t level2(uint64_t controllers);
+bool all_on_this_host(const Group& g);
+// A burst of a call whose members span controllers (l2_tc != 0): each SETTC and
+// SETBM followed by its level-2 twin (X, masks l2_tc and l2_bm), a SETBM X after
+// the SETTC X when the call has a level-2 broadcast mask but no local one, the
+// contributions and broadcasts with X, mask commands with an empty local mask
+// left out. Unchanged when l2_tc is 0.
+commands::Burst two_level(const commands::Burst& b, uint64_t l2_tc, uint64_t l2_bm);
+// A broadcast or multicast to `recipients` over several controllers: the hosts
+// with a recipient on this task's controller (the level-1's broadcast mask for
+// it; the core leaves out the sender's own channel), the lowest of them (the
+// designated host, which sets that mask), and the controllers with recipients.
+struct CastPlan {
+  uint64_t here_hosts = 0, designated = 0, controllers = 0;
+};
+CastPlan cast_plan(const std::vector<Member>& recipients);
+// How many SETTC/SETBM the burst has (they follow its LOCK).
+size_t mask_commands(const commands::Burst& b);
 // One line on stderr naming the call and why it failed.
 void report(const char* call, const std::string& why);
 // A link failure is the channel down: tell the task once if it asked (cop_notify). Returns rc.
@@ -89,9 +118,11 @@ int first_error(const std::vector<driver::Answer>& a);
 bool refused_only_as_initialised(const std::vector<driver::Answer>& a, size_t first_mask, size_t masks);
 
 // The channel part of each collective (channel.cpp).
-int channel_barrier(uint32_t tag, uint64_t mask);
-int channel_reduce(wire::Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root);
-int channel_bcast(wire::Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask);
+// l2_*: the level 2's masks of a call spanning controllers (0: one controller).
+int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2 = 0);
+int channel_reduce(wire::Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root,
+                   uint64_t l2_tc = 0, uint64_t l2_bm = 0);
+int channel_bcast(wire::Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask, uint64_t l2 = 0);
 
 // COP_SEND, or COP_RECV from a valid sender (casts.cpp).
 bool valid_cast_mode(int mode, int srctid);

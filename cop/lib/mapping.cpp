@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include <cop/cop.h>
@@ -25,17 +26,25 @@ constexpr uint32_t kLocalMask = 0x3FFFF;
 
 }  // namespace
 
+int per_controller() {
+  const char* k = std::getenv("COP_PER_CONTROLLER");
+  const int n = k && *k ? std::atoi(k) : 64;
+  return n >= 1 && n <= 64 ? n : 64;
+}
+
 Place direct_place(int tid, uint32_t tasks_per_channel) {
   const uint32_t host = (uint32_t(tid) >> kHostShift) & kHostMask, local = uint32_t(tid) & kLocalMask;
-  return Place{int(host), int(local) % int(tasks_per_channel ? tasks_per_channel : 1)};
+  const int k = per_controller(), tkno = int(local) % int(tasks_per_channel ? tasks_per_channel : 1);
+  if (host == 0) return Place{0, tkno, 0};  // no host number: names no channel (the caller refuses it)
+  return Place{int(host - 1) % k + 1, tkno, int(host - 1) / k};
 }
 
 int Mapping::publish(int tid, Place p) {
   const int buf = pvm_mkbuf(PvmDataDefault);
   if (buf < 0) return buf;
   const int old = pvm_setsbuf(buf);
-  int chno_tkno[2] = {p.chno, p.tkno};
-  int rc = pvm_pkint(chno_tkno, 2, 1);
+  int place[3] = {p.chno, p.tkno, p.cntno};
+  int rc = pvm_pkint(place, 3, 1);
   const std::string name = entry_name(tid);
   if (rc >= 0) rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxDefault);
   pvm_setsbuf(old);
@@ -67,12 +76,12 @@ int Mapping::lookup(int tid, Place& out, int how, uint32_t tasks_per_channel, in
     const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxDefault);
     if (buf > 0) {
       const int old = pvm_setrbuf(buf);
-      int chno_tkno[2] = {0, 0};
-      const int rc = pvm_upkint(chno_tkno, 2, 1);
+      int place[3] = {0, 0, 0};
+      const int rc = pvm_upkint(place, 3, 1);
       pvm_setrbuf(old);
       pvm_freebuf(buf);
       if (rc < 0) return rc;
-      out = Place{chno_tkno[0], chno_tkno[1]};
+      out = Place{place[0], place[1], place[2]};
       table_[tid] = out;
       return 0;
     }

@@ -43,7 +43,14 @@ int tas_run(const TasAccess& a, Place p) {
     std::vector<uint64_t> words(n);  // RSRAM sends none: they stay zero
     for (size_t i = 0; i < n && !reads; ++i) words[i] = to_word(a.data, at + i, a.datatype);
     const commands::TasTarget target{uint8_t(p.chno), uint32_t(p.tkno), uint32_t(a.msgtag) + uint32_t(at)};
-    const commands::Burst burst = commands::tas_access(sender(), a.op, a.floating, target, words, lock, unlock);
+    commands::Burst burst = commands::tas_access(sender(), a.op, a.floating, target, words, lock, unlock);
+    // A space on another level-1 controller: through the level 2, X with its CNTNO (ch. V; Z names it).
+    if (p.cntno != lib().cntno)
+      for (wire::Message& m : burst)
+        if (m.ins.space == wire::Space::TAS) {
+          m.ins.x = true;
+          m.addr.cntno = uint8_t(p.cntno);
+        }
     std::vector<Answer> answers;
     if (const int rc = exchange_all(burst, &answers); rc < 0) {
       if (urgent && !unlock) exchange_all({commands::command(sender(), Opcode::UNLOCK)});  // do not leave it locked

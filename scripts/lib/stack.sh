@@ -86,8 +86,11 @@ pvm_alive() {
 
 # ================================================================ the COP stack
 #
-# Node k drives channel k. cop_stack_start waits until copd listens and every copdrv has
-# its socket, then prints the exports tasks need: node k's tasks use
+# Node k drives channel (k-1)%K+1 of level-1 controller (k-1)/K (K = --per-controller,
+# default 64: one copd, node k on its channel k). With more than one level-1 copd a
+# level-2 copd serves them as its channels (seed 000 ch. IV, Figure 5): copd is CNTNO 0,
+# copd<c> CNTNO c, copl2 the level 2. cop_stack_start waits until every copd listens and
+# every copdrv has its socket, then prints the exports tasks need: node k's tasks use
 # COP_DRIVER=$COP_DRIVER_k. If a daemon dies or does not come up, it says which in one
 # line, stops what it started and fails. DIR holds stack.env, the PID files and the
 # daemons' logs (scripts/cop-stack's header says the rest).
@@ -101,8 +104,8 @@ max_channels=64
 # The command line a PID must still have for us to treat it as ours.
 expected_cmd() {
   case $1 in
-    copd) printf '%s --listen ' "$COPD" ;;
-    node*) printf '%s --channel %s ' "$COPDRV" "${1#node}" ;;
+    copd*|copl2) printf '%s --listen ' "$COPD" ;;
+    node*) printf '%s --channel %s ' "$COPDRV" "$(( (${1#node} - 1) % ${STACK_PER_CONTROLLER:-64} + 1 ))" ;;
   esac
 }
 
@@ -116,6 +119,12 @@ is_ours() {
 }
 
 pid_of() { cat "$dir/$1.pid" 2>/dev/null || true; }
+# The level-1 copd of the stack: copd (CNTNO 0), copd1, copd2, ...
+copd_name() { if [ "$1" = 0 ]; then echo copd; else echo "copd$1"; fi; }
+copd_names() {
+  local c
+  for ((c = 0; c < ${STACK_CONTROLLERS:-1}; c++)); do copd_name "$c"; done
+}
 alive() { is_ours "$(pid_of "$1")" "$1"; }
 
 load_state() {
@@ -152,7 +161,8 @@ stop_stack() {
   local n
   load_state || return 0
   for n in $STACK_NODES; do stop_one "node$n"; done
-  stop_one copd
+  for n in $(copd_names); do stop_one "$n"; done
+  stop_one copl2
   rm -f "$dir/stack.env"
 }
 
@@ -213,15 +223,15 @@ port_owned_by() {
   [[ $out == *"pid=$pid,"* ]]
 }
 
-# Waits until copd has bound its port: 0; 1 when it exited first.
+# wait_copd NAME PORT: waits until that copd has bound its port: 0; 1 when it exited first.
 wait_copd() {
-  local deadline=$((SECONDS + timeout_s)) pid
-  pid=$(pid_of copd)
+  local name=$1 port=$2 deadline=$((SECONDS + timeout_s)) pid
+  pid=$(pid_of "$name")
   while :; do
-    is_ours "$pid" copd || return 1
-    port_owned_by "$STACK_CONTROLLER_HOST_PID" "$STACK_PORT" "$pid" && return 0
+    is_ours "$pid" "$name" || return 1
+    port_owned_by "$STACK_CONTROLLER_HOST_PID" "$port" "$pid" && return 0
     [ $SECONDS -lt $deadline ] ||
-      abort_start "copd is not listening on port $STACK_PORT after $timeout_s s (log: $dir/copd.log)"
+      abort_start "$name is not listening on port $port after $timeout_s s (log: $dir/$name.log)"
     sleep 0.05
   done
 }
@@ -240,8 +250,13 @@ wait_ready() {
   local deadline=$((SECONDS + timeout_s)) pending n pid
   while :; do
     pending=""
-    pid=$(pid_of copd)
-    is_ours "$pid" copd || abort_start "copd exited during start: $(last_log_line copd) (log: $dir/copd.log)"
+    for n in $(copd_names) $([ "${STACK_CONTROLLERS:-1}" -gt 1 ] && echo copl2); do
+      pid=$(pid_of "$n")
+      is_ours "$pid" "$n" || abort_start "$n exited during start: $(last_log_line "$n") (log: $dir/$n.log)"
+      # A level-1 copd takes X commands once the level 2 has it as a channel.
+      [ "$n" = copl2 ] || [ "${STACK_CONTROLLERS:-1}" = 1 ] ||
+        grep -q "registered with the level-2 controller" "$dir/$n.log" 2>/dev/null || pending+=" $n"
+    done
     for n in $STACK_NODES; do
       pid=$(pid_of "node$n")
       is_ours "$pid" "node$n" ||
@@ -252,6 +267,8 @@ wait_ready() {
     if [ $SECONDS -ge $deadline ]; then
       n=${pending# }
       n=${n%% *}
+      [[ $n == copd* ]] &&
+        abort_start "$n did not register with the level-2 copd $STACK_L2 in $timeout_s s (log: $dir/$n.log)"
       abort_start "copdrv of $n has no $STACK_DIR/$n/copdrv.sock after $timeout_s s (log: $dir/$n.log)"
     fi
     sleep 0.05
@@ -261,14 +278,57 @@ wait_ready() {
 print_exports() {
   local n drivers=""
   for n in $STACK_NODES; do drivers+=" COP_DRIVER_$n=$STACK_DIR/node$n"; done
-  echo "export COP_STACK_DIR=$STACK_DIR COP_CONTROLLER=$STACK_CONTROLLER"
+  echo "export COP_STACK_DIR=$STACK_DIR COP_CONTROLLER=$STACK_CONTROLLER COP_PER_CONTROLLER=$STACK_PER_CONTROLLER"
   echo "export${drivers}"
   echo "# node k's tasks need COP_DRIVER=\$COP_DRIVER_k; for a quick try on node ${STACK_NODES%% *}:"
   echo "export COP_DRIVER=$STACK_DIR/node${STACK_NODES%% *}"
 }
 
+# What stop and status need, written before anything starts and after each copd.
+save_state() {
+  local v
+  for v in STACK_DIR STACK_MODE STACK_NODES STACK_PORT STACK_CONTROLLER STACK_CONTROLLER_HOST_PID COPD COPDRV \
+    STACK_PER_CONTROLLER STACK_CONTROLLERS STACK_PORTS STACK_L2; do
+    printf '%s=%q\n' "$v" "${!v}"
+  done >"$dir/stack.env.tmp"
+  mv "$dir/stack.env.tmp" "$dir/stack.env"
+}
+
+# start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: the first free
+# port from $next_port below 7140) in host IPID, until it listens; its port in started_port.
+start_copd() {
+  local name=$1 want=$2 ipid=$3 ip=$4 p tries pid
+  shift 4
+  p=${want:-$next_port}
+  for ((tries = 1; ; tries++)); do
+    if [ -z "$want" ]; then
+      while [ "$p" -lt 7140 ] && port_in_use "$ipid" "$p"; do p=$((p + 1)); done
+      [ "$p" -lt 7140 ] || abort_start "no free port in 7040..7139 for $name: pass --port"
+    fi
+    log "starting $name on $ip:$p ($*, $STACK_MODE)"
+    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}")
+    echo "$pid" >"$dir/$name.pid"
+    if wait_copd "$name" "$p"; then
+      started_port=$p
+      next_port=$((p + 1))
+      return 0
+    fi
+    # Another stack starting beside this one may have taken the free port we picked; the
+    # port may be taken by this very copd, late to come up on a busy machine: it is
+    # stopped before another starts, so no copd outlives the stack.
+    if [ -z "$want" ] && [ "$tries" -lt 5 ] && port_in_use "$ipid" "$p"; then
+      stop_one "$name"
+      log "port $p was taken meanwhile: trying the next one"
+      p=$((p + 1))
+      continue
+    fi
+    abort_start "$name exited during start: $(last_log_line "$name") (log: $dir/$name.log)"
+  done
+}
+
 cop_stack_start() {
-  local cluster=0 port="" channels="" nodes=() n max=0 ipid ctl_ip local_ip pid count=""
+  local cluster=0 port="" channels="" nodes=() n max=0 ipid ctl_ip local_ip pid count="" per=${COP_PER_CONTROLLER:-64} c
+  local max_nodes=$((max_channels * max_channels))
   while [ $# -gt 0 ]; do
     case $1 in
       --nodes) [ $# -ge 2 ] || fail "--nodes needs a number"; count=$2; shift 2 ;;
@@ -276,17 +336,18 @@ cop_stack_start() {
       --dir) [ $# -ge 2 ] || fail "--dir needs a directory"; dir=$2; shift 2 ;;
       --port) [ $# -ge 2 ] || fail "--port needs a number"; port=$2; shift 2 ;;
       --channels) [ $# -ge 2 ] || fail "--channels needs a number"; channels=$2; shift 2 ;;
+      --per-controller) [ $# -ge 2 ] || fail "--per-controller needs a number"; per=$2; shift 2 ;;
       node[0-9]*|[0-9]*) n=${1#node}
-        [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $max_channels ] ||
-          fail "not a node: '$1' (a number 1..$max_channels or node<k>)"
+        [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $max_nodes ] ||
+          fail "not a node: '$1' (a number 1..$max_nodes or node<k>)"
         nodes+=("$((10#$n))"); shift ;;
-      *) fail "start: unknown argument '$1' (usage: start [--nodes N | NODE...] [--cluster] [--dir DIR] [--port P] [--channels C])" ;;
+      *) fail "start: unknown argument '$1' (usage: start [--nodes N | NODE...] [--per-controller K] [--cluster] [--dir DIR] [--port P] [--channels C])" ;;
     esac
   done
   if [ -n "$count" ]; then
     [ ${#nodes[@]} -eq 0 ] || fail "give either --nodes N or a list of nodes, not both"
-    [[ $count =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le $max_channels ] ||
-      fail "--nodes must be 1..$max_channels, got '$count'"
+    [[ $count =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le $max_nodes ] ||
+      fail "--nodes must be 1..$max_nodes, got '$count'"
     for ((n = 1; n <= count; n++)); do nodes+=("$n"); done
   fi
   if [ -n "$port" ]; then
@@ -325,7 +386,14 @@ cop_stack_start() {
   fi
   mapfile -t nodes < <(printf '%s\n' "${nodes[@]}" | sort -n -u)
   max=${nodes[-1]}
-  if [ -n "$channels" ]; then
+  [[ $per =~ ^[0-9]+$ ]] && [ "$per" -ge 1 ] && [ "$per" -le $max_channels ] ||
+    fail "--per-controller must be 1..$max_channels, got '$per'"
+  [ $(( (max + per - 1) / per )) -le $max_channels ] ||
+    fail "node$max needs more than $max_channels level-1 controllers of $per channels"
+  if [ $(( (max + per - 1) / per )) -gt 1 ]; then
+    [ -z "$channels" ] || fail "--channels is for one controller; with --per-controller each level-1 copd has $per"
+    channels=$per
+  elif [ -n "$channels" ]; then
     [[ $channels =~ ^[0-9]+$ ]] && [ "$channels" -ge 1 ] && [ "$channels" -le $max_channels ] ||
       fail "--channels must be 1..$max_channels, got '$channels'"
     [ "$channels" -ge "$max" ] || fail "--channels $channels is too few for node$max (node k drives channel k)"
@@ -340,17 +408,13 @@ cop_stack_start() {
 
   # A stack already in DIR: refuse while any of it runs, clear it when all of it is gone.
   if load_state; then
-    for n in copd $(printf 'node%s ' $STACK_NODES); do
+    for n in copl2 $(copd_names) $(printf 'node%s ' $STACK_NODES); do
       alive "$n" && fail "a COP stack already runs in $dir ($n, pid $(pid_of "$n")): stop it first ($me stop --dir $dir)"
     done
     stop_stack
   fi
 
-  local auto_port=0 tries
-  if [ -z "$port" ]; then
-    auto_port=1
-    port=7039
-  elif port_in_use "$ipid" "$port"; then
+  if [ -n "$port" ] && port_in_use "$ipid" "$port"; then
     fail "port $port is already in use where copd would listen: pass another --port"
   fi
 
@@ -360,37 +424,26 @@ cop_stack_start() {
   STACK_MODE=$([ $cluster = 1 ] && echo cluster || echo loopback)
   STACK_NODES="${nodes[*]}"
   STACK_CONTROLLER_HOST_PID=$ipid
-  for ((tries = 1; ; tries++)); do
-    if [ $auto_port = 1 ]; then
-      for ((port = port + 1; port < 7140; port++)); do
-        port_in_use "$ipid" "$port" || break
-      done
-      [ $port -lt 7140 ] || abort_start "no free port in 7040..7139 for copd: pass --port"
-    fi
-    STACK_PORT=$port
-    STACK_CONTROLLER=$ctl_ip:$port
-    # Written before anything starts, so that stop finds whatever did start.
-    {
-      for v in STACK_DIR STACK_MODE STACK_NODES STACK_PORT STACK_CONTROLLER STACK_CONTROLLER_HOST_PID COPD COPDRV; do
-        printf '%s=%q\n' "$v" "${!v}"
-      done
-    } >"$dir/stack.env.tmp"
-    mv "$dir/stack.env.tmp" "$dir/stack.env"
-
-    log "starting copd on $STACK_CONTROLLER ($channels channels, $STACK_MODE)"
-    pid=$(launch copd "$ipid" "$COPD" --listen "$STACK_CONTROLLER" --channels "$channels" --poll-us "${COP_POLL_US:-0}")
-    echo "$pid" >"$dir/copd.pid"
-    wait_copd && break
-    # Another stack starting beside this one may have taken the free port we picked.
-    if [ $auto_port = 1 ] && [ $tries -lt 5 ] && port_in_use "$ipid" "$port"; then
-      # The port may be taken by this very copd, late to come up on a busy machine:
-      # it is stopped before another starts, so no copd outlives the stack.
-      stop_one copd
-      log "port $port was taken meanwhile: trying the next one"
-      continue
-    fi
-    abort_start "copd exited during start: $(last_log_line copd) (log: $dir/copd.log)"
+  STACK_PER_CONTROLLER=$per
+  STACK_CONTROLLERS=$(( (max + per - 1) / per ))
+  STACK_PORTS="" STACK_L2="" STACK_PORT="" STACK_CONTROLLER=""
+  save_state
+  next_port=7040
+  if [ "$STACK_CONTROLLERS" -gt 1 ]; then
+    start_copd copl2 "" "$ipid" "$ctl_ip" --level 2 --channels "$STACK_CONTROLLERS"
+    STACK_L2=$ctl_ip:$started_port
+    save_state
+  fi
+  for ((c = 0; c < STACK_CONTROLLERS; c++)); do
+    local args=(--channels "$channels")
+    [ "$STACK_CONTROLLERS" = 1 ] || args+=(--cntno "$c" --parent "$STACK_L2")
+    start_copd "$(copd_name "$c")" "$([ "$c" = 0 ] && echo "$port")" "$ipid" "$ctl_ip" "${args[@]}"
+    STACK_PORTS+="${STACK_PORTS:+ }$started_port"
+    if [ "$c" = 0 ]; then STACK_PORT=$started_port STACK_CONTROLLER=$ctl_ip:$started_port; fi
+    save_state
   done
+  local ports
+  read -r -a ports <<<"$STACK_PORTS"
 
   for n in "${nodes[@]}"; do
     if [ $cluster = 1 ]; then
@@ -399,17 +452,19 @@ cop_stack_start() {
       # A socket left by an earlier driver would look like this one being up.
       rm -f "$(in_root_of "$ipid" "$dir/node$n/copdrv.sock")"
       pid=$(launch "node$n" "$ipid" sh -c 'mkdir -p "$0" && exec "$@"' "$dir/node$n" \
-        "$COPDRV" --channel "$n" --controller "$STACK_CONTROLLER" --local "$local_ip" --dir "$dir/node$n")
+        "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
+        --local "$local_ip" --dir "$dir/node$n")
     else
       mkdir -p "$dir/node$n"
       rm -f "$dir/node$n/copdrv.sock"
       pid=$(launch "node$n" "" \
-        "$COPDRV" --channel "$n" --controller "$STACK_CONTROLLER" --local 127.0.0.1 --dir "$dir/node$n")
+        "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
+        --local 127.0.0.1 --dir "$dir/node$n")
     fi
     echo "$pid" >"$dir/node$n.pid"
   done
   wait_ready
-  log "COP stack up: copd $STACK_CONTROLLER, copdrv on node${STACK_NODES// /, node} (state $dir)"
+  log "COP stack up: copd $STACK_CONTROLLER${STACK_L2:+ and $((STACK_CONTROLLERS - 1)) more level-1 copd under the level-2 copd $STACK_L2}, copdrv on node${STACK_NODES// /, node} (state $dir)"
   print_exports
 }
 
@@ -439,16 +494,19 @@ cop_stack_status() {
   local bad=0 n
   cop_stack_dir_only "$@"
   load_state || { echo "no COP stack in $dir"; return 1; }
-  echo "COP stack in $dir: $STACK_MODE, copd $STACK_CONTROLLER, nodes $STACK_NODES"
-  if alive copd; then
-    echo "  copd: running (pid $(pid_of copd))"
-  else
-    echo "  copd: MISSING (last log line: $(last_log_line copd))"
-    bad=1
-  fi
+  echo "COP stack in $dir: $STACK_MODE, copd $STACK_CONTROLLER, nodes $STACK_NODES${STACK_L2:+, level-2 copd $STACK_L2}"
+  for n in $([ -z "${STACK_L2:-}" ] || echo copl2) $(copd_names); do
+    if alive "$n"; then
+      echo "  $n: running (pid $(pid_of "$n"))"
+    else
+      echo "  $n: MISSING (last log line: $(last_log_line "$n"))"
+      bad=1
+    fi
+  done
+  local per=${STACK_PER_CONTROLLER:-64}
   for n in $STACK_NODES; do
     if alive "node$n"; then
-      echo "  node$n: copdrv running (pid $(pid_of "node$n"), channel $n, COP_DRIVER=$STACK_DIR/node$n)"
+      echo "  node$n: copdrv running (pid $(pid_of "node$n"), controller $(((n - 1) / per)) channel $(((n - 1) % per + 1)), COP_DRIVER=$STACK_DIR/node$n)"
     else
       echo "  node$n: copdrv MISSING (last log line: $(last_log_line "node$n"))"
       bad=1

@@ -20,6 +20,8 @@
 // cop_mytid), and it must hold there. The collectives scenario is R
 // rounds of cop_barrier, cop_reduce and cop_bcast, each checked (R = 0: only the
 // PVM setup, the baseline of the traffic measurement).
+#include <fstream>
+
 #include "libcop_check.h"
 #include "task_report.h"
 
@@ -33,6 +35,13 @@ int child(int argc, char** argv) {
   if (!g_cluster) {
     const std::string driver = std::string(argv[3]) + "/node" + std::to_string(node);
     setenv("COP_DRIVER", driver.c_str(), 1);
+    // Two levels: the stack's channels per level-1 controller (scripts/cop-stack --per-controller).
+    std::ifstream env(std::string(argv[3]) + "/stack.env");
+    for (std::string line; std::getline(env, line);)
+      if (line.rfind("STACK_PER_CONTROLLER=", 0) == 0) {
+        g_per_controller = std::max(1, std::atoi(line.c_str() + 21));
+        setenv("COP_PER_CONTROLLER", line.c_str() + 21, 1);
+      }
   }
   setenv("COP_ACCESS", argv[2], 1);
   const int nodes = std::atoi(argv[4]), tasks = std::atoi(argv[5]);

@@ -59,6 +59,8 @@ inline int g_inst = 0, g_size = 0;
 inline std::vector<int> g_tids;
 inline bool g_cluster = false;       // one pvmd per host: the direct mapping holds
 inline int g_mapping = CopMapTable;  // selected before joining the group
+// Channels per level-1 controller of the stack (its stack.env): node k is on channel (k-1)%K+1.
+inline int g_per_controller = 64;
 
 // The value task `inst` contributes at element i, per type.
 inline long long value(int inst, int i) { return (inst + 1) * 7 + i * 3 - 11; }
