@@ -33,11 +33,11 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
   }
   // Recipients on other level-1 controllers: SETBM X and BCAST X through the
   // level 2; each controller's broadcast mask is set by its designated host
-  // (cast_plan), this one only when that is this host and it has no receiver.
+  // (cast_plan): by this sender when that is its own host.
   const CastPlan plan = cast_plan(recipients);
   if (level2(plan.controllers | this_controller_bit())) {
     const uint64_t me = channel_bit(info().chno);
-    foreign = plan.designated == me && local == 0 ? plan.here_hosts : 0;
+    foreign = plan.designated == me ? plan.here_hosts : 0;
     l2 = plan.controllers;
     if (plan.here_hosts == me && local == 0) l2 &= ~this_controller_bit();  // nobody here needs it
   }
@@ -138,7 +138,8 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
   // broadcast mask for it (seed 000 ch. IV, Figure 5).
   const CastPlan plan = cast_plan(recipients);
   const bool spans = src_remote || level2(plan.controllers) != 0;
-  const bool sets_mask = spans && plan.designated == channel_bit(info().chno);
+  // Not when the sender is on this host: it sets the mask itself.
+  const bool sets_mask = spans && !src_here && plan.designated == channel_bit(info().chno);
   const uint64_t here_mask = plan.here_hosts;
   if (local_receivers == 0) local_receivers = 1;
   for (size_t at = 0; at < size_t(count); at += kChunk) {
@@ -147,7 +148,8 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
     const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
-      if (sets_mask) {
+      // Any sender: one on this host has filled the slot before its burst (and set the mask).
+      if (sets_mask && !(srctid == -1 && filled())) {
         commands::Burst masks;
         commands::append_masks(masks, sender(), wire::Opcode::SETBM, tag, here_mask, n);
         std::vector<driver::Answer> a;

@@ -24,7 +24,7 @@ void add_cop_command(CLI::App& app) {
       "compare", "libcop vs libpvm: barrier and reduce on the same tasks, with the bare transport round trip and "
                  "the modelled COP time; starts and stops a private pvmd and a loopback COP stack");
   struct Opts {
-    int nodes = 4, tasks = 1, iters = 2000, reps = 5, poll_us = 0;
+    int nodes = 4, tasks = 1, iters = 2000, reps = 5, poll_us = 0, per_controller = 0;
     std::string access = "direct", json;
   };
   auto o = std::make_shared<Opts>();
@@ -45,6 +45,11 @@ void add_cop_command(CLI::App& app) {
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
+  cmp->add_option("--per-controller", o->per_controller,
+                  "also run the nodes over level-1 controllers of this many channels under a level-2 controller "
+                  "(seed 000 ch. IV, Figure 5) and print both cop_barrier times and their ratio; 0: one controller")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   cmp->callback([o] {
     std::vector<std::string> argv = {executable_dir() + "/copbench-cop-compare-run",
                                      std::to_string(o->poll_us),
@@ -53,6 +58,10 @@ void add_cop_command(CLI::App& app) {
                                      "--access", o->access,
                                      "--iters", std::to_string(o->iters),
                                      "--reps", std::to_string(o->reps)};
+    if (o->per_controller > 0) {
+      argv.push_back("--per-controller");
+      argv.push_back(std::to_string(o->per_controller));
+    }
     if (!o->json.empty()) {
       argv.push_back("--json");
       argv.push_back(std::filesystem::absolute(o->json).string());
