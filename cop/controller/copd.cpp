@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+
 #include "controller/server.h"
 #include "link/daemon.h"
 #include "link/fault.h"
@@ -16,6 +19,46 @@ using cop::link::LogLevel;
 void log_line(LogLevel level, const std::string& line) { cop::link::log_line("copd", level, line); }
 void log_info(const std::string& line) { log_line(LogLevel::info, line); }
 void log_error(const std::string& line) { log_line(LogLevel::error, line); }
+
+// Two levels (seed 000 ch. IV, Figure 5): a level-2 copd's channels are level-1 copd.
+struct Levels {
+  int level = 1, cntno = 0;
+  std::string parent;
+};
+
+void add_level_options(CLI::App& app, Levels& l) {
+  app.add_option("--level", l.level, "1: channels are nodes; 2: channels are level-1 controllers (channel c: CNTNO c-1)")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  app.add_option("--parent", l.parent,
+                 "level 1: the level-2 copd's IP:PORT (this copd registers as its channel CNTNO+1)");
+  app.add_option("--cntno", l.cntno, "this controller's number CNTNO (SAS word 0)")
+      ->check(CLI::Range(0, cop::wire::kChannels - 1))
+      ->capture_default_str();
+}
+
+// The controller's level and CNTNO, and a level-1's link to its parent; false (said) when they do not fit.
+bool configure_levels(const Levels& l, cop::controller::ServerConfig& config) {
+  config.controller.level = l.level;
+  config.controller.cntno = static_cast<uint8_t>(l.cntno);
+  if (l.parent.empty()) return true;
+  if (l.level != 1) {
+    log_error("--parent: only a level-1 copd has a parent");
+    return false;
+  }
+  cop::controller::ParentLinkOptions up;
+  try {
+    up.parent = cop::link::parse_endpoint(l.parent, cop::link::kDefaultPort);
+  } catch (const std::exception& e) {
+    log_error(fmt::format("--parent: {}", e.what()));
+    return false;
+  }
+  up.cntno = static_cast<uint8_t>(l.cntno);
+  up.dead_ms = std::max(1500, config.lease_ms);
+  config.controller.has_parent = true;
+  config.parent = up;
+  return true;
+}
 
 }  // namespace
 
@@ -46,16 +89,8 @@ int main(int argc, char** argv) {
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
-  // Two levels (seed 000 ch. IV, Figure 5): a level-2 copd's channels are level-1 copd.
-  int level = 1, cntno = 0;
-  std::string parent;
-  app.add_option("--level", level, "1: channels are nodes; 2: channels are level-1 controllers (channel c: CNTNO c-1)")
-      ->check(CLI::Range(1, 2))
-      ->capture_default_str();
-  app.add_option("--parent", parent, "level 1: the level-2 copd's IP:PORT (this copd registers as its channel CNTNO+1)");
-  app.add_option("--cntno", cntno, "this controller's number CNTNO (SAS word 0)")
-      ->check(CLI::Range(0, cop::wire::kChannels - 1))
-      ->capture_default_str();
+  Levels levels;
+  add_level_options(app, levels);
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -83,31 +118,14 @@ int main(int argc, char** argv) {
     log_error(fmt::format("--listen: {}", e.what()));
     return 2;
   }
-  config.controller.level = level;
-  config.controller.cntno = static_cast<uint8_t>(cntno);
-  if (!parent.empty()) {
-    if (level != 1) {
-      log_error("--parent: only a level-1 copd has a parent");
-      return 2;
-    }
-    cop::controller::ParentLinkOptions up;
-    try {
-      up.parent = cop::link::parse_endpoint(parent, cop::link::kDefaultPort);
-    } catch (const std::exception& e) {
-      log_error(fmt::format("--parent: {}", e.what()));
-      return 2;
-    }
-    up.cntno = static_cast<uint8_t>(cntno);
-    up.dead_ms = std::max(1500, config.lease_ms);
-    config.controller.has_parent = true;
-    config.parent = up;
-  }
+  if (!configure_levels(levels, config)) return 2;
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::controller::Server server(config, log_line);
     log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
                          "lease {} ms)",
-                         level, cntno, parent.empty() ? "" : ", parent " + parent, config.controller.channels,
+                         levels.level, levels.cntno, levels.parent.empty() ? "" : ", parent " + levels.parent,
+                         config.controller.channels,
                          cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
                          config.controller.gas_words, config.lease_ms));

@@ -49,7 +49,9 @@ killed)
     wait "$check" 2>/dev/null || true
     exit 1
   fi
-  kill -9 "$(cat "$work/stack/copd.pid")"
+  # COP_KILL names the daemon killed (default copd; copl2: the level-2 copd of a two-level
+  # stack, whose level-1 copd then fail what waits for it with link_down).
+  kill -9 "$(cat "$work/stack/${COP_KILL:-copd}.pid")"
   wait "$check" || rc=1
   cat "$out"
   exit $rc
