@@ -218,7 +218,6 @@ bool ParentLink::tick(std::vector<Tag>& lost) {
     resends_ = backoff_ = 0;
     transmit();
   }
-  if (ack_due_) send_ack(false);
   if (now - last_sent_ > std::chrono::milliseconds(opt_.heartbeat_ms)) send(header(FrameType::heartbeat));
   return false;
 }
@@ -228,7 +227,7 @@ int ParentLink::next_timeout_ms() const {
   auto until = now + std::chrono::milliseconds(opt_.heartbeat_ms);
   if (!registered()) until = std::min(until, registering_at_ + std::chrono::milliseconds(200));
   if (in_flight_) until = std::min(until, sent_at_ + std::chrono::milliseconds(int64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5)));
-  if (!queue_.empty() || ack_due_) until = now;
+  if (!queue_.empty()) until = now;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
   return int(std::clamp<long long>(ms + 1, 0, 50));
 }

@@ -65,6 +65,10 @@ class ParentLink {
   // flight is dropped, and `lost` gets the operations still waiting for it.
   bool tick(std::vector<Tag>& lost);
   int next_timeout_ms() const;
+  // The acknowledgment of the level 2's stream, when one is due (end of copd's round).
+  void send_pending_ack() {
+    if (registered() && ack_due_) send_ack(false);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -82,6 +82,7 @@ void Server::run(const std::atomic<bool>& stop) {
     route_deliveries(deliveries_);
     parent_tick();
     send_replies();
+    send_confirmations();
     check_leases();
   }
 }

@@ -174,6 +174,10 @@ class Server {
   void take_from_parent(const link::Frame& f);
   void route_from_parent(const Delivery& down);
   void parent_tick();
+  // End of a round: the level 2's SUP_ACKs of level-1 frames, a level-1's
+  // acknowledgment of its parent's stream (after the round's replies: off the
+  // path of a barrier's result).
+  void send_confirmations();
   // Each channel's queued entries as sequenced reply frames (unless held for
   // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
   void send_replies();
@@ -191,6 +195,7 @@ class Server {
   link::UdpSocket socket_;
   Controller controller_;
   std::unique_ptr<ParentLink> parent_;
+  std::vector<int> confirm_;  // level 2: channels whose last frame is to be confirmed
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;

@@ -38,12 +38,23 @@ void Server::handle_child_frame(int c, const Frame& f) {
       controller_.receive_from_child(c, *d, deliveries_);
     }
   }
-  Frame ack;
-  ack.type = FrameType::sup_ack;
-  ack.channel = static_cast<uint16_t>(c);
-  ack.seq = f.seq;
-  ack.session = ch.session;
-  send_frame(ack, ch.addr);
+  // Confirmed at the end of the round, after what its commands produced went out.
+  confirm_.push_back(c);
+}
+
+void Server::send_confirmations() {
+  for (int c : confirm_) {
+    const Channel& ch = chan(c);
+    if (!ch.registered) continue;
+    Frame ack;
+    ack.type = FrameType::sup_ack;
+    ack.channel = static_cast<uint16_t>(c);
+    ack.seq = ch.driver.seq;
+    ack.session = ch.session;
+    send_frame(ack, ch.addr);
+  }
+  confirm_.clear();
+  if (parent_) parent_->send_pending_ack();
 }
 
 void Server::route_to_children(std::vector<Delivery>& deliveries) {
