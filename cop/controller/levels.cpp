@@ -198,14 +198,15 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
 }
 
 void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out) {
-  for (auto it = parked_.begin(); it != parked_.end();) {
-    if (it->ins.ppn == ppn && it->addr.msgtag >= first && it->addr.msgtag - first < n) {
-      const Message m = *it;
-      it = parked_.erase(it);
-      relay_down(m, cycles_, out);
-    } else {
-      ++it;
-    }
+  // One SETBM is for one operation on each of its tags: the oldest result parked
+  // for the tag goes out with it, a later one waits for the next SETBM.
+  for (uint32_t tag = first; tag - first < n && !parked_.empty(); ++tag) {
+    const auto it = std::find_if(parked_.begin(), parked_.end(),
+                                 [&](const Message& m) { return m.ins.ppn == ppn && m.addr.msgtag == tag; });
+    if (it == parked_.end()) continue;
+    const Message m = *it;
+    parked_.erase(it);
+    relay_down(m, cycles_, out);
   }
 }
 
