@@ -155,12 +155,14 @@ void ParentLink::handle(const Frame& f, const wire::Limits& limits, std::vector<
 void ParentLink::take_reply(const Frame& f, const wire::Limits& limits, std::vector<Delivery>& down) {
   if (f.session != session_ || f.seq == 0) return;
   last_heard_ = Clock::now();
+  if (in_flight_ && f.ack == frame_.seq) in_flight_ = false;  // the level 2 confirms our frame
   if (f.seq != rx_next_) {
     // go-back-N: a duplicate or a frame after a gap; the level 2 hears where we are.
     send_ack(link::seq_after(f.seq, rx_next_));
     return;
   }
   if (++rx_next_ == 0) rx_next_ = 1;
+  if (!ack_due_) ack_due_since_ = Clock::now();
   ack_due_ = true;
   for (const Entry& e : f.entries) {
     auto d = level_delivery(e, false, limits);
@@ -218,6 +220,8 @@ bool ParentLink::tick(std::vector<Tag>& lost) {
     resends_ = backoff_ = 0;
     transmit();
   }
+  // The stream's acknowledgment rides on the next frame up; alone after kAckDelay.
+  if (ack_due_ && now - ack_due_since_ >= kAckDelay) send_ack(false);
   if (now - last_sent_ > std::chrono::milliseconds(opt_.heartbeat_ms)) send(header(FrameType::heartbeat));
   return false;
 }
@@ -228,6 +232,7 @@ int ParentLink::next_timeout_ms() const {
   if (!registered()) until = std::min(until, registering_at_ + std::chrono::milliseconds(200));
   if (in_flight_) until = std::min(until, sent_at_ + std::chrono::milliseconds(int64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5)));
   if (!queue_.empty()) until = now;
+  if (ack_due_) until = std::min(until, ack_due_since_ + kAckDelay);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
   return int(std::clamp<long long>(ms + 1, 0, 50));
 }

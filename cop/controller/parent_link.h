@@ -4,8 +4,10 @@
 // CNTNO+1 with a driver secret, renews its lease with its frames and
 // heartbeats, sends what goes up as COMMAND frames under its next sequence
 // number (one frame in flight, resent on the doubling transmit timer until the
-// level 2 confirms it with SUP_ACK, ERR after the retry limit), and takes the
-// level 2's sequenced REPLY stream in order, acknowledging it cumulatively.
+// level 2 confirms it, in the `ack` of its next REPLY frame or else a SUP_ACK;
+// down after the retry limit), and takes the level 2's sequenced REPLY stream
+// in order, acknowledging it cumulatively (on the next frame up, or alone
+// after a few milliseconds).
 //
 // Between levels an entry carries the controller core's Hop (controller.h)
 // beside the words: the entry's seq holds the hop kind and the origin task
@@ -65,11 +67,6 @@ class ParentLink {
   // flight is dropped, and `lost` gets the operations still waiting for it.
   bool tick(std::vector<Tag>& lost);
   int next_timeout_ms() const;
-  // The acknowledgment of the level 2's stream, when one is due (end of copd's round).
-  void send_pending_ack() {
-    if (registered() && ack_due_) send_ack(false);
-  }
-
  private:
   using Clock = std::chrono::steady_clock;
   void send(const link::Frame& f);
@@ -97,6 +94,9 @@ class ParentLink {
   // The level 2's reply stream.
   uint32_t rx_next_ = 1;
   bool ack_due_ = false;
+  Clock::time_point ack_due_since_{};
+  // Well inside the level 2's resend timer (server.h kRtoMs, 15 ms).
+  static constexpr std::chrono::milliseconds kAckDelay{3};
   bool refused_ = false;
   // Operations this level-1 took up and whose result or release has not come down.
   std::set<Tag> waiting_;

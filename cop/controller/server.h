@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <cop/link.h>
@@ -112,6 +113,7 @@ class Server {
     std::vector<Task> tasks;  // tasks_per_channel
     Task driver;              // commands sent with the driver secret
     uint32_t sup_seq = 0;     // the driver's last request done (enrol, task_end)
+    uint32_t confirmed = 0;   // level 2: the level-1's last frame a reply frame's ack confirmed
     std::vector<link::Entry> out;  // entries to send at the end of this round
     // Piggybacked acknowledgments: the answers to a frame whose task now waits
     // for a result this channel will receive are held (at most kHoldAck) and
@@ -174,9 +176,8 @@ class Server {
   void take_from_parent(const link::Frame& f);
   void route_from_parent(const Delivery& down);
   void parent_tick();
-  // End of a round: the level 2's SUP_ACKs of level-1 frames, a level-1's
-  // acknowledgment of its parent's stream (after the round's replies: off the
-  // path of a barrier's result).
+  // End of a round: the level 2's SUP_ACKs of level-1 frames that no reply
+  // frame's ack confirmed (after the round's replies: off a result's path).
   void send_confirmations();
   // Each channel's queued entries as sequenced reply frames (unless held for
   // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
@@ -195,7 +196,8 @@ class Server {
   link::UdpSocket socket_;
   Controller controller_;
   std::unique_ptr<ParentLink> parent_;
-  std::vector<int> confirm_;  // level 2: channels whose last frame is to be confirmed
+  // Level 2: channels whose last frame is to be confirmed (force: a resend, confirmed again).
+  std::vector<std::pair<int, bool>> confirm_;
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;

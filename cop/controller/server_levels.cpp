@@ -24,7 +24,8 @@ void Server::handle_child_frame(int c, const Frame& f) {
   if (f.session != ch.session) return;  // a frame of an earlier registration
   Task& t = ch.driver;
   // Executed once: a resend is only confirmed again, an older frame ignored.
-  if (!t.executed || link::seq_after(f.seq, t.seq)) {
+  const bool fresh = !t.executed || link::seq_after(f.seq, t.seq);
+  if (fresh) {
     t.executed = true;
     t.seq = f.seq;
     wire::Limits limits = config_.controller.limits();
@@ -38,14 +39,14 @@ void Server::handle_child_frame(int c, const Frame& f) {
       controller_.receive_from_child(c, *d, deliveries_);
     }
   }
-  // Confirmed at the end of the round, after what its commands produced went out.
-  confirm_.push_back(c);
+  // Confirmed at the end of the round, by a reply frame's ack when one went out.
+  confirm_.emplace_back(c, !fresh);
 }
 
 void Server::send_confirmations() {
-  for (int c : confirm_) {
+  for (const auto& [c, force] : confirm_) {
     const Channel& ch = chan(c);
-    if (!ch.registered) continue;
+    if (!ch.registered || (!force && ch.confirmed == ch.driver.seq)) continue;
     Frame ack;
     ack.type = FrameType::sup_ack;
     ack.channel = static_cast<uint16_t>(c);
@@ -54,7 +55,6 @@ void Server::send_confirmations() {
     send_frame(ack, ch.addr);
   }
   confirm_.clear();
-  if (parent_) parent_->send_pending_ack();
 }
 
 void Server::route_to_children(std::vector<Delivery>& deliveries) {

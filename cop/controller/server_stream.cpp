@@ -64,6 +64,11 @@ void Server::send_replies() {
     f.channel = static_cast<uint16_t>(c);
     f.session = ch.session;
     f.cycles = controller_.cycles();
+    // To a level-1 controller: its last command frame is confirmed in the reply's ack.
+    if (config_.controller.level == 2) {
+      f.ack = ch.driver.seq;
+      ch.confirmed = ch.driver.seq;
+    }
     // At most kMaxEntries entries a frame.
     for (size_t at = 0; at < ch.out.size(); at += link::kMaxEntries) {
       const size_t end = std::min(ch.out.size(), at + link::kMaxEntries);
