@@ -37,9 +37,9 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
   const CastPlan plan = cast_plan(recipients);
   if (level2(plan.controllers | this_controller_bit())) {
     const uint64_t me = channel_bit(info().chno);
-    foreign = plan.designated == me ? plan.here_hosts : 0;
     l2 = plan.controllers;
     if (plan.here_hosts == me && local == 0) l2 &= ~this_controller_bit();  // nobody here needs it
+    foreign = plan.designated == me && (l2 & this_controller_bit()) ? plan.here_hosts : 0;
   }
   for (size_t at = 0; at < size_t(count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(count) - at);
