@@ -9,6 +9,12 @@
 // in order, acknowledging it cumulatively (on the next frame up, or alone
 // after a few milliseconds).
 //
+// The frames, their encoding, the UDP helpers and the fault layer are the
+// nodes' own (cop/link.h, link/udp.h); the node's ChannelClient (cop/driver)
+// is not used as is because it blocks its caller until a frame is answered and
+// takes answers by one task's Pid register, while copd's loop must go on
+// serving its channels and the answers coming down are for many tasks.
+//
 // Between levels an entry carries the controller core's Hop (controller.h)
 // beside the words: the entry's seq holds the hop kind and the origin task
 // (supervisor bit, TKNO, CHNO), its index the origin's CNTNO. A node never sees
