@@ -9,6 +9,7 @@
 #include <functional>
 #include <thread>
 
+#include "driver/protocol.h"
 #include "lib/elements.h"
 #include "lib/library.h"
 
@@ -31,18 +32,17 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
     else
       foreign |= channel_bit(m.place.chno);
   }
-  for (size_t at = 0; at < size_t(count); at += kChunk) {
-    const size_t n = std::min(kChunk, size_t(count) - at);
-    std::vector<uint64_t> words(n);
-    for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
-    const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
-    if (local) {
-      const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
-      if (int rc = l.host->publish(key, local, words); rc < 0) return fail_and_notify(rc);
-    }
-    if (foreign)
-      if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign); rc < 0) return rc;
+  std::vector<uint64_t> words(static_cast<size_t>(count));
+  for (size_t i = 0; i < words.size(); ++i) words[i] = to_word(data, i, datatype);
+  // The local receivers take each chunk from the host area; the other hosts get
+  // the whole array from the channel, its bursts in as few frames as fit.
+  for (size_t at = 0; local && at < words.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, words.size() - at);
+    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    if (int rc = l.host->publish(key, local, std::span<const uint64_t>(words).subspan(at, n)); rc < 0)
+      return fail_and_notify(rc);
   }
+  if (foreign) return channel_bcast(bcast_opcode(datatype), uint32_t(msgtag), words, foreign);
   return 0;
 }
 
@@ -99,6 +99,20 @@ int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int
   return 0;
 }
 
+// The only receiver on this host, from a sender on another: no host area, the
+// whole array straight from the channel (the sender's bursts come in few frames).
+int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno) {
+  std::vector<Message> got(static_cast<size_t>(count));
+  for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
+    const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
+    const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno)};
+    if (Error e = lib().port->await(w, std::span<Message>(got).subspan(at, n), nullptr); e != Error::none)
+      return fail_and_notify(code(e));
+  }
+  for (size_t i = 0; i < got.size(); ++i) from_word(data, i, datatype, wire::payload(got[i]));
+  return 0;
+}
+
 }  // namespace
 
 bool valid_cast_mode(int mode, int srctid) {
@@ -120,6 +134,8 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
   for (const Member& m : recipients)
     if (m.place.chno == info().chno && m.tid != srctid) local_receivers++;
   if (local_receivers == 0) local_receivers = 1;
+  if (srctid != -1 && src_chno != info().chno && local_receivers == 1)
+    return receive_alone(data, count, datatype, msgtag, src_chno);
   for (size_t at = 0; at < size_t(count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(count) - at);
     std::vector<uint64_t> words(n);
