@@ -88,6 +88,11 @@ struct Window {
   std::atomic<uint32_t> waiters;  // tasks sleeping on `event`
   std::atomic<uint64_t> last_heard_ns;  // CLOCK_MONOTONIC when copd was last heard
   std::atomic<uint64_t> modelled_cycles;
+  // The modelled time of the last global result (barrier exit, reduction
+  // result, broadcast data) a task of this node took: when the node starts
+  // writing its next frame (seed 000 ch. VI: every call starts with its first
+  // command's t_CN-COP; the node's own ACKs do not hold it, they pipeline).
+  std::atomic<uint64_t> result_cycles;
   std::atomic<uint64_t> resends;        // frames sent again (link statistics)
   std::atomic<uint64_t> filed;          // messages filed out of context
   std::atomic<uint64_t> overflows;      // messages the buffer had no room for (should stay 0)

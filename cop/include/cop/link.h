@@ -13,7 +13,10 @@
 //
 // Frame (little-endian, one per datagram):
 //   header  magic 'COPL', version, type, channel, tkno, entry count, seq,
-//           cycles (copd's modelled clock when sent), info[4], token (u64),
+//           cycles (copd -> node: copd's modelled clock when sent; a COMMAND
+//           frame: the modelled time of the last global result the node took,
+//           when it starts writing the frame: its commands are ready t_CN-COP
+//           later, seed 000 ch. VI), info[4], token (u64),
 //           ack (u32), session (u32), payload length, CRC-32 of header (with
 //           checksum 0) and payload
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
