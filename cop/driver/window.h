@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 2;
+inline constexpr uint32_t kWindowVersion = 3;  // 3: result_cycles
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
