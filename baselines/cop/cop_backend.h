@@ -83,6 +83,9 @@ class CopBackend final : public pvm::PvmTaskBackend {
   // space and cop_read by the receiver, a flag word for readiness (Table IV).
   void send(int to, std::span<const std::byte> message) override;
   void recv(int from, std::span<std::byte> message) override;
+  // The applications keep cop_mcast for their messages: a burst-framed multicast moves
+  // an array in a few frames, the flag-word protocol a 176-word piece per round trips.
+  bool p2p_by_multicast() const override { return offers(Op::multicast); }
 
   // shared.cpp: the ticket lock and the task address spaces (cop_read / cop_rmw).
   void lock(int lock_id) override;
