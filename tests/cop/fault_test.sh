@@ -42,9 +42,9 @@ run() {  # run SPEC: one stack with the faults, one cop_fault_check; its FAULTS 
   "$bin/cop_fault_check" --stack "$work/stack" --faults "$spec" --nodes 4 --tasks "${FAULT_TASKS:-2}" --rounds "${FAULT_ROUNDS:-40}" \
     --access "${FAULT_ACCESS:-direct}" --burst "${FAULT_BURST:-0}" >"$work/out" 2>&1 || rc=1
   "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
-  if [ $rc -ne 0 ]; then
-    cat "$work/out"
-    echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true
+  if [ $rc -ne 0 ]; then  # on stderr: stdout is the FAULTS line the caller parses
+    cat "$work/out" >&2
+    { echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true; } >&2
   fi
   grep '^FAULTS' "$work/out" || echo "FAULTS $spec (no result line) FAILED"
   return $rc
