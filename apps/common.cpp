@@ -106,7 +106,7 @@ std::array<double, kParts> Breakdown::mean_fractions(Backend& b, double total) c
   return mean;
 }
 
-bool p2p_by_multicast(const Backend& b) { return !b.offers(Op::echo); }
+bool p2p_by_multicast(const Backend& b) { return b.p2p_by_multicast(); }
 
 std::string p2p_via(const Backend& b) { return p2p_by_multicast(b) ? "multicast" : "send/recv"; }
 

@@ -11,7 +11,10 @@
 //   GAS 32768..65535    broadcast / multicast data, likewise
 //   TAS words 0..63     this task's shared words (Backend::kSharedWords)
 //   TAS words 64..71    on rank 0: the ticket locks' (next ticket, now serving) pairs
-//   TAS words 80..255   gather / scatter staging (cop_gather / cop_scatter)
+//   TAS words 72, 73    point-to-point (send/recv, point.cpp): the sender's ready flag,
+//                       the receiver's taken flag
+//   TAS words 80..255   gather / scatter staging (cop_gather / cop_scatter), and the
+//                       point-to-point message area
 #pragma once
 
 #include <cstdint>
@@ -24,8 +27,9 @@
 namespace copbench::cop {
 
 // PVM messages carry only the setup and the harness's max_over_ranks (pvm/tasks.h's
-// tags). COP has no point-to-point operation, and echo is not offered rather than
-// measured on PVM.
+// tags). COP has no point-to-point operation of its own: echo is the thesis's
+// "point-to-point message using cop_write & cop_read" (Table IV) on task address
+// spaces (point.cpp), never PVM's messages.
 
 // Global address space layout.
 inline constexpr int kSyncBarrierTag = 1;
@@ -35,6 +39,8 @@ inline constexpr std::uint32_t kCastFirst = 32768, kCastEnd = 65536;
 // Task address space layout (words of 64 bits).
 inline constexpr int kLockWords = 64;  // rank 0: 2 words per lock
 inline constexpr int kStageFirst = 80, kStageEnd = 256;
+// Point-to-point (point.cpp): the flags, and the message in the staging words.
+inline constexpr int kReadyWord = 72, kTakenWord = 73, kMessageFirst = kStageFirst;
 
 struct CopOptions {
   std::string route = "direct";  // libcop access mode
@@ -73,6 +79,13 @@ class CopBackend final : public pvm::PvmTaskBackend {
   // gather_scatter.cpp: cop_gather, cop_scatter through the TAS staging words.
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
   void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
+  // point.cpp: echo's send and recv as cop_write into the sender's own task address
+  // space and cop_read by the receiver, a flag word for readiness (Table IV).
+  void send(int to, std::span<const std::byte> message) override;
+  void recv(int from, std::span<std::byte> message) override;
+  // The applications keep cop_mcast for their messages: a burst-framed multicast moves
+  // an array in a few frames, the flag-word protocol a 176-word piece per round trips.
+  bool p2p_by_multicast() const override { return offers(Op::multicast); }
 
   // shared.cpp: the ticket lock and the task address spaces (cop_read / cop_rmw).
   void lock(int lock_id) override;
@@ -99,6 +112,8 @@ class CopBackend final : public pvm::PvmTaskBackend {
   bool enrolled_ = false;
   std::uint32_t reduce_cursor_ = kReduceFirst;
   std::uint32_t cast_cursor_ = kCastFirst;
+  std::uint64_t piece_seq_ = 0;           // point-to-point: pieces this task has sent (its ready flag)
+  std::vector<std::uint64_t> seen_seq_;  // per source rank: the last piece taken from it
   std::uint64_t excluded_cycles_ = 0;  // spent in the harness's sync barriers
 };
 

@@ -3,7 +3,7 @@
 // tasks), with the bare transport round trip as the floor COP's times sit on.
 //
 //   copbench-cop-compare --stack DIR [--nodes 4] [--tasks 1] [--access direct|normal]
-//                        [--iters 2000] [--reps 5] [--json FILE]
+//                        [--iters 2000] [--reps 5] [--json FILE] [--bulk]
 // needs a running pvmd and the COP stack of DIR (scripts/cop-stack); `copbench cop
 // compare` starts both, runs this and stops them.
 //
@@ -16,6 +16,7 @@
 //                untimed barrier of its own library (the thesis's method), timed at the root
 // The COP figures also come as modelled hardware time: the controller's cycle clock
 // advance per operation (P_CLK = 10 ns).
+// --bulk: arrays beside the bare transport instead (compare_bulk.cpp).
 #include <cop/cop.h>
 #include <cop/link.h>
 #include <pvm3.h>
@@ -31,13 +32,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/compare.h"
 #include "link/udp.h"
 
-namespace {
+namespace cop::bench {
 
-constexpr int kResultTag = 5151;
 char kGroup[] = "copcompare";
-constexpr double kPclkNs = 10.0;
 
 double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -48,20 +48,20 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// What each task measures (microseconds; modelled in microseconds too).
-enum Metric { kCopBarrier, kCopBarrierModel, kPvmBarrier, kCopReduce, kCopReduceModel, kPvmReduce, kMetrics };
-
-struct Options {
-  std::string stack, access = "direct", json;
-  int nodes = 4, tasks = 1, iters = 2000, reps = 5;
-  int poll_us = 0;  // COP_POLL_US of the parent, handed to every task (pvm_spawn does not pass it)
-};
-
 double modelled_us() {
   unsigned long long c = 0;
   cop_modelled_cycles(&c);
   return double(c) * kPclkNs / 1000.0;
 }
+
+}  // namespace cop::bench
+
+namespace {
+
+using namespace cop::bench;
+
+// What each task measures (microseconds; modelled in microseconds too).
+enum Metric { kCopBarrier, kCopBarrierModel, kPvmBarrier, kCopReduce, kCopReduceModel, kPvmReduce, kMetrics };
 
 // One task's samples, one per rep, each a mean over the rep's iterations.
 struct Samples {
@@ -109,15 +109,29 @@ void measure_reductions(const Options& o, int size, int pvm_iters, int inst, Sam
   s.pvm_reduce.push_back(pvm_sum / pvm_iters);
 }
 
+// The barrier and reduce medians (Metric order) of one task.
+std::vector<double> measure(const Options& o, int size, int inst, int& status) {
+  Samples s;
+  const int pvm_iters = std::max(20, o.iters / 10);  // pvm is slow: fewer iterations, same method
+  for (int r = 0; r < o.reps && status >= 0; ++r) {
+    measure_barriers(o, size, pvm_iters, s, status);
+    measure_reductions(o, size, pvm_iters, inst, s, status);
+  }
+  return {median(s.cop_barrier), median(s.cop_barrier_model), median(s.pvm_barrier),
+          median(s.cop_reduce),  median(s.cop_reduce_model),  median(s.pvm_reduce)};
+}
+
 // A spawned task: enrols on its node's channel, measures, sends the medians (in
 // Metric order) and its status to the parent.
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
-  const Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
+  Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
+  o.bulk = std::strcmp(argv[9], "1") == 0;
   setenv("COP_DRIVER", (o.stack + "/node" + std::to_string(node)).c_str(), 1);
   setenv("COP_ACCESS", o.access.c_str(), 1);
   setenv("COP_POLL_US", argv[8], 1);
-  std::vector<double> out(kMetrics, -1.0);
+  const int metrics = o.bulk ? int(kBulkMetrics) : int(kMetrics);
+  std::vector<double> out(size_t(metrics), -1.0);
   int status = cop_mytid();
   const int size = o.nodes * o.tasks;
   if (status > 0) {
@@ -125,20 +139,14 @@ int child(char** argv) {
     pvm_barrier(kGroup, size);
     cop_setopt(CopStaticGroups, 1);
     status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
-    Samples s;
-    const int pvm_iters = std::max(20, o.iters / 10);  // pvm is slow: fewer iterations, same method
-    for (int r = 0; r < o.reps && status >= 0; ++r) {
-      measure_barriers(o, size, pvm_iters, s, status);
-      measure_reductions(o, size, pvm_iters, inst, s, status);
-    }
-    out = {median(s.cop_barrier), median(s.cop_barrier_model), median(s.pvm_barrier),
-           median(s.cop_reduce),  median(s.cop_reduce_model),  median(s.pvm_reduce)};
+    if (o.bulk && status >= 0) out = bulk_child(o, inst, size, status);
+    else if (status >= 0) out = measure(o, size, inst, status);
     pvm_barrier(kGroup, size);
     pvm_lvgroup(kGroup);
   }
   pvm_initsend(PvmDataDefault);
   pvm_pkint(&status, 1, 1);
-  pvm_pkdouble(out.data(), kMetrics, 1);
+  pvm_pkdouble(out.data(), metrics, 1);
   pvm_send(pvm_parent(), kResultTag);
   cop_exit();
   pvm_exit();
@@ -193,7 +201,16 @@ double bare_round_trip_us(int iters, int reps, int poll_us) {
 // The command line; false (and a message) when it cannot be run.
 bool parse_options(int argc, char** argv, Options& o) {
   if (const char* p = std::getenv("COP_POLL_US")) o.poll_us = std::max(0, std::atoi(p));
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (std::strcmp(argv[i], "--bulk") == 0) {  // a flag: no value
+      o.bulk = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "copbench-cop-compare: %s needs a value\n", argv[i]);
+      return false;
+    }
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--stack") o.stack = v;
     else if (k == "--nodes") o.nodes = std::atoi(v.c_str());
@@ -210,7 +227,11 @@ bool parse_options(int argc, char** argv, Options& o) {
   if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.iters < 1 || o.reps < 1 ||
       (o.access != "direct" && o.access != "normal")) {
     std::fprintf(stderr, "usage: copbench-cop-compare --stack DIR [--nodes N] [--tasks T] [--access direct|normal] "
-                         "[--iters K] [--reps R] [--json FILE]\n");
+                         "[--iters K] [--reps R] [--json FILE] [--bulk]\n");
+    return false;
+  }
+  if (o.bulk && o.tasks != 1) {
+    std::fprintf(stderr, "copbench-cop-compare: --bulk runs one task a node\n");
     return false;
   }
   return true;
@@ -221,10 +242,12 @@ bool spawn_tasks(const Options& o) {
   const int size = o.nodes * o.tasks;
   for (int i = 0; i < size; ++i) {
     const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(o.nodes), t = std::to_string(o.tasks),
-                      it = std::to_string(o.iters), re = std::to_string(o.reps), po = std::to_string(o.poll_us);
+                      it = std::to_string(o.iters), re = std::to_string(o.reps), po = std::to_string(o.poll_us),
+                      bu = o.bulk ? "1" : "0";
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.stack.c_str()),
                     const_cast<char*>(o.access.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()),
-                    const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), const_cast<char*>(po.c_str()), nullptr};
+                    const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), const_cast<char*>(po.c_str()),
+                    const_cast<char*>(bu.c_str()), nullptr};
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
@@ -236,8 +259,8 @@ bool spawn_tasks(const Options& o) {
 
 // Every task's figures; the slowest task's is the operation's time (per-iteration
 // max over ranks). 0, a task's failure code, or 1 when a task did not report.
-int collect_results(int size, std::vector<double>& worst) {
-  worst.assign(kMetrics, 0.0);
+int collect_results(int size, int metrics, std::vector<double>& worst) {
+  worst.assign(size_t(metrics), 0.0);
   int failed = 0;
   for (int i = 0; i < size; ++i) {
     timeval tmout{600, 0};
@@ -246,14 +269,14 @@ int collect_results(int size, std::vector<double>& worst) {
       return 1;
     }
     int status = 0;
-    std::vector<double> m(kMetrics);
+    std::vector<double> m(static_cast<size_t>(metrics));
     pvm_upkint(&status, 1, 1);
-    pvm_upkdouble(m.data(), kMetrics, 1);
+    pvm_upkdouble(m.data(), metrics, 1);
     if (status < 0) {
       failed = status;
       continue;
     }
-    for (int k = 0; k < kMetrics; ++k) worst[size_t(k)] = std::max(worst[size_t(k)], m[size_t(k)]);
+    for (int k = 0; k < metrics; ++k) worst[size_t(k)] = std::max(worst[size_t(k)], m[size_t(k)]);
   }
   return failed;
 }
@@ -297,19 +320,22 @@ bool write_json(const Options& o, double rtt, const std::vector<double>& worst) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc >= 9) return child(argv);
+  if (pvm_parent() != PvmNoParent && argc >= 10) return child(argv);
   Options o;
   if (!parse_options(argc, argv, o)) return 2;
   if (pvm_mytid() < 0) return 1;
-  const double rtt = bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  const double rtt = o.bulk ? 0 : bare_round_trip_us(std::max(1000, o.iters), o.reps, o.poll_us);
+  const BareBulk bare = o.bulk ? bare_bulk(o.nodes, std::max(200, o.iters), o.reps, o.poll_us) : BareBulk{};
   std::vector<double> worst;
-  const int failed = spawn_tasks(o) ? collect_results(o.nodes * o.tasks, worst) : 1;
+  const int metrics = o.bulk ? int(kBulkMetrics) : int(kMetrics);
+  const int failed = spawn_tasks(o) ? collect_results(o.nodes * o.tasks, metrics, worst) : 1;
   pvm_exit();
   if (failed == 1) return 1;
   if (failed < 0) {
     std::fprintf(stderr, "copbench-cop-compare: a task failed: %s\n", cop_strerror(failed));
     return 1;
   }
+  if (o.bulk) return bulk_report(o, bare, worst);
   print_table(o, rtt, worst);
   if (!o.json.empty() && !write_json(o, rtt, worst)) return 1;
   return 0;

@@ -78,6 +78,10 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   task.answers.clear();
   const wire::Limits limits = config_.controller.limits();
   const Sender sender{supervisor, f.tkno};
+  // The frame's commands are ready t_CN-COP after the node started writing it
+  // (its stamp, never later than our clock), as the analytic model charges
+  // (seed 000 ch. VI); later commands pipeline behind the first.
+  const uint64_t ready_at = std::min(f.cycles, controller_.cycles()) + controller_.timing().t_cn_cop;
   // Does the task wait for a result after this frame (its answers may be held for it)?
   bool waits = false;
   for (const Entry& e : f.entries) {
@@ -116,7 +120,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     const wire::Message& m = std::get<wire::Message>(decoded);
     ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
     task.outstanding++;
-    controller_.receive(c, m, controller_.cycles(), sender, deliveries_);
+    controller_.receive(c, m, ready_at, sender, deliveries_);
   }
 }
 

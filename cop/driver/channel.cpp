@@ -106,6 +106,9 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   f.tkno = tkno_;
   f.token = token_;
   f.seq = seq_;
+  // When this node starts writing the frame, in modelled time: copd makes its
+  // commands ready t_CN-COP later (cop/link.h).
+  f.cycles = w_->result_cycles.load(std::memory_order_relaxed);
   f.entries.clear();
   f.entries.reserve(commands.size());
   sent_.assign(commands.begin(), commands.end());
@@ -215,6 +218,8 @@ bool ChannelClient::take_result(const Entry& e) {
   result_cycle_ = std::max(result_cycle_, e.at_cycle);
   w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
                             std::memory_order_relaxed);
+  w_->result_cycles.store(std::max(w_->result_cycles.load(std::memory_order_relaxed), e.at_cycle),
+                          std::memory_order_relaxed);
   return true;
 }
 

@@ -369,7 +369,9 @@ void Driver::serve_normal(int fd, int slot, LinkOptions link) {
     }
     switch (req->op) {
       case Op::send_only:
-        send_error = client.send_only(std::span<const wire::Message>(req->commands, req->count));
+        send_error = req->count > uint32_t(kMaxNormalCommands)
+                         ? Error::word_count  // more than a request holds: never read past it
+                         : client.send_only(std::span<const wire::Message>(req->commands, req->count));
         break;
       case Op::finish: {
         Error e = send_error;

@@ -43,6 +43,7 @@ class DirectPort final : public Port {
   }
   void set_link_options(const LinkOptions& o) override { client_.set_options(o); }
   bool direct() const override { return true; }
+  size_t max_commands() const override { return size_t(link::kMaxEntries); }
 
  private:
   int conn_, udp_;
@@ -64,7 +65,7 @@ class NormalPort final : public Port {
     return finish(a);
   }
   Error send_only(std::span<const wire::Message> c) override {
-    if (c.size() > size_t(link::kMaxEntries)) return Error::word_count;
+    if (c.size() > size_t(kMaxNormalCommands)) return Error::word_count;
     // The first copy: the task's data into the request.
     req_.op = Op::send_only;
     req_.count = static_cast<uint32_t>(c.size());
@@ -96,6 +97,7 @@ class NormalPort final : public Port {
     write_all(&r, sizeof r);
   }
   bool direct() const override { return false; }
+  size_t max_commands() const override { return size_t(kMaxNormalCommands); }
 
  private:
   bool write_all(const void* p, size_t n) { return ::send(conn_, p, n, MSG_NOSIGNAL) == ssize_t(n); }

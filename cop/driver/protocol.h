@@ -44,16 +44,18 @@ struct RegisterReply {
   // SCM_RIGHTS: the window memfd, then (direct mode) the UDP socket.
 };
 
-// Normal mode.
+// Normal mode: a request carries at most kMaxNormalCommands commands (one
+// message on the driver's socket, kept well under its buffer).
+inline constexpr int kMaxNormalCommands = 255;
 struct ExchangeRequest {
   Op op;
   uint32_t count;
-  wire::Message commands[link::kMaxEntries];
+  wire::Message commands[kMaxNormalCommands];
 };
 struct ExchangeReply {
   int32_t error;  // wire::Error
   uint32_t count;
-  Answer answers[link::kMaxEntries];
+  Answer answers[kMaxNormalCommands];
 };
 inline constexpr uint32_t kMaxAwait = 1024;
 struct AwaitRequest {

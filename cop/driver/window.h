@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 2;
+inline constexpr uint32_t kWindowVersion = 3;  // 3: result_cycles
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -88,6 +88,11 @@ struct Window {
   std::atomic<uint32_t> waiters;  // tasks sleeping on `event`
   std::atomic<uint64_t> last_heard_ns;  // CLOCK_MONOTONIC when copd was last heard
   std::atomic<uint64_t> modelled_cycles;
+  // The modelled time of the last global result (barrier exit, reduction
+  // result, broadcast data) a task of this node took: when the node starts
+  // writing its next frame (seed 000 ch. VI: every call starts with its first
+  // command's t_CN-COP; the node's own ACKs do not hold it, they pipeline).
+  std::atomic<uint64_t> result_cycles;
   std::atomic<uint64_t> resends;        // frames sent again (link statistics)
   std::atomic<uint64_t> filed;          // messages filed out of context
   std::atomic<uint64_t> overflows;      // messages the buffer had no room for (should stay 0)

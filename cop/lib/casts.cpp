@@ -9,6 +9,7 @@
 #include <functional>
 #include <thread>
 
+#include "driver/protocol.h"
 #include "lib/elements.h"
 #include "lib/library.h"
 
@@ -41,18 +42,17 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
     if (plan.here_hosts == me && local == 0) l2 &= ~this_controller_bit();  // nobody here needs it
     foreign = plan.designated == me && (l2 & this_controller_bit()) ? plan.here_hosts : 0;
   }
-  for (size_t at = 0; at < size_t(count); at += kChunk) {
-    const size_t n = std::min(kChunk, size_t(count) - at);
-    std::vector<uint64_t> words(n);
-    for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
-    const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
-    if (local) {
-      const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
-      if (int rc = l.host->publish(key, local, words); rc < 0) return fail_and_notify(rc);
-    }
-    if (foreign || l2)
-      if (int rc = channel_bcast(bcast_opcode(datatype), tag, words, foreign, l2); rc < 0) return rc;
+  std::vector<uint64_t> words(static_cast<size_t>(count));
+  for (size_t i = 0; i < words.size(); ++i) words[i] = to_word(data, i, datatype);
+  // The local receivers take each chunk from the host area; the other hosts get
+  // the whole array from the channel, its bursts in as few frames as fit.
+  for (size_t at = 0; local && at < words.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, words.size() - at);
+    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    if (int rc = l.host->publish(key, local, std::span<const uint64_t>(words).subspan(at, n)); rc < 0)
+      return fail_and_notify(rc);
   }
+  if (foreign || l2) return channel_bcast(bcast_opcode(datatype), uint32_t(msgtag), words, foreign, l2);
   return 0;
 }
 
@@ -110,6 +110,20 @@ int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int
   return 0;
 }
 
+// The only receiver on this host, from a sender on another: no host area, the
+// whole array straight from the channel (the sender's bursts come in few frames).
+int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno) {
+  std::vector<Message> got(static_cast<size_t>(count));
+  for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
+    const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
+    const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno)};
+    if (Error e = lib().port->await(w, std::span<Message>(got).subspan(at, n), nullptr); e != Error::none)
+      return fail_and_notify(code(e));
+  }
+  for (size_t i = 0; i < got.size(); ++i) from_word(data, i, datatype, wire::payload(got[i]));
+  return 0;
+}
+
 }  // namespace
 
 bool valid_cast_mode(int mode, int srctid) {
@@ -141,6 +155,9 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
   // Not when the sender is on this host: it sets the mask itself.
   const bool sets_mask = spans && !src_here && plan.designated == channel_bit(info().chno);
   const uint64_t here_mask = plan.here_hosts;
+  // One level: the only receiver here takes the whole array from the channel at once.
+  if (srctid != -1 && !src_here && !spans && local_receivers == 1)
+    return receive_alone(data, count, datatype, msgtag, src_chno);
   if (local_receivers == 0) local_receivers = 1;
   for (size_t at = 0; at < size_t(count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(count) - at);

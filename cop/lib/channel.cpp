@@ -1,7 +1,10 @@
 // The channel part of each collective: the one task of a host that goes to the
 // controller for all of them (seed 000 ch. V, "Barrier Implementation") sends
-// the call's burst (lib/commands.h) and, where the call has a result, waits for
-// the controller's broadcast of it.
+// the call's bursts (lib/commands.h) and, where the call has a result, waits for
+// the controller's broadcast of it. An array goes as bursts of t_MAX-OP's 128
+// element commands inside one LOCK/UNLOCK (ch. VI), as many whole bursts a
+// frame as the port carries.
+#include "lib/elements.h"
 #include "lib/library.h"
 
 namespace cop::lib {
@@ -13,9 +16,45 @@ using wire::Error;
 using wire::Message;
 using wire::Opcode;
 
-// The answers' SETTC and SETBM (entries 1 and 2 of each burst) may be refused as
-// already initialised by a peer channel (SPMD): only other refusals are errors.
-constexpr size_t kFirstMask = 1;
+namespace {
+
+// Every command answered ACK, except SETTC/SETBM answered "in use": a peer
+// channel initialised the masks (SPMD). Found by opcode: a frame holds many bursts.
+bool masks_refused_only(std::span<const Message> cmds, const std::vector<Answer>& a) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].error == Error::none) continue;
+    const Opcode op = i < cmds.size() ? cmds[i].ins.opcode : Opcode::ACK;
+    if ((op == Opcode::SETTC || op == Opcode::SETBM) && a[i].error == Error::mask_in_use) continue;
+    return false;
+  }
+  return true;
+}
+
+// One frame of a reduction at a host with a root: sent, its results awaited
+// (copd holds the frame's answers for them), then the answers checked.
+int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::span<uint64_t> words) {
+  auto& port = *lib().port;
+  if (Error e = port.send_only(fr.commands); e != Error::none) return fail_and_notify(code(e));
+  std::vector<Message> results(fr.words);
+  const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0}, results, nullptr);
+  std::vector<Answer> a;
+  if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
+  if (!masks_refused_only(fr.commands, a)) return first_error(a);
+  if (waited != Error::none) return fail_and_notify(code(waited));
+  for (size_t i = 0; i < fr.words; ++i) words[fr.first_tag - tag + i] = wire::payload(results[i]);
+  return 0;
+}
+
+// Each burst of an array call with its level-2 twins (two_level) when the
+// call's members span level-1 controllers; unchanged otherwise.
+std::vector<commands::ArrayBurst> with_level2(std::vector<commands::ArrayBurst> bursts, uint64_t l2_tc,
+                                              uint64_t l2_bm) {
+  if (l2_tc != 0)
+    for (commands::ArrayBurst& b : bursts) b.commands = two_level(b.commands, l2_tc, l2_bm);
+  return bursts;
+}
+
+}  // namespace
 
 int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
   const commands::Burst burst = two_level(commands::barrier(sender(), tag, mask), l2, l2);
@@ -26,35 +65,40 @@ int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
   const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
   std::vector<Answer> a;
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
-  if (!refused_only_as_initialised(a, kFirstMask, mask_commands(burst))) return first_error(a);
+  if (!masks_refused_only(burst, a)) return first_error(a);
   return fail_and_notify(code(waited));
 }
 
+// A root host waits for each frame's results before it sends the next; a host
+// without a root only has the answers to wait for.
 int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root,
                    uint64_t l2_tc, uint64_t l2_bm) {
-  const commands::Burst burst = two_level(commands::reduction(sender(), op, tag, words, tc, bm), l2_tc, l2_bm);
-  const size_t masks = mask_commands(burst);
   auto& port = *lib().port;
-  std::vector<Answer> a;
-  if (!here_root) {  // no root here: nothing comes back but the answers
-    if (Error e = port.exchange(burst, a); e != Error::none) return fail_and_notify(code(e));
-    return refused_only_as_initialised(a, kFirstMask, masks) ? 0 : first_error(a);
+  const auto frames = commands::pack(
+      with_level2(commands::reduction_bursts(sender(), op, tag, words, tc, bm, kChunk), l2_tc, l2_bm),
+      port.max_commands());
+  for (const commands::FramedBursts& fr : frames) {
+    if (here_root) {
+      if (int rc = reduce_frame_at_root(fr, tag, words); rc < 0) return rc;
+      continue;
+    }
+    std::vector<Answer> a;
+    if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));
+    if (!masks_refused_only(fr.commands, a)) return first_error(a);
   }
-  if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
-  std::vector<Message> results(words.size());
-  const Error waited = port.await(Wanted{ResultKind::reduction, tag, uint32_t(words.size()), 0}, results, nullptr);
-  if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
-  if (!refused_only_as_initialised(a, kFirstMask, masks)) return first_error(a);
-  if (waited != Error::none) return fail_and_notify(code(waited));
-  for (size_t i = 0; i < words.size(); ++i) words[i] = wire::payload(results[i]);
   return 0;
 }
 
 int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask, uint64_t l2) {
-  const commands::Burst burst = two_level(commands::broadcast(sender(), op, tag, words, mask), l2, l2);
-  std::vector<Answer> a;
-  if (Error e = lib().port->exchange(burst, a); e != Error::none) return fail_and_notify(code(e));
-  return first_error(a);
+  auto& port = *lib().port;
+  const auto frames = commands::pack(
+      with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2), port.max_commands());
+  for (const commands::FramedBursts& fr : frames) {
+    std::vector<Answer> a;
+    if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));
+    if (int rc = first_error(a); rc < 0) return rc;
+  }
+  return 0;
 }
 
 }  // namespace cop::lib

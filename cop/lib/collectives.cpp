@@ -65,6 +65,23 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   return 0;
 }
 
+// A member alone on its host: no host area to meet in, the whole array goes to
+// the channel as bursts packed into frames (channel.cpp).
+int reduce_alone(wire::Opcode op, void* data, int datatype, int count, int msgtag, const Group& g,
+                 const ReduceRoles& r) {
+  std::vector<uint64_t> words(static_cast<size_t>(count));
+  for (size_t i = 0; i < words.size(); ++i) words[i] = to_word(data, i, datatype);
+  if (count > 0 && !all_on_this_host(g)) {
+    const uint64_t l2 = level2(g.l2_mask);
+    if (int rc = channel_reduce(op, uint32_t(msgtag), words, g.tc_mask, r.bm, r.local_roots > 0, l2, l2 ? r.l2_bm : 0);
+        rc < 0)
+      return rc;
+  }
+  if (r.me_root)
+    for (size_t i = 0; i < words.size(); ++i) from_word(data, i, datatype, words[i]);
+  return 0;
+}
+
 // cop_gather's and cop_scatter's arguments checked (`slice`: this member's part, sent
 // or received), then their group and root (instance `rootginst`).
 int rooted_group(const char* group, const void* slice, int count, int datatype, int msgtag, int rootginst, Group& g,
@@ -126,6 +143,7 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   if (int rc = reduce_roles(g, roots, rootcount, roles); rc < 0) return rc;
   if (int rc = take_tags("cop_reduce", msgtag, size_t(count), Use::reduce, lib().tags.scope(group)); rc < 0)
     return rc;
+  if (roles.local <= 1) return reduce_alone(*op, data, datatype, count, msgtag, g, roles);
   for (size_t at = 0; at < size_t(count); at += kChunk)
     if (int rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), msgtag, group, g, roles);
         rc < 0)

@@ -59,6 +59,46 @@ Burst broadcast(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64
   return b;
 }
 
+namespace {
+template <typename Make>
+std::vector<ArrayBurst> split(uint32_t tag, std::span<const uint64_t> words, size_t per_burst, Make make) {
+  std::vector<ArrayBurst> out;
+  const size_t step = std::max<size_t>(1, per_burst);
+  for (size_t at = 0; at < words.size(); at += step) {
+    const size_t n = std::min(step, words.size() - at);
+    const uint32_t t = tag + uint32_t(at);
+    out.push_back(ArrayBurst{make(t, words.subspan(at, n)), t, uint32_t(n)});
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<ArrayBurst> reduction_bursts(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words,
+                                         uint64_t tc, uint64_t bm, size_t per_burst) {
+  return split(tag, words, per_burst,
+               [&](uint32_t t, std::span<const uint64_t> w) { return reduction(s, op, t, w, tc, bm); });
+}
+
+std::vector<ArrayBurst> broadcast_bursts(const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words,
+                                         uint64_t mask, size_t per_burst) {
+  return split(tag, words, per_burst,
+               [&](uint32_t t, std::span<const uint64_t> w) { return broadcast(s, op, t, w, mask); });
+}
+
+std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most) {
+  std::vector<FramedBursts> frames;
+  for (const ArrayBurst& b : bursts) {
+    if (frames.empty() || frames.back().commands.size() + b.commands.size() > most) {
+      frames.emplace_back();
+      frames.back().first_tag = b.tag;
+    }
+    FramedBursts& f = frames.back();
+    f.commands.insert(f.commands.end(), b.commands.begin(), b.commands.end());
+    f.words = b.tag + b.count - f.first_tag;
+  }
+  return frames;
+}
+
 Burst tas_access(const Sender& s, Opcode op, bool floating, const TasTarget& at, std::span<const uint64_t> words,
                  bool lock, bool unlock) {
   Burst b;

@@ -53,6 +53,31 @@ Burst reduction(const Sender& s, wire::Opcode op, uint32_t tag, std::span<const 
 // on each word with its value, UNLOCK.
 Burst broadcast(const Sender& s, wire::Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask);
 
+// An array call as libcop sends it (seed 000 ch. VI: a channel holds the lock
+// for at most t_MAX-OP's burst): a burst of reduction() or broadcast() per
+// `per_burst` elements, the elements tag+at .. of the array.
+struct ArrayBurst {
+  Burst commands;
+  uint32_t tag = 0;    // the burst's first GAS word
+  uint32_t count = 0;  // its elements
+};
+std::vector<ArrayBurst> reduction_bursts(const Sender& s, wire::Opcode op, uint32_t tag,
+                                         std::span<const uint64_t> words, uint64_t tc, uint64_t bm, size_t per_burst);
+std::vector<ArrayBurst> broadcast_bursts(const Sender& s, wire::Opcode op, uint32_t tag,
+                                         std::span<const uint64_t> words, uint64_t mask, size_t per_burst);
+
+// Whole bursts packed into frames of at most `most` commands (a link frame, or
+// one request to the driver): an array of many bursts costs a few frames, and
+// a frame is executed once by copd, whole (cop/link.h), so no burst is ever
+// half-applied. A burst longer than `most` gets a frame of its own (the port
+// refuses it).
+struct FramedBursts {
+  Burst commands;
+  uint32_t first_tag = 0;  // the GAS words the frame's bursts cover
+  uint32_t words = 0;
+};
+std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most);
+
 // Where a task-address-space access goes: the channel `chno` and the task
 // `ttkno` whose space it is, from word `offset` on.
 struct TasTarget {

@@ -206,8 +206,9 @@ int exchange_all(const std::vector<Message>& cmds, std::vector<Answer>* answers_
   std::vector<Answer> answers;
   if (answers_out) answers_out->clear();
   int first = 0;
-  for (size_t at = 0; at < cmds.size(); at += link::kMaxEntries) {
-    const size_t n = std::min<size_t>(link::kMaxEntries, cmds.size() - at);
+  const size_t most = lib().port->max_commands();
+  for (size_t at = 0; at < cmds.size(); at += most) {
+    const size_t n = std::min(most, cmds.size() - at);
     if (Error e = lib().port->exchange(std::span<const Message>(cmds.data() + at, n), answers); e != Error::none)
       return fail_and_notify(code(e));
     for (const Answer& a : answers)

@@ -111,7 +111,7 @@ const Member* by_inst(const Group& g, int inst);
 // address space, and not overlapping another operation that may still be in progress.
 int take_tags(const char* call, int first, size_t count, Use use, int scope);
 
-// Sends the commands in frames of at most kMaxEntries; the first error wins.
+// Sends the commands in frames of as many as the port carries; the first error wins.
 int exchange_all(const std::vector<wire::Message>& cmds, std::vector<driver::Answer>* answers_out = nullptr);
 int first_error(const std::vector<driver::Answer>& a);
 // SETTC/SETBM answered "in use" only: a peer channel initialised the masks (SPMD).

@@ -33,10 +33,14 @@ int tas_access(const char* call, const TasAccess& a, int tid) {
 
 int tas_run(const TasAccess& a, Place p) {
   if (a.count == 0) return 0;
-  // COP_URGENT holds the channel lock over the whole array (ch. V): LOCK in the
-  // first chunk's burst, UNLOCK in the last one's.
+  // A burst per kChunk elements, all of them sent in as few frames as the port
+  // carries. COP_URGENT holds the channel lock over the whole array (ch. V):
+  // LOCK in the first burst, UNLOCK in the last.
   const bool urgent = a.mode == COP_URGENT;
   const bool reads = a.op == Opcode::RSRAM32 || a.op == Opcode::RSRAM64;
+  commands::Burst all;
+  std::vector<size_t> first_of_element;  // where each element's command sits in `all`
+  first_of_element.reserve(size_t(a.count));
   for (size_t at = 0; at < size_t(a.count); at += kChunk) {
     const size_t n = std::min(kChunk, size_t(a.count) - at);
     const bool lock = urgent && at == 0, unlock = urgent && at + n >= size_t(a.count);
@@ -51,15 +55,18 @@ int tas_run(const TasAccess& a, Place p) {
           m.ins.x = true;
           m.addr.cntno = uint8_t(p.cntno);
         }
-    std::vector<Answer> answers;
-    if (const int rc = exchange_all(burst, &answers); rc < 0) {
-      if (urgent && !unlock) exchange_all({commands::command(sender(), Opcode::UNLOCK)});  // do not leave it locked
-      return rc;
-    }
-    const size_t first = lock ? 1 : 0;
-    if (a.keep_answers)
-      for (size_t i = 0; i < n; ++i) from_word(a.data, at + i, a.datatype, wire::payload(answers[first + i].data));
+    for (size_t i = 0; i < n; ++i) first_of_element.push_back(all.size() + (lock ? 1 : 0) + i);
+    all.insert(all.end(), burst.begin(), burst.end());
   }
+  std::vector<Answer> answers;
+  if (const int rc = exchange_all(all, &answers); rc < 0) {
+    // A frame before the UNLOCK's did not get through: do not leave the channel locked.
+    if (urgent && answers.size() < all.size()) exchange_all({commands::command(sender(), Opcode::UNLOCK)});
+    return rc;
+  }
+  if (a.keep_answers)
+    for (size_t i = 0; i < size_t(a.count); ++i)
+      from_word(a.data, i, a.datatype, wire::payload(answers[first_of_element[i]].data));
   return 0;
 }
 

@@ -26,6 +26,7 @@ void add_cop_command(CLI::App& app) {
   struct Opts {
     int nodes = 4, tasks = 1, iters = 2000, reps = 5, poll_us = 0, per_controller = 0;
     std::string access = "direct", json;
+    bool bulk = false;
   };
   auto o = std::make_shared<Opts>();
   cmp->add_option("--nodes", o->nodes, "emulated compute nodes (one copdrv and channel each)")
@@ -44,6 +45,10 @@ void add_cop_command(CLI::App& app) {
                   "waits the same way); 0: sleep at once")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  cmp->add_flag("--bulk", o->bulk,
+                "arrays instead: a 16 KB cop_bcast and 8 KB int and double cop_reduce beside the bare transport "
+                "moving the same bytes the same way (task -> controller process -> every node, plain UDP); one "
+                "task a node");
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
   cmp->add_option("--per-controller", o->per_controller,
                   "also run the nodes over level-1 controllers of this many channels under a level-2 controller "
@@ -62,6 +67,7 @@ void add_cop_command(CLI::App& app) {
       argv.push_back("--per-controller");
       argv.push_back(std::to_string(o->per_controller));
     }
+    if (o->bulk) argv.push_back("--bulk");
     if (!o->json.empty()) {
       argv.push_back("--json");
       argv.push_back(std::filesystem::absolute(o->json).string());

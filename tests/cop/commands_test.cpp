@@ -172,4 +172,57 @@ TEST(Commands, UrgentFloatingRmwIsLockedAndAddsInTheFpUnit) {
             (std::vector<Opcode>{Opcode::LOCK, Opcode::RMW64}));
 }
 
+// An array of 300 elements as libcop sends it: bursts of at most 128 element
+// commands, each whole between its own LOCK and UNLOCK, on consecutive words.
+TEST(Commands, ReductionBurstsSplitAtPerBurst) {
+  std::vector<uint64_t> words(300);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 1000 + i;
+  const auto bursts = reduction_bursts(kTask, Opcode::SUMI64, 500, words, 0b1110, 0b0010, 128);
+  ASSERT_EQ(bursts.size(), 3u);
+  const uint32_t counts[] = {128, 128, 44};
+  for (size_t b = 0; b < 3; ++b) {
+    const auto m = decoded(bursts[b].commands);
+    EXPECT_EQ(bursts[b].tag, 500u + 128u * b);
+    EXPECT_EQ(bursts[b].count, counts[b]);
+    ASSERT_EQ(m.size(), counts[b] + 4);  // LOCK, SETTC, SETBM, elements, UNLOCK
+    EXPECT_EQ(m.front().ins.opcode, Opcode::LOCK);
+    EXPECT_EQ(m.back().ins.opcode, Opcode::UNLOCK);
+    EXPECT_EQ(m[1].count(), int(counts[b]));
+    for (uint32_t i = 0; i < counts[b]; ++i) {
+      EXPECT_EQ(m[3 + i].addr.msgtag, bursts[b].tag + i);
+      EXPECT_EQ(cop::wire::payload(m[3 + i]), words[128 * b + i]);
+    }
+  }
+}
+
+// Bursts packed into frames: never split, frames within the limit, the words each
+// frame covers contiguous, every command once in order.
+TEST(Commands, PackKeepsBurstsWhole) {
+  std::vector<uint64_t> words(2100, 7);
+  const auto bursts = broadcast_bursts(kTask, Opcode::BCAST64, 0, words, 0b110, 128);
+  ASSERT_EQ(bursts.size(), 17u);
+  const auto frames = pack(bursts, 2000);
+  ASSERT_EQ(frames.size(), 2u);  // 15 bursts of 131 commands (1965), then 2
+  size_t burst = 0;
+  uint32_t next_tag = 0;
+  for (const FramedBursts& f : frames) {
+    EXPECT_LE(f.commands.size(), 2000u);
+    EXPECT_EQ(f.first_tag, next_tag);
+    size_t at = 0;
+    while (at < f.commands.size()) {
+      ASSERT_LT(burst, bursts.size());
+      const Burst& b = bursts[burst++].commands;
+      ASSERT_LE(at + b.size(), f.commands.size()) << "a burst split across frames";
+      for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(f.commands[at + i].addr.msgtag, b[i].addr.msgtag);
+      at += b.size();
+    }
+    next_tag = f.first_tag + f.words;
+  }
+  EXPECT_EQ(burst, bursts.size());
+  EXPECT_EQ(next_tag, 2100u);
+  // A port that carries fewer commands (normal mode's 255): one full burst (131
+  // commands) a frame, the last short one (55) joining the one before it.
+  EXPECT_EQ(pack(bursts, 255).size(), 16u);
+}
+
 }  // namespace

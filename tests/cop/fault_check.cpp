@@ -2,13 +2,15 @@
 // right answer or a clear error, never a wrong or doubled one.
 //
 //   cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] [--access direct|normal]
-//                   [--max-errors E]
+//                   [--max-errors E] [--burst 1]
 // spawns N*T copies of itself on the local pvmd (task i on node i / T + 1,
 // COP_DRIVER=DIR/node<k>, COP_FAULTS=SPEC: the tasks' own sends and receives
 // suffer the faults too; copd and copdrv got the same spec from the harness,
 // fault_test.sh). Each task runs R rounds of a checked cop_barrier, a
 // cop_reduce (sums against a local computation), a cop_bcast (data checked)
-// and one fetch-and-add (cop_rmw +1 on task 0's task address space). The
+// and one fetch-and-add (cop_rmw +1 on task 0's task address space); with
+// --burst 1 also a cop_reduce and a cop_bcast of arrays of many bursts (2100
+// elements: 17 bursts of t_MAX-OP, two link frames; checked). The
 // parent checks the fetch-and-add exactly: every old value 0..N*T*R-1 fetched
 // once (a value twice is a doubled effect) and the word equal to N*T*R at the
 // end, and prints one line:
@@ -96,12 +98,45 @@ void run_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vec
   if (t.op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
 }
 
+// Arrays of many bursts: a lost, damaged or doubled frame of them is resent
+// whole, never half-applied, so every element is right or the call fails.
+void run_bursts(Tally& t, int r, int inst, const std::vector<int>& tids) {
+  const int size = int(tids.size());
+  constexpr int kBurst = 2100, kReduceTag = 8192, kCastTag = 8192 + kBurst;
+  const std::string round = " round " + std::to_string(r);
+  const int root = (r + 2) % size, src = (r + 3) % size;
+  std::vector<long> arr(kBurst);
+  for (int i = 0; i < kBurst; ++i) arr[size_t(i)] = long(value(inst, i, r));
+  int roots[1] = {root};
+  if (t.op(cop_reduce(COP_SUM, arr.data(), PVM_LONG, kBurst, kReduceTag, kGroup, roots, 1), "cop_reduce burst" + round) &&
+      inst == root) {
+    bool ok = true;
+    for (int i = 0; i < kBurst; ++i) {
+      long want = 0;
+      for (int k = 0; k < size; ++k) want += long(value(k, i, r));
+      ok &= arr[size_t(i)] == want;
+    }
+    t.check(ok, "cop_reduce burst sum" + round);
+  }
+  std::vector<double> cast(kBurst, -1);
+  if (inst == src) {
+    for (int i = 0; i < kBurst; ++i) cast[size_t(i)] = src * 1e6 + r * 1e4 + i;
+    t.op(cop_bcast(cast.data(), kBurst, PVM_DOUBLE, kGroup, kCastTag, COP_SEND, -1), "cop_bcast burst send" + round);
+  } else if (t.op(cop_bcast(cast.data(), kBurst, PVM_DOUBLE, kGroup, kCastTag, COP_RECV, tids[size_t(src)]),
+                  "cop_bcast burst recv" + round)) {
+    bool ok = true;
+    for (int i = 0; i < kBurst; ++i) ok &= cast[size_t(i)] == src * 1e6 + r * 1e4 + i;
+    t.check(ok, "cop_bcast burst data" + round);
+  }
+}
+
 int child(char** argv) {
   const int node = std::atoi(argv[1]);
   setenv("COP_ACCESS", argv[2], 1);
   setenv("COP_DRIVER", (std::string(argv[3]) + "/node" + std::to_string(node)).c_str(), 1);
   const int size = std::atoi(argv[4]), rounds = std::atoi(argv[5]);
   setenv("COP_FAULTS", argv[6], 1);  // before the first link use: the fault layer reads it then
+  const bool bursts = std::strcmp(argv[7], "1") == 0;
   Tally t;
   std::vector<long> fetched;
   const int tid = cop_mytid();
@@ -115,7 +150,10 @@ int child(char** argv) {
     std::vector<int> tids;
     for (int k = 0; k < size; ++k) tids.push_back(pvm_gettid(kGroup, k));
     const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < rounds; ++r) run_round(t, r, inst, tids, fetched);
+    for (int r = 0; r < rounds; ++r) {
+      run_round(t, r, inst, tids, fetched);
+      if (bursts) run_bursts(t, r, inst, tids);
+    }
     t.op(cop_barrier(kGroup, size, 21), "cop_barrier after the rounds");
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Task 0 reads the counter; the parent compares it with the increments that returned success.
@@ -139,6 +177,7 @@ int child(char** argv) {
 
 struct Options {
   int nodes = 4, tasks = 2, rounds = 40, max_errors = 0;
+  bool bursts = false;
   std::string access = "direct", stack, faults;
 };
 
@@ -152,6 +191,7 @@ bool parse_options(int argc, char** argv, Options& o) {
     else if (k == "--stack") o.stack = argv[i + 1];
     else if (k == "--faults") o.faults = argv[i + 1];
     else if (k == "--max-errors") o.max_errors = std::atoi(argv[i + 1]);
+    else if (k == "--burst") o.bursts = std::strcmp(argv[i + 1], "1") == 0;
     else {
       std::fprintf(stderr, "cop_fault_check: unknown option %s\n", k.c_str());
       return false;
@@ -159,7 +199,7 @@ bool parse_options(int argc, char** argv, Options& o) {
   }
   if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.rounds < 1) {
     std::fprintf(stderr, "usage: cop_fault_check --stack DIR --faults SPEC [--nodes N] [--tasks T] [--rounds R] "
-                         "[--access direct|normal] [--max-errors E]\n");
+                         "[--access direct|normal] [--max-errors E] [--burst 1]\n");
     return false;
   }
   if (o.faults.empty()) o.faults = "drop=0";
@@ -172,7 +212,7 @@ bool spawn_tasks(const Options& o) {
     const std::string node = std::to_string(i / o.tasks + 1), n = std::to_string(size), r = std::to_string(o.rounds);
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.access.c_str()),
                     const_cast<char*>(o.stack.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(r.c_str()),
-                    const_cast<char*>(o.faults.c_str()), nullptr};
+                    const_cast<char*>(o.faults.c_str()), const_cast<char*>(o.bursts ? "1" : "0"), nullptr};
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("cop_fault_check"), args, PvmTaskDefault, nullptr, 1, &tid) != 1) {
       std::fprintf(stderr, "pvm_spawn failed: %d\n", tid);
@@ -241,7 +281,7 @@ long check_fetch_and_add(Totals& t, long increments) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (pvm_parent() != PvmNoParent && argc == 7) return child(argv);
+  if (pvm_parent() != PvmNoParent && argc == 8) return child(argv);
   Options o;
   if (!parse_options(argc, argv, o)) return 2;
   if (pvm_mytid() < 0) return 1;

@@ -7,7 +7,8 @@
 #     KIND drop|corrupt|dup|reorder|delay: that fault at each RATE (default 0.01 0.05 0.1)
 #     KIND all: every fault at each RATE at once (default 0.05)
 #   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT copbench RATE   copbench run barrier --backend cop --nodes 3
-# Environment: FAULT_ROUNDS (default 40), FAULT_ACCESS (direct), FAULT_SEED (7).
+# Environment: FAULT_ROUNDS (default 40), FAULT_ACCESS (direct), FAULT_SEED (7),
+# FAULT_TASKS (tasks a node, 2), FAULT_BURST (1: also arrays of many bursts).
 set -euo pipefail
 bin=$1 stack_cmd=$2 kind=$3
 shift 3
@@ -38,12 +39,12 @@ run() {  # run SPEC: one stack with the faults, one cop_fault_check; its FAULTS 
   local spec=$1 rc=0
   COP_FAULTS=$spec COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >"$work/stack.out" 2>&1 ||
     { cat "$work/stack.out" >&2; return 1; }
-  "$bin/cop_fault_check" --stack "$work/stack" --faults "$spec" --nodes 4 --tasks 2 --rounds "${FAULT_ROUNDS:-40}" \
-    --access "${FAULT_ACCESS:-direct}" >"$work/out" 2>&1 || rc=1
+  "$bin/cop_fault_check" --stack "$work/stack" --faults "$spec" --nodes 4 --tasks "${FAULT_TASKS:-2}" --rounds "${FAULT_ROUNDS:-40}" \
+    --access "${FAULT_ACCESS:-direct}" --burst "${FAULT_BURST:-0}" >"$work/out" 2>&1 || rc=1
   "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
-  if [ $rc -ne 0 ]; then
-    cat "$work/out"
-    echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true
+  if [ $rc -ne 0 ]; then  # on stderr: stdout is the FAULTS line the caller parses
+    cat "$work/out" >&2
+    { echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true; } >&2
   fi
   grep '^FAULTS' "$work/out" || echo "FAULTS $spec (no result line) FAILED"
   return $rc

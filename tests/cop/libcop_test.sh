@@ -5,6 +5,8 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT poll      direct access, tasks and copd polling
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killed    copd killed mid-barrier
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT loops     one tag used 50 times in a row per collective
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT modelled  live modelled time against the analytic model
+#                                                           (cop_modelled_check) at 2-4 nodes
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
 #                                                           jobs reusing task numbers): same answers
@@ -54,6 +56,13 @@ killed)
   kill -9 "$(cat "$work/stack/${COP_KILL:-copd}.pid")"
   wait "$check" || rc=1
   cat "$out"
+  exit $rc
+  ;;
+modelled)
+  for run in "2 direct" "3 direct" "4 direct" "3 normal"; do
+    set -- $run
+    "$bin/cop_modelled_check" --stack "$work/stack" --nodes "$1" --access "$2" || rc=1
+  done
   exit $rc
   ;;
 loops)

@@ -60,3 +60,9 @@ add_test(NAME cop_compare_cli COMMAND ${COPBENCH} cop compare --nodes 2 --iters 
 set_tests_properties(cop_compare_cli PROPERTIES TIMEOUT 120 LABELS "suite;cop"
                      PASS_REGULAR_EXPRESSION "cop_barrier .*pvm_barrier .*cop_reduce .*pvm_reduce "
                      ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=")
+# --bulk: the array calls (every answer checked by the tasks: a wrong one fails the run)
+# beside the bare transport, with the ratios.
+add_test(NAME cop_compare_bulk_cli COMMAND ${COPBENCH} cop compare --bulk --nodes 3 --iters 5 --reps 1)
+set_tests_properties(cop_compare_bulk_cli PROPERTIES TIMEOUT 120 LABELS "suite;cop"
+                     PASS_REGULAR_EXPRESSION "cop_bcast 16 KB .*x\n.*cop_reduce 8 KB int .*x\n.*cop_reduce 8 KB double .*x"
+                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=")

@@ -13,7 +13,10 @@
 //
 // Frame (little-endian, one per datagram):
 //   header  magic 'COPL', version, type, channel, tkno, entry count, seq,
-//           cycles (copd's modelled clock when sent), info[4], token (u64),
+//           cycles (copd -> node: copd's modelled clock when sent; a COMMAND
+//           frame: the modelled time of the last global result the node took,
+//           when it starts writing the frame: its commands are ready t_CN-COP
+//           later, seed 000 ch. VI), info[4], token (u64),
 //           ack (u32), session (u32), payload length, CRC-32 of header (with
 //           checksum 0) and payload
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
@@ -24,7 +27,7 @@
 // 001's go-back-N):
 //   node -> copd  A COMMAND frame carries up to kMaxEntries commands of one
 //           task (its TKNO in the header) under that task's next sequence
-//           number. copd answers each command with an ANSWER entry tagged
+//           number: whole bursts (LOCK ... UNLOCK), never half of one. copd answers each command with an ANSWER entry tagged
 //           (seq, index): the ACK or NACK, then the command's data (RSRAM,
 //           RMW, PROBE) if any. It executes a frame once: the same seq again
 //           is a resend (XMIT), answered from the task's one cached frame
@@ -65,8 +68,13 @@ inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
 inline constexpr uint8_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 64;
 inline constexpr size_t kEntryHeaderBytes = 16;
-inline constexpr int kMaxEntries = 255;
 inline constexpr size_t kMaxFrameBytes = 65000;
+// Entries a frame may carry: as many 4-word entries as fit in one datagram
+// (64 + 2000 x 32 bytes), so a burst of element commands (up to t_MAX-OP's 128
+// inside one LOCK/UNLOCK, seed 000 ch. VI), and the many bursts of one array
+// call, travel in one frame and are answered in as few.
+inline constexpr int kMaxEntries = 2000;
+static_assert(kHeaderBytes + size_t(kMaxEntries) * (kEntryHeaderBytes + 4 * wire::kMaxWords) <= kMaxFrameBytes);
 inline constexpr uint16_t kDefaultPort = 7040;
 // An ANSWER entry with this index (outside the stream, seq 0 frame) says: the
 // resent frame `seq` is there, its commands still wait for service (a LOCK

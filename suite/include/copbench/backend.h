@@ -77,6 +77,10 @@ class Backend {
   int nodes() const { return ranks() / tasks_per_node(); }
   int node_of(int rank) const { return rank / tasks_per_node(); }
   virtual bool offers(Op op) const = 0;
+  // Whether the applications (apps/) move their point-to-point data by one-member
+  // multicasts instead of send/recv: where there is no send/recv, or where it is built
+  // on slower operations (cop: Table IV's cop_write & cop_read protocol).
+  virtual bool p2p_by_multicast() const { return !offers(Op::echo); }
 
   // --- Harness services: used between timed regions, never timed themselves. ---
   // Waits for every rank (the "barrier before each timed collective" of the thesis).
