@@ -208,8 +208,14 @@ int Driver::assign_slot(const RegisterRequest& req, std::string& why) {
       if (is_free((preferred + k) % n)) chosen = (preferred + k) % n;
     if (chosen < 0) why = fmt::format("all {} task address spaces of this channel are in use", n);
   }
+  bool alone = chosen >= 0;
+  for (int t = 0; t < n && alone; ++t) alone = is_free(t);
   if (chosen >= 0) window_->tasks[chosen] = TaskSlot{req.pid, req.tid, int16_t(chosen), uint8_t(req.direct), 0};
   pthread_mutex_unlock(&window_->table_lock);
+  // The channel's first task since all left: results and NACKs still filed (or in the
+  // socket) are of operations of tasks gone; the new task must not take them for its
+  // own, as it does not read what they left in its task address space (seed 000 ch. V).
+  if (alone && drain_->drain(0)) clear_out_of_context(*window_);
   return chosen;
 }
 

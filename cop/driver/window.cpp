@@ -54,6 +54,14 @@ void init_window(Window* w, int driver_pid, uint16_t channel) {
   for (auto& t : w->tasks) t.tkno = -1;
 }
 
+void clear_out_of_context(Window& w) {
+  lock_robust(&w.buffer_lock);
+  for (uint32_t i = 0; i < w.ooc_high; ++i) w.ooc[i].used = 0;
+  w.ooc_count = 0;
+  w.ooc_high = 0;
+  pthread_mutex_unlock(&w.buffer_lock);
+}
+
 void lock_robust(pthread_mutex_t* m) {
   if (pthread_mutex_lock(m) == EOWNERDEAD) pthread_mutex_consistent(m);
 }

@@ -139,6 +139,10 @@ void csr_channel_down(Window& w);
 // copd registered the channel (again): ERR cleared, then RDY set.
 void csr_channel_up(Window& w);
 
+// Empties the out-of-context buffer (a channel no task holds: what is filed there is
+// for operations of tasks gone).
+void clear_out_of_context(Window& w);
+
 // Locks a robust mutex, repairing it when its holder died.
 void lock_robust(pthread_mutex_t* m);
 bool try_lock_robust(pthread_mutex_t* m);

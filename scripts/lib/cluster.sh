@@ -254,6 +254,29 @@ cluster_all_hosts_run() {
   done
 }
 
+# Room in the kernel's ARP table for the cluster. The table is one for all network
+# namespaces (its gc_thresh limits exist only in the initial namespace), and the
+# hosts talk all to all (MPI's and PVM's direct TCP routes, ssh, copd): up to
+# about 2 (N+2)^2 entries, against Linux's default hard limit of 1024. Past it the
+# kernel drops packets whose neighbour it cannot add ("neighbor table overflow",
+# table_fulls in /proc/net/stat/arp_cache): lost datagrams on the COP network and
+# TCP connections that stall in retransmission, which at 32 and more hosts showed as
+# link timeouts, tasks ended in the middle of a barrier and MPI runs that never
+# finished. The limits are only ever raised (another cluster may be up beside this
+# one), so they stay after down.
+cluster_neighbour_room() {
+  local n=$1 need key cur want
+  need=$((2 * (n + 2) * (n + 2)))
+  for key in 1:1 2:2 3:4; do
+    cur=$(cat "/proc/sys/net/ipv4/neigh/default/gc_thresh${key%%:*}" 2>/dev/null) || return 0
+    want=$((need * ${key##*:}))
+    if [ "$cur" -lt "$want" ]; then
+      echo "$want" >"/proc/sys/net/ipv4/neigh/default/gc_thresh${key%%:*}" ||
+        log "could not raise net.ipv4.neigh.default.gc_thresh${key%%:*} to $want: at this size packets may be dropped"
+    fi
+  done
+}
+
 # One host: namespace, veths into both bridges, addresses, then init with sshd.
 cluster_start_host() {
   local name=$1 ns o upid ipid i
@@ -345,6 +368,7 @@ cluster_up() {
   printf 'CLUSTER_MODE=netns\nCLUSTER_N=%s\nCLUSTER_PROFILE=%s\nCLUSTER_HOSTS="%s"\n' \
     "$n" "$profile" "${names[*]}" >"$CLUSTER_STATE/cluster.env"
 
+  cluster_neighbour_room "$n"
   ip link add "$CLUSTER_PREFIX-pri" type bridge
   ip link add "$CLUSTER_PREFIX-cop" type bridge
   cluster_no_ipv6 "$CLUSTER_PREFIX-pri" "$CLUSTER_PREFIX-cop"

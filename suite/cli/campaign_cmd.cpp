@@ -1,5 +1,5 @@
 // `copbench campaign run FILE [--cluster local|INVENTORY] [--launcher local|ssh|slurm] [--resume DIR]` and
-// `copbench campaign check FILE`: campaigns (suite/campaigns/*.yml).
+// `copbench campaign check FILE [--cluster local|INVENTORY | --nodes N]`: campaigns (suite/campaigns/*.yml).
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +16,7 @@ namespace {
 // The options bound straight into what run_campaign takes.
 struct CampaignOptions {
   campaign::RunOptions run;
+  int planned_nodes = 0;  // check: a cluster of this many hosts, not up yet
   CampaignOptions() {
     run.results_root = "results/campaigns";
     run.reference_dir = default_reference_dir();
@@ -60,9 +61,18 @@ void add_campaign_command(CLI::App& app) {
   check->add_option("file", bind.file, "campaign file")->required();
   check->add_option("--cluster", bind.cluster, "`local` or an Ansible inventory (node counts are checked against it)");
   check->add_option("--reference", bind.reference_dir, "the seeds' tables (results/reference)");
+  check->add_option("--nodes", opt->planned_nodes,
+                    "check node counts against a cluster of this many hosts that is not up yet (scripts/bench "
+                    "checks the file before it brings the cluster up)")
+      ->check(CLI::Range(1, 4096))
+      ->excludes("--cluster");
   check->callback([opt] {
     const campaign::RunOptions& o = opt->run;
     campaign::Cluster cluster = campaign::describe_cluster(o.cluster);
+    if (opt->planned_nodes > 0) {
+      cluster.name = fmt::format("--nodes {}", opt->planned_nodes);
+      cluster.size = opt->planned_nodes;
+    }
     campaign::Campaign c = campaign::load_campaign(o.file, cluster, o.reference_dir);
     for (const auto& p : c.points) std::printf("%s\n", p.id.c_str());
     std::printf("campaign %s: %zu points, cluster %s (%d nodes, profile %s)\n", c.name.c_str(), c.points.size(),

@@ -182,6 +182,20 @@ std::string gnuplot_data(const PlotSpec& p) {
   return dat;
 }
 
+// The nodes axis: a tic at each node count measured; when they double up to many
+// (2 .. 64), a log2 axis, or the small counts would crowd at its left end.
+static std::string node_axis(const PlotSpec& p) {
+  std::set<double> xs;
+  for (const auto& label : p.curve_order)
+    for (const auto& [x, y] : p.curves.at(label)) xs.insert(x);
+  std::vector<std::string> tics;
+  for (double x : xs) tics.push_back(fmt::format("{:g}", x));
+  const std::string at = "set xtics (" + fmt::format("{}", fmt::join(tics, ", ")) + ")\n";
+  if (!xs.empty() && *xs.begin() > 0 && *xs.rbegin() / *xs.begin() >= 16)
+    return fmt::format("set logscale x 2\nset xrange [{:g}:{:g}]\n", *xs.begin() / 1.25, *xs.rbegin() * 1.25) + at;
+  return at + "set offsets 0.2, 0.2, 0, 0\n";
+}
+
 std::string gnuplot_script(const PlotSpec& p) {
   double ymin = 1e300, ymax = 0;
   for (const auto& label : p.curve_order)
@@ -195,7 +209,7 @@ std::string gnuplot_script(const PlotSpec& p) {
   gp += "set ylabel " + gp_quote(p.ylabel) + " noenhanced\n";
   gp += "set grid\nset key outside right top noenhanced\n";
   if (p.log_x) gp += "set logscale x 2\nset format x \"%.0b %BB\"\n";
-  else gp += "set xtics 1\nset offsets 0.2, 0.2, 0, 0\n";
+  else gp += node_axis(p);
   if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\nset format y \"%g\"\n";
   else gp += "set yrange [0:*]\n";
   std::string plot = "plot ";

@@ -797,6 +797,41 @@ TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {
   waiting_tasks_get_link_down(s, GetParam(), 9, [&](Port&) { s.kill_copd(); });
 }
 
+// A barrier voided by a task that ended before its channel contributed: copd sends
+// NACK task_ended for the tag to every channel of the mask, and a channel whose tasks
+// have gone keeps it filed. The next tasks there (the next run) must not take it for
+// their own barrier on the same tag (it would fail at once): a fresh task starts with
+// nothing its predecessors left (seed 000 ch. V), and their barrier completes.
+TEST_P(Modes, NextTasksDoNotTakeTheNackOfABarrierVoidedBefore) {
+  Stack s(2);
+  const uint32_t tag = 11;
+  const uint64_t mask = bit(1) | bit(2);
+  {
+    auto first = open(s, 1, GetParam());
+    ASSERT_TRUE(first);
+    std::vector<Answer> answers;
+    auto frame = barrier_frame(*first, tag, mask);
+    ASSERT_EQ(first->exchange(frame, answers), Error::none);
+    ASSERT_EQ(answers[3].error, Error::none);  // BENTRY taken: channel 1 is in the barrier
+    open(s, 2, GetParam(), 0x40007).reset();   // channel 2's task ends before its BENTRY
+    // The barrier is void: channel 1 hears it (copd sent the NACKs to both channels).
+    Message exit;
+    EXPECT_EQ(first->await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr),
+              Error::task_ended);
+  }
+  auto one = open(s, 1, GetParam(), 0x40003);
+  auto two = open(s, 2, GetParam(), 0x40005);
+  ASSERT_TRUE(one && two);
+  auto at_one = std::async(std::launch::async, [&] { return barrier(*one, tag, mask); });
+  auto at_two = std::async(std::launch::async, [&] { return barrier(*two, tag, mask); });
+  // Bounded: a barrier that waited on ends with copd killed after 20 s (link_down).
+  const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  if (at_one.wait_until(by) != std::future_status::ready || at_two.wait_until(by) != std::future_status::ready)
+    s.kill_copd();
+  EXPECT_EQ(at_one.get(), Error::none);
+  EXPECT_EQ(at_two.get(), Error::none);
+}
+
 INSTANTIATE_TEST_SUITE_P(Access, Modes, ::testing::Values(true, false),
                          [](const auto& p) { return p.param ? "direct" : "normal"; });
 
