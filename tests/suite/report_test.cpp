@@ -133,8 +133,8 @@ TEST_F(ReportTest, SeedTablePairingOnFixedSeedTable) {
   EXPECT_EQ(t.rows[0], (Row{"Barrier", "300.0", "4.00", "", "50.00", "400.0", "20.00", "5.00", "80.0x", "4.00x", "—",
                             "1.33x", "1.25x", "—", "us", "ours at 4 nodes (seed: 5)"}));
   // A ratio row divides two points of one backend at one node count: 12.5 ÷ 5 on mpi; cop
-  // offers no point-to-point (no echo), pvm has no echo point.
-  EXPECT_EQ(t.rows[1], (Row{"Echo 1K ÷ 8, mpi", "", "", "2.50", "not offered", "—", "2.50", "—", "—", "—", "—", "—", "—", "1.00x",
+  // offers echo (cop_write & cop_read) but the results have no cop echo point, nor pvm.
+  EXPECT_EQ(t.rows[1], (Row{"Echo 1K ÷ 8, mpi", "", "", "2.50", "—", "—", "2.50", "—", "—", "—", "—", "—", "—", "1.00x",
                             "x", ""}));
   ASSERT_EQ(t.pairing.size(), 6u);
   EXPECT_EQ(t.pairing[0], (Row{"Barrier", "native", "cop/direct", "4", "median", "barrier/nodes:4", "", "50.00"}));
@@ -142,7 +142,7 @@ TEST_F(ReportTest, SeedTablePairingOnFixedSeedTable) {
   EXPECT_EQ(t.pairing[2], (Row{"Barrier", "native", "mpi", "4", "median", "barrier/nodes:4", "", "20.00"}));
   EXPECT_EQ(t.pairing[3],
             (Row{"Echo 1K ÷ 8, mpi", "native", "cop/direct", "2", "ratio:echo/size:8", "echo/size:1024", "echo/size:8",
-                 "not offered"}));
+                 "—"}));
   EXPECT_EQ(t.pairing[5],
             (Row{"Echo 1K ÷ 8, mpi", "native", "mpi", "2", "ratio:echo/size:8", "echo/size:1024", "echo/size:8", "2.50"}));
 }
