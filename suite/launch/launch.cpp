@@ -97,7 +97,7 @@ int max_local_nodes() {
 }
 
 int available_nodes(const BackendSpec& spec, const std::string& hostfile) {
-  if (spec.launcher == Launcher::smpirun) return kPlatformHosts;
+  if (simulated(spec.launcher)) return kPlatformHosts;
   if (!hostfile.empty()) return count_hostfile(hostfile).slots;
   return max_local_nodes();
 }
@@ -115,6 +115,9 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::s
     if (!hostfile.empty()) return "the smpi backend simulates its nodes on this machine: it takes no hostfile";
     return std::nullopt;
   }
+  if (spec.launcher == Launcher::s4u)
+    return hostfile.empty() ? std::nullopt
+                            : std::optional<std::string>(spec.name + " simulates its nodes on this machine: it takes no hostfile");
   if (spec.launcher == Launcher::mpirun) {
     if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
     return std::nullopt;

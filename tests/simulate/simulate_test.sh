@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# simulate_test.sh COPBENCH DATA CASE: `copbench simulate calibrate` and the report's
+# validation on fixed campaign directories (DATA, tests/simulate/data).
+#   calibrate   calibrate-run's mpi echo and bandwidth points lie on t = 50 us + N / 100 MB/s:
+#               the platform has host links of 25 us (half the latency) and 100 MB/s, is
+#               well-formed XML, and its comment names the campaign and the points fitted
+#               (not pvm's, another backend).
+#   one-size    a directory with one size has no line to fit: a clear error, no file.
+#   validation  the report of validation-run has the simulation table: smpi on the
+#               calibrated platform 20 % above mpi measured (+20.0 %), and sim-cop's barrier
+#               at 64 nodes beside the cop model's.
+set -u
+copbench=$1 data=$2 case=$3
+out=$(mktemp -d /tmp/copbench-simulate-test.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+case $case in
+  calibrate)
+    "$copbench" simulate calibrate "$data/calibrate-run" --out "$out/cal.xml" || fail "calibrate exited $?"
+    python3 - "$out/cal.xml" <<'PY' || exit 1
+import sys, xml.etree.ElementTree as ET
+text = open(sys.argv[1]).read()
+cluster = ET.parse(sys.argv[1]).getroot().find("zone/cluster")
+want = {"id": "calibrated", "bw": "100000000Bps", "lat": "25.0000us", "bb_bw": "100000000Bps", "radical": "0-4095"}
+bad = [f"{k}={cluster.get(k)!r} (want {v!r})" for k, v in want.items() if cluster.get(k) != v]
+for needed in ("calibrate-fixture", "echo/size:4", "bandwidth/size:32768", "alpha 50.000 us"):
+    if needed not in text:
+        bad.append(f"comment lacks {needed!r}")
+if "900" in text:
+    bad.append("pvm's points were fitted too")
+sys.exit("FAIL: " + "; ".join(bad) if bad else 0)
+PY
+    ;;
+  one-size)
+    msg=$("$copbench" simulate calibrate "$data/one-size-run" --out "$out/cal.xml" 2>&1) && fail "calibrate succeeded"
+    grep -q "no mpi echo or bandwidth points of 2 or more sizes" <<<"$msg" || fail "unexpected error: $msg"
+    [ ! -e "$out/cal.xml" ] || fail "a platform file was written"
+    ;;
+  validation)
+    "$copbench" report "$data/validation-run" --out "$out" --no-plots --quiet >/dev/null || fail "report exited $?"
+    table=$out/tables/simulation.csv
+    [ -f "$table" ] || fail "no tables/simulation.csv"
+    grep -q 'smpi (calibrated) vs mpi,barrier,calibrated,2,120,100,measured (native),+20.0 %' "$table" ||
+      fail "no smpi row with +20.0 %: $(cat "$table")"
+    grep -q '^sim-cop vs cop model,barrier,thesis,64,10,' "$table" || fail "no sim-cop row: $(cat "$table")"
+    ;;
+  *) fail "unknown case $case" ;;
+esac
+echo "ok $case"
