@@ -14,7 +14,8 @@ struct ReportCmdOptions {
                                .out = {},
                                .reference_dir = default_reference_dir(),
                                .plots = true,
-                               .collective_method = "sync"};
+                               .collective_method = "sync",
+                               .measured = {}};
   bool no_plots = false, quiet = false;
 };
 

@@ -20,6 +20,8 @@ namespace copbench::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using campaign::kManifest;
+using campaign::kRawDir;
 
 struct CalibrateOptions {
   std::string dir;
@@ -43,7 +45,8 @@ std::string origin_of(const fs::path& dir) {
 
 void calibrate(const CalibrateOptions& o) {
   const fs::path dir = o.dir;
-  if (!fs::is_directory(dir / kRawDir)) throw std::invalid_argument(fmt::format("{}: no {}/ (not a campaign directory)", o.dir, kRawDir));
+  if (!fs::is_directory(dir / kRawDir))
+    throw std::invalid_argument(fmt::format("{}: no {}/ (not a campaign directory)", o.dir, kRawDir));
   if (o.name.empty() || o.name.find('/') != std::string::npos)
     throw std::invalid_argument(fmt::format("--name '{}': a platform name is a file name", o.name));
   const report::LinkFit fit = report::fit_link(report::load_medians(dir / kRawDir, "sync"), o.backend);

@@ -8,7 +8,9 @@
 #   one-size    a directory with one size has no line to fit: a clear error, no file.
 #   validation  the report of validation-run has the simulation table: smpi on the
 #               calibrated platform 20 % above mpi measured (+20.0 %), and sim-cop's barrier
-#               at 64 nodes beside the cop model's.
+#               at 64 nodes (10 us) beside the cop model's (9.88 us: +1.2 %).
+#   campaign    tiny-simulated.yml runs sim-cop under profile simulated:thesis only, and its
+#               report has the simulation table.
 set -u
 copbench=$1 data=$2 case=$3
 out=$(mktemp -d /tmp/copbench-simulate-test.XXXXXX)
@@ -40,9 +42,27 @@ PY
     "$copbench" report "$data/validation-run" --out "$out" --no-plots --quiet >/dev/null || fail "report exited $?"
     table=$out/tables/simulation.csv
     [ -f "$table" ] || fail "no tables/simulation.csv"
-    grep -q 'smpi (calibrated) vs mpi,barrier,calibrated,2,120,100,measured (native),+20.0 %' "$table" ||
+    grep -Eq '^smpi \(calibrated\) vs mpi,barrier,calibrated,2,120(\.0*)?,100(\.0*)?,measured \(native\),\+20\.0 %$' "$table" ||
       fail "no smpi row with +20.0 %: $(cat "$table")"
-    grep -q '^sim-cop vs cop model,barrier,thesis,64,10,' "$table" || fail "no sim-cop row: $(cat "$table")"
+    # The model's SPMD barrier on one controller of 64 channels: 988 cycles, 9.88 us.
+    grep -Eq '^sim-cop vs cop model,barrier,thesis,64,10(\.0*)?,9\.88,modelled \(analytic\),\+1\.2 %$' "$table" ||
+      fail "no sim-cop row: $(cat "$table")"
+    ;;
+  campaign)
+    # A campaign's simulated points: profile simulated:thesis runs sim-cop on that
+    # platform (no point for the native profile: sim-cop is simulated only), and the
+    # report's simulation table sets them beside the cop model.
+    "$copbench" campaign run "$data/tiny-simulated.yml" --results "$out/run" >/dev/null || fail "campaign exited $?"
+    dir=$(ls -d "$out"/run/tiny-simulated-* | head -1)
+    for n in 2 3; do
+      f="$dir/raw/barrier.sim-cop.n$n.simulated:thesis.json"
+      [ -f "$f" ] || fail "no $f: $(ls "$dir/raw" "$dir/status" 2>&1)"
+      grep -q '"platform": "thesis"' "$f" || fail "$f does not name the platform"
+    done
+    [ "$(ls "$dir/raw" | wc -l)" -eq 2 ] || fail "points beyond the two simulated ones: $(ls "$dir/raw")"
+    "$copbench" report "$dir" --no-plots --quiet >/dev/null || fail "report exited $?"
+    grep -q '^sim-cop vs cop model,barrier/nodes:3,thesis,3,' "$dir/tables/simulation.csv" ||
+      fail "no simulation row for 3 nodes: $(cat "$dir/tables/simulation.csv")"
     ;;
   *) fail "unknown case $case" ;;
 esac
