@@ -32,7 +32,7 @@ struct CalibrateOptions {
 
 // The campaign directory and what its manifest says of the run (campaign, commit, cluster).
 std::string origin_of(const fs::path& dir) {
-  std::string origin = fs::absolute(dir).lexically_normal().string();
+  std::string origin = dir.lexically_normal().string();  // as given: a file in the repository names no machine's path
   std::ifstream in(dir / kManifest);
   const nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
   if (m.is_discarded() || !m.is_object()) return origin;

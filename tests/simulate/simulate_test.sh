@@ -9,6 +9,8 @@
 #   validation  the report of validation-run has the simulation table: smpi on the
 #               calibrated platform 20 % above mpi measured (+20.0 %), and sim-cop's barrier
 #               at 64 nodes (10 us) beside the cop model's (9.88 us: +1.2 %).
+#   campaign-files  suite/campaigns/simulate.yml and calibrate.yml load; simulate.yml has
+#               sim-cop to 4096 nodes and smpi to 1024 on every platform.
 #   campaign    tiny-simulated.yml runs sim-cop under profile simulated:thesis only, and its
 #               report has the simulation table.
 set -u
@@ -63,6 +65,18 @@ PY
     "$copbench" report "$dir" --no-plots --quiet >/dev/null || fail "report exited $?"
     grep -q '^sim-cop vs cop model,barrier/nodes:3,thesis,3,' "$dir/tables/simulation.csv" ||
       fail "no simulation row for 3 nodes: $(cat "$dir/tables/simulation.csv")"
+    ;;
+  campaign-files)
+    # The shipped simulate.yml and calibrate.yml load here (the local cluster): sim-cop's
+    # barrier reaches 4096 nodes on every platform, smpi stops at 1024.
+    src=$(cd "$data/../../.." && pwd)
+    "$copbench" campaign check "$src/suite/campaigns/simulate.yml" >"$out/points" || fail "simulate.yml: $(cat "$out/points")"
+    for platform in thesis present calibrated; do
+      grep -qx "barrier.sim-cop.n4096.simulated:$platform" "$out/points" || fail "no sim-cop barrier at 4096 on $platform"
+      grep -qx "barrier.smpi.n1024.simulated:$platform" "$out/points" || fail "no smpi barrier at 1024 on $platform"
+    done
+    ! grep -Eq '\.smpi\.n(2048|4096)\.' "$out/points" || fail "smpi above 1024 nodes"
+    "$copbench" campaign check "$src/suite/campaigns/calibrate.yml" >/dev/null || fail "calibrate.yml does not load"
     ;;
   *) fail "unknown case $case" ;;
 esac
