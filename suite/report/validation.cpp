@@ -18,7 +18,7 @@ namespace {
 using campaign::simulated_platform;
 
 constexpr const char* kCalibrated = "calibrated";
-const std::set<std::string> kValidatedFamilies = {"echo", "barrier", "reduce/f64", "reduce/i32", "broadcast"};
+const std::set<std::string> kValidatedFamilies = {"echo", "barrier", "reduce/double", "reduce/int", "broadcast"};
 
 bool is_simulated(const PointMedian& m) { return !simulated_platform(m.mode.profile).empty(); }
 
@@ -65,9 +65,9 @@ std::optional<double> cop_model_us(const PointMedian& m) {
   if (m.nodes < 2 || m.nodes > 4096) return std::nullopt;
   const uint64_t n = uint64_t(m.nodes);
   if (m.plot_family == "barrier") return cop::model::scale_analytic_us(Function::barrier_spmd, DataType::integer, timing, n, 1);
-  if (m.plot_family == "reduce/f64" || m.plot_family == "reduce/i32")
+  if (m.plot_family == "reduce/double" || m.plot_family == "reduce/int")
     return cop::model::scale_analytic_us(Function::reduce,
-                                         m.plot_family == "reduce/f64" ? DataType::floating : DataType::integer, timing,
+                                         m.plot_family == "reduce/double" ? DataType::floating : DataType::integer, timing,
                                          n, elements_of());
   if (m.plot_family == "broadcast") return cop::model::scale_analytic_us(Function::bcast, DataType::integer, timing, n, elements_of());
   return std::nullopt;
