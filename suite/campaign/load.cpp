@@ -223,8 +223,10 @@ void read_profiles(const Reader& r, const YAML::Node& root, Campaign& c) {
   const std::vector<std::string> known = known_profiles();
   for (const auto& [p, at] : r.list(root["profiles"], "profiles")) {
     const std::string platform = simulated_platform(p);  // simulated:NAME: its platform file must exist
-    if (!platform.empty() && !fs::exists(platform_file(platform))) r.throw_refusal(at, fmt::format("{}: no platform file {}", p, platform_file(platform)));
-    if (platform.empty() && !contains(known, p)) r.throw_refusal(at, fmt::format("unknown link profile '{}' (known: {}, simulated:NAME)", p, joined(known)));
+    if (!platform.empty() && !fs::exists(platform_file(platform)))
+      r.throw_refusal(at, fmt::format("{}: no platform file {}", p, platform_file(platform)));
+    if (platform.empty() && !contains(known, p))
+      r.throw_refusal(at, fmt::format("unknown link profile '{}' (known: {}, simulated:NAME)", p, joined(known)));
     c.profiles.push_back(p);
   }
 }

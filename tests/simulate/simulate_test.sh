@@ -10,7 +10,8 @@
 #               calibrated platform 20 % above mpi measured (+20.0 %), and sim-cop's barrier
 #               at 64 nodes (10 us) beside the cop model's (9.88 us: +1.2 %).
 #   campaign-files  suite/campaigns/simulate.yml and calibrate.yml load; simulate.yml has
-#               sim-cop to 4096 nodes and smpi to 1024 on every platform.
+#               sim-cop to 4096 nodes and smpi to 1024 on every platform; a profile
+#               simulated:NAME without its platform file is refused.
 #   model       sim-cop's barrier at 64 nodes within 5 % of the cop model's 9.88 us.
 #   campaign    tiny-simulated.yml runs sim-cop under profile simulated:thesis only, and its
 #               report has the simulation table.
@@ -78,6 +79,10 @@ PY
     done
     ! grep -Eq '\.smpi\.n(2048|4096)\.' "$out/points" || fail "smpi above 1024 nodes"
     "$copbench" campaign check "$src/suite/campaigns/calibrate.yml" >/dev/null || fail "calibrate.yml does not load"
+    # A simulated profile names a platform that exists.
+    sed 's/simulated:thesis/simulated:nope/' "$data/tiny-simulated.yml" >"$out/nope.yml"
+    msg=$("$copbench" campaign check "$out/nope.yml" 2>&1) && fail "a campaign on platform nope loaded"
+    grep -q "simulated:nope: no platform file" <<<"$msg" || fail "unexpected error: $msg"
     ;;
   model)
     # The clock is the simulation's and the controllers' service is the core's: sim-cop's
