@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "copbench/bench.h"
 #include "copbench/campaign.h"
@@ -100,6 +101,11 @@ std::optional<ReportTable> validation_table(const CampaignResults& simulated, co
     }
   }
   if (!any) return std::nullopt;
+  // By check, point (without its node count), platform and node count (as a number).
+  const auto key = [](const std::vector<std::string>& row) {
+    return std::make_tuple(row[0], row[1].substr(0, row[1].find("/nodes:")), row[2], std::stoi(row[3]));
+  };
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
   if (t.rows.empty()) t.notes.push_back("no simulated point here has a modelled or measured twin");
   return t;
 }
