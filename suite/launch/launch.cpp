@@ -176,7 +176,14 @@ LaunchOutcome launch(const LaunchRequest& req) {
   if (spec.launcher == Launcher::cop_master && !req.hostfile.empty() && !std::getenv("COP_STACK_DIR") &&
       !std::getenv("COP_DRIVER_1"))
     ::setenv("COP_USE_RUNNING", "1", 1);
-  std::vector<std::string> argv = worker_command(req, worker.string(), result, error, false);
+  std::vector<std::string> argv;
+  try {
+    argv = worker_command(req, worker.string(), result, error, false);
+  } catch (...) {  // a refused command line (smpirun's spaces) leaves no directory behind
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    throw;
+  }
 
   fs::path log = dir / "worker.log";
   const ProcessResult ran = run_logged(argv, req.timeout_s, log, req.on_worker);
