@@ -24,6 +24,7 @@ Launcher launcher_named(const std::string& name) {
   if (name == "pvm_master") return Launcher::pvm_master;
   if (name == "cop_master") return Launcher::cop_master;
   if (name == "smpirun") return Launcher::smpirun;
+  if (name == "s4u") return Launcher::s4u;
   throw std::logic_error("baselines/backends.json: unknown launcher '" + name + "'");
 }
 

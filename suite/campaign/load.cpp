@@ -222,7 +222,11 @@ void read_profiles(const Reader& r, const YAML::Node& root, Campaign& c) {
   }
   const std::vector<std::string> known = known_profiles();
   for (const auto& [p, at] : r.list(root["profiles"], "profiles")) {
-    if (!contains(known, p)) r.throw_refusal(at, fmt::format("unknown link profile '{}' (known: {})", p, joined(known)));
+    const std::string platform = simulated_platform(p);  // simulated:NAME: its platform file must exist
+    if (!platform.empty() && !fs::exists(platform_file(platform)))
+      r.throw_refusal(at, fmt::format("{}: no platform file {}", p, platform_file(platform)));
+    if (platform.empty() && !contains(known, p))
+      r.throw_refusal(at, fmt::format("unknown link profile '{}' (known: {}, simulated:NAME)", p, joined(known)));
     c.profiles.push_back(p);
   }
 }
@@ -336,8 +340,12 @@ void read_placement(const Reader& r, const Cluster& cluster, RunEntry& e) {
   const YAML::Node& run = e.node;
   if (!run["nodes"]) r.throw_refusal(run, fmt::format("run of {} needs 'nodes'", e.bench_name));
   e.node_counts = r.nodes(run["nodes"]);
+  const bool simulated_only = std::all_of(e.backends.begin(), e.backends.end(), [](const auto& b) {
+    const BackendSpec* spec = find_backend_spec(b.first);
+    return spec && simulated(spec->launcher);
+  });  // simulated nodes are the platform's hosts, not the cluster's
   for (int n : e.node_counts)
-    if (n > cluster.size)
+    if (n > (simulated_only ? kPlatformHosts : cluster.size))
       r.throw_refusal(run["nodes"], fmt::format("{} nodes is more than the cluster offers ({} has {})", n, cluster.name, cluster.size));
   e.tasks = {{1, run["nodes"]}};
   if (run["tasks_per_node"]) {
@@ -439,6 +447,7 @@ void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::s
   for (const auto& profile : c.profiles)
     for (const auto& [backend, at] : e.backends) {
       const BackendSpec* spec = find_backend_spec(backend);
+      if ((spec && simulated(spec->launcher)) != !simulated_platform(profile).empty()) continue;
       std::string encoding = (spec && contains(spec->encodings, e.encoding)) ? e.encoding : "";
       if (spec && !spec->encodings.empty() && encoding.empty()) encoding = spec->encodings.front();
       for (const auto& rt : point_routes(spec, e.routes))

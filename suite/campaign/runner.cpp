@@ -39,7 +39,7 @@ struct Outcome {
 
 // Why `p` cannot run here, as a status and reason; nullopt when it can.
 std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster) {
-  if (p.profile != cluster.profile)
+  if (p.profile != cluster.profile && simulated_platform(p.profile).empty())
     return Outcome{"skipped", fmt::format("needs link profile {} (this cluster: {}); bring up a cluster with "
                                           "`scripts/cluster up N --profile {}` and run again with --resume",
                                           p.profile, cluster.profile, p.profile)};
@@ -220,7 +220,7 @@ LaunchRequest CampaignRun::request_for(const Point& p, const BackendSpec& spec) 
   req.spec = &spec;
   req.nodes = p.nodes;
   req.tasks_per_node = p.tasks_per_node;
-  req.hostfile = cluster_.hostfile;
+  req.hostfile = simulated(spec.launcher) ? "" : cluster_.hostfile;  // simulated nodes are this machine's
   req.timeout_s = p.timing.timeout;
   req.worker = point_worker_args(p);
   req.job_name = p.id;
@@ -381,6 +381,7 @@ WorkerArgs point_worker_args(const Point& p) {
   w.nodes = p.nodes;
   w.tasks_per_node = p.tasks_per_node;
   w.context.link_profile = p.profile;
+  w.platform = simulated_platform(p.profile);
   w.context.commit = source_commit();
   return w;
 }

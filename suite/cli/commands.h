@@ -28,6 +28,10 @@ void add_compare_command(CLI::App& app);
 // `copbench campaign` and `copbench report`.
 std::string default_reference_dir();
 
+// `copbench simulate calibrate DIR`: a SimGrid platform fitted to a campaign's echo and
+// bandwidth points.
+void add_simulate_command(CLI::App& app);
+
 // `copbench cop compare`: libcop vs libpvm barrier/reduce with the bare round trip.
 void add_cop_command(CLI::App& app);
 

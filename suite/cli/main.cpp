@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   copbench::cli::add_report_command(app);
   copbench::cli::add_compare_command(app);
   copbench::cli::add_cop_command(app);
+  copbench::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

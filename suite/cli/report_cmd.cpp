@@ -14,7 +14,8 @@ struct ReportCmdOptions {
                                .out = {},
                                .reference_dir = default_reference_dir(),
                                .plots = true,
-                               .collective_method = "sync"};
+                               .collective_method = "sync",
+                               .measured = {}};
   bool no_plots = false, quiet = false;
 };
 
@@ -36,6 +37,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("dir", o.dir, "a campaign directory, results/campaigns/<name>-<timestamp>")->required();
   cmd->add_option("--out", o.out, "write the report here instead of into the campaign directory");
   cmd->add_option("--reference", o.reference_dir, "the seeds' tables, when the directory has no copy");
+  cmd->add_option("--measured", o.measured, "a campaign directory of measured points to set simulated ones beside");
   cmd->add_flag("--no-plots", opt->no_plots, "tables and index only");
   cmd->add_option("--collective-method", o.collective_method,
                   "collectives as timed by the thesis (sync: a sync before each call) or by IMB / OSU (loop)")

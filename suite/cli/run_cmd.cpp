@@ -146,9 +146,10 @@ void check_route(const BackendSpec& spec, const std::string& route, const std::s
 }
 
 void check_platform(const BackendSpec& spec, const std::string& platform) {
-  if (spec.launcher != Launcher::smpirun) {
+  if (!simulated(spec.launcher)) {
     if (!platform.empty())
-      throw std::invalid_argument(fmt::format("--platform {}: {} runs on real nodes (only smpi is simulated)", platform, spec.name));
+      throw std::invalid_argument(
+          fmt::format("--platform {}: {} runs on real nodes (only smpi and sim-cop are simulated)", platform, spec.name));
     return;
   }
   if (platform.empty()) throw std::invalid_argument(fmt::format("{} needs --platform NAME (e.g. thesis, present)", spec.name));
@@ -179,7 +180,7 @@ void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
-  run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, smpi, armci, cop (copbench list shows what each offers)")->required();
+  run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, smpi, armci, cop, sim-cop (copbench list shows what each offers)")->required();
   run->add_option("--nodes", opt->where.nodes, "nodes; on one machine, emulated by ranks on loopback");
   run->add_option("--tasks-per-node", opt->where.tasks_per_node,
                   "ranks per node (default 1); ranks k*T .. k*T+T-1 on node k");
@@ -192,7 +193,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--route", opt->where.route, "route or mode (pvm: normal, direct)");
   run->add_option("--encoding", opt->where.encoding, "PVM data encoding: default, raw, inplace");
   run->add_option("--hostfile", opt->where.hostfile, "a cluster's hosts (mpirun hostfile syntax)");
-  run->add_option("--platform", opt->where.platform, "smpi: the simulated platform, results/platforms/NAME.xml");
+  run->add_option("--platform", opt->where.platform, "smpi, sim-cop: the simulated platform, results/platforms/NAME.xml");
   run->add_option("--link-profile", opt->link_profile, "link profile recorded in the results (default loopback / cluster)");
   run->add_option("--out", opt->out, "write Google Benchmark JSON here (atomically)");
   run->add_option("--timeout", opt->where.timeout, "seconds before the run is killed")->check(CLI::PositiveNumber);

@@ -21,7 +21,7 @@ void add_verify_command(CLI::App& app) {
   verify->add_option("--route", opt->route, "route or mode");
   verify->add_option("--encoding", opt->encoding, "PVM data encoding");
   verify->add_option("--hostfile", opt->hostfile, "a cluster's hosts");
-  verify->add_option("--platform", opt->platform, "smpi: the simulated platform, results/platforms/NAME.xml");
+  verify->add_option("--platform", opt->platform, "smpi, sim-cop: the simulated platform, results/platforms/NAME.xml");
   verify->add_option("--timeout", opt->timeout, "seconds before the run is killed");
   verify->callback([opt] {
     LaunchRequest req = checked_request(checked_backend(opt->backend), *opt, 1);

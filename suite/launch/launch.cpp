@@ -97,7 +97,7 @@ int max_local_nodes() {
 }
 
 int available_nodes(const BackendSpec& spec, const std::string& hostfile) {
-  if (spec.launcher == Launcher::smpirun) return kPlatformHosts;
+  if (simulated(spec.launcher)) return kPlatformHosts;
   if (!hostfile.empty()) return count_hostfile(hostfile).slots;
   return max_local_nodes();
 }
@@ -115,6 +115,9 @@ std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::s
     if (!hostfile.empty()) return "the smpi backend simulates its nodes on this machine: it takes no hostfile";
     return std::nullopt;
   }
+  if (spec.launcher == Launcher::s4u)
+    return hostfile.empty() ? std::nullopt
+                            : std::optional<std::string>(spec.name + " simulates its nodes on this machine: it takes no hostfile");
   if (spec.launcher == Launcher::mpirun) {
     if (!on_path("mpirun")) return "mpirun not found on PATH (install openmpi-bin)";
     return std::nullopt;
@@ -173,7 +176,14 @@ LaunchOutcome launch(const LaunchRequest& req) {
   if (spec.launcher == Launcher::cop_master && !req.hostfile.empty() && !std::getenv("COP_STACK_DIR") &&
       !std::getenv("COP_DRIVER_1"))
     ::setenv("COP_USE_RUNNING", "1", 1);
-  std::vector<std::string> argv = worker_command(req, worker.string(), result, error, false);
+  std::vector<std::string> argv;
+  try {
+    argv = worker_command(req, worker.string(), result, error, false);
+  } catch (...) {  // a refused command line (smpirun's spaces) leaves no directory behind
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    throw;
+  }
 
   fs::path log = dir / "worker.log";
   const ProcessResult ran = run_logged(argv, req.timeout_s, log, req.on_worker);

@@ -9,6 +9,7 @@
 #include "copbench/campaign.h"
 #include "copbench/results.h"
 #include "report/report_parts.h"
+#include "report/validation.h"
 
 namespace copbench::report {
 namespace fs = std::filesystem;
@@ -36,12 +37,14 @@ fs::path seed_table_file(const ReportOptions& o, const std::string& stem) {
 using NamedTables = std::vector<std::pair<std::string, ReportTable>>;  // file stem, table
 
 NamedTables build_tables(const ReportOptions& o, const json& manifest, const CampaignResults& results,
-                         const std::string& name, const fs::path& out, ReportOutput& result) {
+                         const CampaignResults& measured, const std::string& name, const fs::path& out,
+                         ReportOutput& result) {
   NamedTables tables;
   tables.emplace_back("summary", summary_table(results, name));
   if (auto md = md_table_v(results)) tables.emplace_back(std::string("md-table5"), std::move(*md));
   for (const auto& t : manifest.value("compare", std::vector<std::string>{}))
     tables.emplace_back(t, seed_table(results, t, load_seed_cells(seed_table_file(o, t))));
+  if (auto v = validation_table(results, measured)) tables.emplace_back("simulation", std::move(*v));
   if (auto ref = reference_campaign_table(manifest, o.dir, result)) {
     tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
   } else {
@@ -143,13 +146,19 @@ ReportOutput make_report(const ReportOptions& o) {
 
   ReportOutput result;
   fs::create_directories(out / "tables");
-  const NamedTables tables = build_tables(o, manifest, results, name, out, result);
+  // The measured points the simulated ones are set beside: another directory's, or these.
+  const CampaignResults measured = o.measured.empty() ? results : load_results(o.measured, o.collective_method);
+  const NamedTables tables = build_tables(o, manifest, results, measured, name, out, result);
   std::string main = manifest.value("main_table", "");
   // The first table after the summary, never the reference campaign's (always the last).
   if (main.empty()) main = tables.size() > 1 && tables[1].first != kReferenceTable ? tables[1].first : "summary";
   write_tables(tables, name, main, out, result);
   std::vector<std::pair<std::string, std::string>> plots;  // stem, title
-  if (o.plots) plots = draw_plots(plan_plots(results, name), out, result);
+  if (o.plots) {
+    std::vector<PlotSpec> specs = plan_plots(results, name);
+    for (PlotSpec& p : validation_plots(results, measured, name)) specs.push_back(std::move(p));
+    plots = draw_plots(specs, out, result);
+  }
   result.index = out / "index.md";
   write_file_atomically(result.index, index_markdown(IndexInputs{manifest, results, o, out, name, main, tables, plots}, result));
   return result;

@@ -208,7 +208,7 @@ std::string gnuplot_script(const PlotSpec& p) {
   gp += "set xlabel " + gp_quote(p.xlabel) + " noenhanced\n";
   gp += "set ylabel " + gp_quote(p.ylabel) + " noenhanced\n";
   gp += "set grid\nset key outside right top noenhanced\n";
-  if (p.log_x) gp += "set logscale x 2\nset format x \"%.0b %BB\"\n";
+  if (p.log_x) gp += p.x_bytes ? "set logscale x 2\nset format x \"%.0b %BB\"\n" : "set logscale x 2\nset format x \"%g\"\n";
   else gp += node_axis(p);
   if (ymax > 0 && ymax / ymin > 20) gp += "set logscale y 10\nset format y \"%g\"\n";
   else gp += "set yrange [0:*]\n";

@@ -204,6 +204,7 @@ ReportTable seed_table(const CampaignResults& results, const std::string& stem, 
 struct PlotSpec {
   std::string stem, title, xlabel, ylabel;
   bool log_x = false;
+  bool x_bytes = true;  // with log_x: tics as sizes (1 KB); otherwise plain numbers (nodes)
   std::map<std::string, std::vector<std::pair<double, double>>> curves;  // label -> (x, y)
   std::vector<std::string> curve_order;
   std::string note;

@@ -72,7 +72,7 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
   ctx["tasks_per_node"] = std::to_string(c.tasks_per_node);
   ctx["link_profile"] = c.link_profile;
   ctx["commit"] = c.commit;
-  ctx["timer"] = kTimerName;
+  ctx["timer"] = timer_name();
   for (const auto& [key, value] : c.settings) ctx[key] = value;
   // What every point shares; each point's own entries say how its iterations were timed
   // (timing_method: the sync method or a loop) and carry plain-word warnings.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "copbench/timing.h"
 #include "copbench/worker.h"
 
 #ifdef COPBENCH_SIMULATED_CLOCK
@@ -59,8 +60,12 @@ void set_platform_context(WorkerArgs& a) {
       simgrid::config::get_value<bool>("smpi/simulate-computation") ? "yes" : "no";
   a.context.settings["network_model"] = simgrid::config::get_value<std::string>("network/model");
 #else
-  if (!a.platform.empty())
-    throw std::invalid_argument("worker: --platform " + a.platform + ": this worker is not simulated (smpi only)");
+  // sim-cop (baselines/simcop) simulates in this process: it has installed its clock.
+  const bool simulated = simulated_clock().now != nullptr;
+  if (!a.platform.empty() && !simulated)
+    throw std::invalid_argument("worker: --platform " + a.platform + ": this worker is not simulated (smpi, sim-cop only)");
+  if (simulated && a.platform.empty()) throw std::invalid_argument("worker: --platform is required (a simulated worker)");
+  if (simulated) a.context.settings["simulated"] = "true";
 #endif
   if (!a.platform.empty()) a.context.settings["platform"] = a.platform;
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "copbench/pause.h"
 #include "copbench/timing.h"
 #include "worker/verify_checks.h"
 
@@ -47,7 +48,7 @@ std::string barrier(Backend& b) {
   for (int i = 0; i < 20; ++i) b.barrier();
   constexpr double kDelay = 0.05;
   double t0 = now_seconds();
-  if (me == n - 1) std::this_thread::sleep_for(std::chrono::duration<double>(kDelay));
+  if (me == n - 1) pause_seconds(kDelay);
   b.barrier();
   double waited = now_seconds() - t0;
   if (n > 1 && waited < 0.8 * kDelay) return fmt::format("rank {} left the barrier after {:.1f} ms", me, waited * 1e3);

@@ -39,6 +39,7 @@ std::string launcher_name(Launcher l) {
     case Launcher::pvm_master: return "pvm_master";
     case Launcher::cop_master: return "cop_master";
     case Launcher::smpirun: return "smpirun";
+    case Launcher::s4u: return "s4u";
   }
   return "?";
 }

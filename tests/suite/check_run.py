@@ -46,20 +46,29 @@ def check_context(ctx, args, bench, failures):
 
 
 def check_simulated(ctx, platform, failures):
-    """A run with --platform (smpi) is simulated: the context says so, names the platform
-    and Open MPI's collective selector, and its clock is MPI_Wtime, never the wall clock;
+    """A run with --platform (smpi, sim-cop) is simulated: the context says so, names the
+    platform (and, for smpi, Open MPI's collective selector), and its clock is the
+    simulation's (MPI_Wtime, the S4U engine's), never the wall clock;
     a run without one says nothing of a platform."""
     if platform is None:
         for key in ("simulated", "platform"):
             if key in ctx:
                 failures.append(f"context has {key} {ctx[key]!r}, yet no --platform was given")
         return
-    expected = {"simulated": "true", "platform": platform, "coll_selector": "ompi"}
+    # smpi: Open MPI's collectives under smpirun, clock MPI_Wtime; sim-cop: its own S4U
+    # simulation of the COP's serial links, clock the engine's.
+    sim_cop = ctx.get("backend") == "sim-cop"
+    expected = {"simulated": "true", "platform": platform}
+    if not sim_cop:
+        expected["coll_selector"] = "ompi"
     for key, want in expected.items():
         if str(ctx.get(key)) != want:
             failures.append(f"context {key} is {ctx.get(key)!r}, expected {want!r}")
-    if not str(ctx.get("timer", "")).startswith("MPI_Wtime"):
-        failures.append(f"context timer is {ctx.get('timer')!r}, expected MPI_Wtime (simulated time)")
+    if sim_cop and "serial" not in str(ctx.get("cop_links", "")):
+        failures.append(f"context cop_links is {ctx.get('cop_links')!r}, expected the COP's serial links")
+    clock = "simgrid::s4u::Engine::get_clock" if sim_cop else "MPI_Wtime"
+    if not str(ctx.get("timer", "")).startswith(clock):
+        failures.append(f"context timer is {ctx.get('timer')!r}, expected {clock} (simulated time)")
 
 
 def check_values(points, nodes, failures):

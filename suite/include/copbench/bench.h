@@ -79,7 +79,11 @@ enum class Launcher {
   pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
   cop_master,  // as pvm_master, through a wrapper that starts a private pvmd and COP stack if none is given
   smpirun,     // simulated ranks: SimGrid's smpirun on a platform file (--platform NAME)
+  s4u,         // a SimGrid S4U program started as it is: it simulates every node itself (sim-cop)
 };
+// Whether the backend's nodes are simulated (smpirun, s4u): they run on a platform
+// (--platform NAME) on this machine, take no hostfile, and report simulated time.
+inline bool simulated(Launcher l) { return l == Launcher::smpirun || l == Launcher::s4u; }
 struct BackendSpec {
   std::string name;
   std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"

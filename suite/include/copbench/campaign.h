@@ -24,6 +24,16 @@ class CampaignError : public std::runtime_error {
 // (cop). A point on a backend that is not built yet is recorded "not offered".
 const std::vector<std::string>& campaign_backend_names();
 
+// A link profile "simulated:NAME" is no cluster's: its points are the simulated backends'
+// (smpi, sim-cop) on platform NAME (results/platforms/NAME.xml), run on this machine up to
+// kPlatformHosts nodes; a simulated backend runs under such profiles only. The platform
+// of a profile, "" when it is not one.
+inline constexpr const char* kSimulatedProfile = "simulated:";
+inline std::string simulated_platform(const std::string& profile) {
+  const std::string prefix = kSimulatedProfile;
+  return profile.rfind(prefix, 0) == 0 ? profile.substr(prefix.size()) : std::string();
+}
+
 // Where campaigns run. `local`: ranks on loopback on this machine; otherwise an Ansible
 // inventory whose `compute` hosts are the nodes (the runner then runs on its head node).
 struct Cluster {

@@ -18,6 +18,9 @@ struct ReportOptions {
   // Which of a collective's two points the tables and plots show: "sync" (the thesis's
   // method, ch. VI) or "loop" (IMB / OSU); index.md says which.
   std::string collective_method = "sync";
+  // A campaign directory of measured points to set the simulated ones beside (the
+  // validation table and plots, report/validation.h); empty = `dir` itself.
+  std::filesystem::path measured;
 };
 
 struct ReportOutput {

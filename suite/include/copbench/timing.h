@@ -1,7 +1,8 @@
 // The timing method (suite/README.md "Timing method", seed 003 section 5.0, thesis ch. VI).
 //
 // - One clock for everything: clock_gettime(CLOCK_MONOTONIC) via steady_clock, stated in
-//   every result as kTimerName (MPI_Wtime, simulated time, in the smpi build).
+//   every result as timer_name() (MPI_Wtime, simulated time, in the smpi build; the
+//   simulation's clock in sim-cop's, simulated_clock()).
 // - Empty-loop subtraction: the cost of reading the clock twice is measured and taken off
 //   every timed iteration (seed 003).
 // - Warm-up iterations before any timed one.
@@ -41,12 +42,27 @@ namespace copbench {
 inline constexpr const char* kTimerName = "MPI_Wtime (SimGrid SMPI simulated time)";
 
 inline double now_seconds() { return MPI_Wtime(); }
+inline const char* timer_name() { return kTimerName; }
 #else
 inline constexpr const char* kTimerName = "std::chrono::steady_clock (clock_gettime CLOCK_MONOTONIC)";
 
+// A simulator that runs every node as an actor of this one process (sim-cop,
+// baselines/simcop) installs its simulated clock here before anything is timed: the
+// wall clock would measure the simulator, not the simulated system. Nothing else does.
+struct SimulatedClock {
+  double (*now)() = nullptr;
+  const char* name = nullptr;  // what the results say the timer is
+};
+inline SimulatedClock& simulated_clock() {
+  static SimulatedClock clock;
+  return clock;
+}
+
 inline double now_seconds() {
+  if (const auto simulated = simulated_clock().now) return simulated();
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+inline const char* timer_name() { return simulated_clock().now ? simulated_clock().name : kTimerName; }
 #endif
 // Process CPU time in seconds (CLOCK_PROCESS_CPUTIME_ID), reported as Google Benchmark's cpu_time.
 double cpu_seconds();

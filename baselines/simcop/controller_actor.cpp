@@ -1,0 +1,164 @@
+// A simulated COP controller (controller_actor.h).
+#include "simcop/controller_actor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace copbench::simcop {
+
+namespace sg4 = simgrid::s4u;
+using cop::controller::Controller;
+using cop::controller::Delivery;
+using cop::wire::Message;
+using cop::wire::Opcode;
+
+namespace {
+
+cop::controller::Config config_of(const Network& n, int level1) {
+  cop::controller::Config c;
+  c.level = level1 < 0 ? 2 : 1;
+  c.has_parent = level1 >= 0 && n.two_levels();
+  c.channels = level1 < 0 ? n.level1s : n.channels_of(level1);
+  c.cntno = static_cast<uint8_t>(std::max(level1, 0));
+  c.partitions = 1;  // one partition: the run's nodes
+  c.tas_words = 16;
+  c.sas_words = kChannels + 1;
+  return c;
+}
+
+// When a delivery starts out on its link: the core's at_cycle is when the receiver has
+// it, so the link's own time (t_CN-COP up, t_COP-CN down) comes off it.
+uint64_t send_cycle(const Delivery& d, uint64_t link) { return d.at_cycle > link ? d.at_cycle - link : 0; }
+
+}  // namespace
+
+Mailboxes make_mailboxes(const Network& n) {
+  Mailboxes m;
+  for (int i = 0; i < n.nodes; ++i) m.nodes.push_back(sg4::Mailbox::by_name(fmt::format("node-{}", i)));
+  for (int k = 0; k < n.level1s; ++k) m.level1s.push_back(sg4::Mailbox::by_name(fmt::format("cop-1-{}", k)));
+  if (n.two_levels()) m.level2 = sg4::Mailbox::by_name("cop-2");
+  return m;
+}
+
+void send_packet(sg4::Mailbox* to, std::unique_ptr<Packet> p, size_t messages) {
+  to->put_init(p.release(), uint64_t(double(messages) * kMessageBytes))->detach();
+}
+
+ControllerActor::ControllerActor(const Network& n, const Mailboxes& m, int level1, const cop::model::Timing& t)
+    : net_(n),
+      mail_(m),
+      level1_(level1),
+      timing_(t),
+      core_(std::make_unique<Controller>(config_of(n, level1), t)),
+      in_(level1 < 0 ? m.level2 : m.level1s[size_t(level1)]),
+      unanswered_(size_t(kChannels) + 1, 0),
+      answers_(size_t(kChannels) + 1) {}
+
+uint64_t ControllerActor::now_cycles() const {
+  return uint64_t(std::llround(sg4::Engine::get_clock() * 1e9 / timing_.p_clk_ns));
+}
+
+void ControllerActor::sleep_to(uint64_t cycle) const {
+  const double at = double(cycle) * timing_.p_clk_ns * 1e-9;
+  if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+}
+
+void ControllerActor::operator()() {
+  in_->set_receiver(sg4::Actor::self());
+  for (;;) {
+    // Everything that has arrived is at its channel before the poll counter moves on.
+    while (in_->ready()) take(std::unique_ptr<Packet>(in_->get<Packet>()));
+    std::vector<Delivery> out;
+    if (core_->step(out)) {
+      dispatch(out);
+      sleep_to(core_->cycles());
+      continue;
+    }
+    take(std::unique_ptr<Packet>(in_->get<Packet>()));  // idle: wait for the next arrival
+  }
+}
+
+void ControllerActor::take(std::unique_ptr<Packet> p) {
+  std::vector<Delivery> out;
+  const uint64_t now = now_cycles();
+  if (p->kind == Packet::burst) {
+    // The burst's last word arrived now; each earlier one a message's wire time before.
+    const uint64_t wire = wire_cycles(timing_);
+    const size_t n = p->messages.size();
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t behind = uint64_t(n - 1 - i) * wire;
+      core_->receive(p->channel, p->messages[i], now > behind ? now - behind : 0, out);
+    }
+    unanswered_[size_t(p->channel)] += n;
+  } else if (p->kind == Packet::up) {
+    p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
+    core_->receive_from_child(p->channel, p->delivery, out);
+  } else {
+    p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
+    core_->receive_from_parent(p->delivery, out);
+  }
+  dispatch(out);
+}
+
+void ControllerActor::dispatch(std::vector<Delivery>& out) {
+  auto link_of = [&](const Delivery& d) { return d.to_parent ? timing_.t_cn_cop : d.link_level ? 0 : timing_.t_cop_cn; };
+  std::stable_sort(out.begin(), out.end(), [&](const Delivery& a, const Delivery& b) {
+    return send_cycle(a, link_of(a)) < send_cycle(b, link_of(b));
+  });
+  for (const Delivery& d : out) {
+    sleep_to(send_cycle(d, link_of(d)));
+    if (d.to_parent) {
+      auto p = std::make_unique<Packet>();
+      p->kind = Packet::up;
+      p->channel = level1_ + 1;
+      p->delivery = d;
+      send_packet(mail_.level2, std::move(p), 1);
+    } else if (level1_ < 0) {
+      for (int k = 0; k < net_.level1s; ++k) {
+        if (!d.to(k + 1)) continue;
+        auto p = std::make_unique<Packet>();
+        p->kind = Packet::down;
+        p->delivery = d;
+        send_packet(mail_.level1s[size_t(k)], std::move(p), 1);
+      }
+    } else {
+      to_nodes(d);
+    }
+  }
+}
+
+void ControllerActor::to_nodes(const Delivery& d) {
+  for (int c = 1; c <= net_.channels_of(level1_); ++c) {
+    if (!d.to(c)) continue;
+    if (d.link_level) {
+      answer(c, d.msg, d.at_cycle);
+      continue;
+    }
+    auto p = std::make_unique<Packet>();
+    p->kind = Packet::data;
+    p->messages = {d.msg};
+    send_packet(mail_.nodes[size_t(net_.first_node(level1_) + c - 1)], std::move(p), 1);
+  }
+}
+
+// The answers to a node's burst go back together once its last command is answered
+// (copd holds a burst's answers the same way: one datagram back).
+void ControllerActor::answer(int channel, const Message& m, uint64_t at_cycle) {
+  auto& held = answers_[size_t(channel)];
+  held.push_back(m);
+  size_t& due = unanswered_[size_t(channel)];
+  if (due > 0) --due;
+  if (due > 0) return;
+  sleep_to(at_cycle);
+  auto p = std::make_unique<Packet>();
+  p->kind = Packet::answers;
+  p->messages = std::move(held);
+  held.clear();
+  const size_t n = p->messages.size();
+  send_packet(mail_.nodes[size_t(net_.first_node(level1_) + channel - 1)], std::move(p), n);
+}
+
+}  // namespace copbench::simcop

@@ -1,0 +1,57 @@
+// A simulated COP controller: the REAL controller core (cop/controller/controller.h) on
+// a SimGrid host. Its cycle clock is simulated time: a command that arrives at
+// simulated time T is ready at cycle T / P_CLK, and after each command it services the
+// actor sleeps until the core's clock (so the t_OP of every command, and the t_COP-CN
+// it is busy putting a result onto the links, pass in the simulation). Whatever the
+// core sends leaves when the core says its sending began, over the serial link,
+// which delivers it at the core's at_cycle (network.h).
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "controller/controller.h"
+#include "simcop/network.h"
+#include "simcop/packets.h"
+
+namespace copbench::simcop {
+
+// The mailboxes of the simulation: one per node, level-1 and the level 2.
+struct Mailboxes {
+  std::vector<simgrid::s4u::Mailbox*> nodes;
+  std::vector<simgrid::s4u::Mailbox*> level1s;
+  simgrid::s4u::Mailbox* level2 = nullptr;
+};
+Mailboxes make_mailboxes(const Network& n);
+
+// Sends `p` (stands for `messages` COP messages on the wire) to `to`, not waited for.
+void send_packet(simgrid::s4u::Mailbox* to, std::unique_ptr<Packet> p, size_t messages);
+
+class ControllerActor {
+ public:
+  // level1 >= 0: level-1 controller `level1`; -1: the level 2.
+  ControllerActor(const Network& n, const Mailboxes& m, int level1, const cop::model::Timing& t);
+  void operator()();
+
+ private:
+  void take(std::unique_ptr<Packet> p);
+  void dispatch(std::vector<cop::controller::Delivery>& out);
+  void to_nodes(const cop::controller::Delivery& d);
+  void answer(int channel, const cop::wire::Message& m, uint64_t at_cycle);
+  void sleep_to(uint64_t cycle) const;
+  uint64_t now_cycles() const;
+
+  const Network& net_;
+  const Mailboxes& mail_;
+  int level1_;
+  cop::model::Timing timing_;
+  std::unique_ptr<cop::controller::Controller> core_;
+  simgrid::s4u::Mailbox* in_;
+  // Per channel: commands of its bursts not answered yet, and the answers gathered.
+  std::vector<size_t> unanswered_;
+  std::vector<std::vector<cop::wire::Message>> answers_;
+};
+
+}  // namespace copbench::simcop

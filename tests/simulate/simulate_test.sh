@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# simulate_test.sh COPBENCH DATA CASE: `copbench simulate calibrate` and the report's
+# validation on fixed campaign directories (DATA, tests/simulate/data).
+#   calibrate   calibrate-run's mpi echo and bandwidth points lie on t = 50 us + N / 100 MB/s:
+#               the platform has host links of 25 us (half the latency) and 100 MB/s, is
+#               well-formed XML, and its comment names the campaign and the points fitted
+#               (not pvm's, another backend).
+#   one-size    a directory with one size has no line to fit: a clear error, no file.
+#   validation  the report of validation-run has the simulation table: smpi on the
+#               calibrated platform 20 % above mpi measured (+20.0 %), and sim-cop's barrier
+#               at 64 nodes (10 us) beside the cop model's (9.88 us: +1.2 %).
+#   campaign-files  suite/campaigns/simulate.yml and calibrate.yml load; simulate.yml has
+#               sim-cop to 4096 nodes and smpi to 1024 on every platform; a profile
+#               simulated:NAME without its platform file is refused.
+#   model       sim-cop's barrier at 64 nodes within 5 % of the cop model's 9.88 us.
+#   campaign    tiny-simulated.yml runs sim-cop under profile simulated:thesis only, and its
+#               report has the simulation table.
+set -u
+copbench=$1 data=$2 case=$3
+out=$(mktemp -d /tmp/copbench-simulate-test.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+case $case in
+  calibrate)
+    "$copbench" simulate calibrate "$data/calibrate-run" --out "$out/cal.xml" || fail "calibrate exited $?"
+    python3 - "$out/cal.xml" <<'PY' || exit 1
+import sys, xml.etree.ElementTree as ET
+text = open(sys.argv[1]).read()
+cluster = ET.parse(sys.argv[1]).getroot().find("zone/cluster")
+want = {"id": "calibrated", "bw": "100000000Bps", "lat": "25.0000us", "bb_bw": "100000000Bps", "radical": "0-4095"}
+bad = [f"{k}={cluster.get(k)!r} (want {v!r})" for k, v in want.items() if cluster.get(k) != v]
+for needed in ("calibrate-fixture", "echo/size:4", "bandwidth/size:32768", "alpha 50.000 us"):
+    if needed not in text:
+        bad.append(f"comment lacks {needed!r}")
+if "900" in text:
+    bad.append("pvm's points were fitted too")
+sys.exit("FAIL: " + "; ".join(bad) if bad else 0)
+PY
+    ;;
+  one-size)
+    msg=$("$copbench" simulate calibrate "$data/one-size-run" --out "$out/cal.xml" 2>&1) && fail "calibrate succeeded"
+    grep -q "no mpi echo or bandwidth points of 2 or more sizes" <<<"$msg" || fail "unexpected error: $msg"
+    [ ! -e "$out/cal.xml" ] || fail "a platform file was written"
+    ;;
+  validation)
+    "$copbench" report "$data/validation-run" --out "$out" --no-plots --quiet >/dev/null || fail "report exited $?"
+    table=$out/tables/simulation.csv
+    [ -f "$table" ] || fail "no tables/simulation.csv"
+    grep -Eq '^smpi \(calibrated\) vs mpi,barrier,calibrated,2,120(\.0*)?,100(\.0*)?,measured \(native\),\+20\.0 %$' "$table" ||
+      fail "no smpi row with +20.0 %: $(cat "$table")"
+    # The model's SPMD barrier on one controller of 64 channels: 988 cycles, 9.88 us.
+    grep -Eq '^sim-cop vs cop model,barrier,thesis,64,10(\.0*)?,9\.88,modelled \(analytic\),\+1\.2 %$' "$table" ||
+      fail "no sim-cop row: $(cat "$table")"
+    ;;
+  campaign)
+    # A campaign's simulated points: profile simulated:thesis runs sim-cop on that
+    # platform (no point for the native profile: sim-cop is simulated only), and the
+    # report's simulation table sets them beside the cop model.
+    "$copbench" campaign run "$data/tiny-simulated.yml" --results "$out/run" >/dev/null || fail "campaign exited $?"
+    dir=$(ls -d "$out"/run/tiny-simulated-* | head -1)
+    for n in 2 3; do
+      f="$dir/raw/barrier.sim-cop.n$n.simulated:thesis.json"
+      [ -f "$f" ] || fail "no $f: $(ls "$dir/raw" "$dir/status" 2>&1)"
+      grep -q '"platform": "thesis"' "$f" || fail "$f does not name the platform"
+    done
+    [ "$(ls "$dir/raw" | wc -l)" -eq 2 ] || fail "points beyond the two simulated ones: $(ls "$dir/raw")"
+    "$copbench" report "$dir" --no-plots --quiet >/dev/null || fail "report exited $?"
+    grep -q '^sim-cop vs cop model,barrier/nodes:3,thesis,3,' "$dir/tables/simulation.csv" ||
+      fail "no simulation row for 3 nodes: $(cat "$dir/tables/simulation.csv")"
+    ;;
+  campaign-files)
+    # The shipped simulate.yml and calibrate.yml load here (the local cluster): sim-cop's
+    # barrier reaches 4096 nodes on every platform, smpi stops at 1024.
+    src=$(cd "$data/../../.." && pwd)
+    "$copbench" campaign check "$src/suite/campaigns/simulate.yml" >"$out/points" || fail "simulate.yml: $(cat "$out/points")"
+    for platform in thesis present calibrated; do
+      grep -qx "barrier.sim-cop.n4096.simulated:$platform" "$out/points" || fail "no sim-cop barrier at 4096 on $platform"
+      grep -qx "barrier.smpi.n1024.simulated:$platform" "$out/points" || fail "no smpi barrier at 1024 on $platform"
+    done
+    ! grep -Eq '\.smpi\.n(2048|4096)\.' "$out/points" || fail "smpi above 1024 nodes"
+    "$copbench" campaign check "$src/suite/campaigns/calibrate.yml" >/dev/null || fail "calibrate.yml does not load"
+    # A simulated profile names a platform that exists.
+    sed 's/simulated:thesis/simulated:nope/' "$data/tiny-simulated.yml" >"$out/nope.yml"
+    msg=$("$copbench" campaign check "$out/nope.yml" 2>&1) && fail "a campaign on platform nope loaded"
+    grep -q "simulated:nope: no platform file" <<<"$msg" || fail "unexpected error: $msg"
+    ;;
+  model)
+    # The clock is the simulation's and the controllers' service is the core's: sim-cop's
+    # barrier on one controller of 64 channels takes the cop model's 9.88 us (988 cycles,
+    # seed 000 ch. VI) within 5 % (the answers' trip back is the difference), which no
+    # wall clock of this machine would give.
+    "$copbench" run barrier --backend sim-cop --nodes 64 --platform thesis --reps 2 --max-reps 3 --iters 3 \
+      --warmup 1 --timeout 100 --out "$out/point.json" >/dev/null || fail "run exited $?"
+    python3 - "$out/point.json" <<'PY' || exit 1
+import json, sys
+points = json.load(open(sys.argv[1]))["benchmarks"]
+got = [p["real_time"] for p in points if p.get("aggregate_name") == "median" and p["name"] == "barrier/nodes:64_median"]
+if not got:
+    sys.exit("FAIL: no barrier/nodes:64 median")
+print(f"sim-cop barrier at 64 nodes: {got[0]:.3f} us simulated, cop model 9.88 us")
+sys.exit(0 if abs(got[0] - 9.88) <= 0.05 * 9.88 else f"FAIL: {got[0]} us is not within 5 % of 9.88 us")
+PY
+    ;;
+  *) fail "unknown case $case" ;;
+esac
+echo "ok $case"
