@@ -114,6 +114,11 @@ class CopBackend final : public pvm::PvmTaskBackend {
   std::uint32_t cast_cursor_ = kCastFirst;
   std::uint64_t piece_seq_ = 0;           // point-to-point: pieces this task has sent (its ready flag)
   std::vector<std::uint64_t> seen_seq_;  // per source rank: the last piece taken from it
+  // The acknowledgement in this task's taken word that its sender has not yet confirmed
+  // seeing (point.cpp): the word is not overwritten for another sender before it has.
+  int unconfirmed_from_ = -1;
+  std::uint64_t unconfirmed_seq_ = 0;
+  void await_confirmation();
   std::uint64_t excluded_cycles_ = 0;  // spent in the harness's sync barriers
 };
 

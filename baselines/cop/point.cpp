@@ -11,11 +11,14 @@
 //             newer than the last it took, cop_read the piece, then cop_write its own
 //             taken word = (sender's rank, piece count)
 //   sender    cop_read the receiver's taken word until it shows that piece: the area is
-//             free again (and the message delivered once the last piece is taken)
+//             free again (and the message delivered once the last piece is taken); then
+//             cop_write its ready word again with the confirmed bit: it saw the taken word
 // Only the owner writes a TAS (the controller's protection), so each side writes its own
 // words and reads the other's. A receiver may wait on a sender that serves another
-// receiver first (the ready word names the receiver). One sender per receiver at a
-// time: the taken word holds one acknowledgement.
+// receiver first (the ready word names the receiver). The taken word holds one
+// acknowledgement, so a receiver that takes from several senders in turn (a gather to
+// rank 0) writes it for the next sender only once the last one has confirmed seeing
+// it: without that, a sender whose acknowledgement was overwritten waits for ever.
 #include <cop/cop.h>
 #include <pvm3.h>
 
@@ -29,10 +32,23 @@ namespace copbench::cop {
 
 namespace {
 constexpr std::size_t kPieceWords = std::size_t(kStageEnd - kMessageFirst);
-// A flag word: (rank, piece count); counts stay below 2^48.
+// A flag word: (rank, piece count), and in a ready word the confirmed bit; counts stay
+// below 2^47.
 std::uint64_t flag(int rank, std::uint64_t seq) { return (std::uint64_t(rank) << 48) | seq; }
-constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 48) - 1;
+constexpr std::uint64_t kConfirmed = std::uint64_t{1} << 47;
+constexpr std::uint64_t kSeqMask = kConfirmed - 1;
 }  // namespace
+
+void CopBackend::await_confirmation() {
+  if (unconfirmed_from_ < 0) return;
+  const int peer = tids_[static_cast<std::size_t>(unconfirmed_from_)];
+  long long ready = 0;
+  // Confirmed, or the sender has gone on to a later piece (it saw this one taken first).
+  do check(cop_read(&ready, 1, PVM_LONG, peer, kReadyWord, COP_NORMAL), "cop_read");
+  while (!(static_cast<std::uint64_t>(ready) & kConfirmed) &&
+         (static_cast<std::uint64_t>(ready) & kSeqMask) <= unconfirmed_seq_);
+  unconfirmed_from_ = -1;
+}
 
 void CopBackend::send(int to, std::span<const std::byte> message) {
   const int peer = tids_[static_cast<std::size_t>(to)];
@@ -52,6 +68,8 @@ void CopBackend::send(int to, std::span<const std::byte> message) {
     long long taken = 0;
     do check(cop_read(&taken, 1, PVM_LONG, peer, kTakenWord, COP_NORMAL), "cop_read");
     while (taken != want);
+    ready = static_cast<long long>(flag(to, piece_seq_) | kConfirmed);
+    check(cop_write(&ready, 1, PVM_LONG, mytid_, kReadyWord, COP_NORMAL), "cop_write");
   }
 }
 
@@ -66,15 +84,18 @@ void CopBackend::recv(int from, std::span<std::byte> message) {
     long long ready = 0;
     do check(cop_read(&ready, 1, PVM_LONG, peer, kReadyWord, COP_NORMAL), "cop_read");
     while (static_cast<std::uint64_t>(ready) >> 48 != static_cast<std::uint64_t>(rank_) ||
-           (static_cast<std::uint64_t>(ready) & kSeqMask) <= seen);
+           (static_cast<std::uint64_t>(ready) & kConfirmed) || (static_cast<std::uint64_t>(ready) & kSeqMask) <= seen);
     seen = static_cast<std::uint64_t>(ready) & kSeqMask;
     if (n > 0) {
       check(cop_read(piece.data(), static_cast<int>(n), PVM_LONG, peer, kMessageFirst, COP_NORMAL), "cop_read");
       const std::size_t bytes = std::min(message.size() - at * 8, n * 8);
       std::memcpy(message.data() + at * 8, piece.data(), bytes);
     }
+    await_confirmation();  // the taken word still holds another piece's acknowledgement
     long long taken = static_cast<long long>(flag(from, seen));
     check(cop_write(&taken, 1, PVM_LONG, mytid_, kTakenWord, COP_NORMAL), "cop_write");
+    unconfirmed_from_ = from;
+    unconfirmed_seq_ = seen;
   }
 }
 
