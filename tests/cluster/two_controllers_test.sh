@@ -82,7 +82,7 @@ a=$(($(cop_bytes copctl) - a0)) b=$(($(cop_bytes copctl1) - b0))
 echo "  601 operations: copctl COP +$a B, copctl1 COP +$b B"
 [ $a -ge $((601 * 100)) ] && [ $b -ge $((601 * 100)) ] || fail "the collectives did not go through both controllers (copctl +$a B, copctl1 +$b B)"
 
-out=$(on_node1 "$bindir/copbench" verify --backend cop --nodes 4 --tasks-per-node 2 --hostfile .copbench/mpi-hostfile 2>&1) ||
+out=$(on_node1 "$bindir/copbench" verify --backend cop --nodes 4 --tasks-per-node 2 --hostfile .copbench/mpi-hostfile --timeout 150 2>&1) ||
   { echo "$out" >&2; fail "copbench verify --backend cop across two controllers failed"; }
 grep -q "on 4 nodes x 2 tasks" <<<"$out" || { echo "$out" >&2; fail "copbench verify: not 4 nodes x 2 tasks"; }
 echo "  copbench verify --backend cop --nodes 4 --tasks-per-node 2: $(grep -c '^  ok ' <<<"$out") operations ok"
