@@ -29,7 +29,8 @@ const std::vector<std::string> kPlannedRoutes = {"normal", "direct"};
 const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare",
                                            "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
-                                           "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params"};
+                                           "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params",
+                                           "per_controller"};
 const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
@@ -138,6 +139,7 @@ std::string point_id(const Point& p) {
   if (!p.encoding.empty()) mode += "-" + p.encoding;
   // One task per node keeps the ids campaigns always had, so old directories resume.
   std::string tasks = p.tasks_per_node > 1 ? fmt::format(".t{}", p.tasks_per_node) : "";
+  if (p.per_controller > 0) tasks += fmt::format(".k{}", p.per_controller);
   return fmt::format("{}.{}.n{}.{}{}", p.benchmark, mode, p.nodes, p.profile, tasks);
 }
 
@@ -182,6 +184,7 @@ Cluster describe_cluster(const std::string& spec) {
   c.profile = profile && profile.IsScalar() ? profile.as<std::string>() : "native";
   YAML::Node emulated = inv["all"]["vars"]["copbench_emulated"];
   c.emulated = emulated && emulated.IsScalar() && emulated.as<bool>(false);
+  c.per_controller = inv["all"]["vars"]["copbench_cop_per_controller"].as<int>(64);
   const char* hostfile = std::getenv("COPBENCH_HOSTFILE");
   const char* home = std::getenv("HOME");
   c.hostfile = hostfile && *hostfile ? hostfile : (home ? std::string(home) : std::string("/root")) + "/.copbench/mpi-hostfile";
@@ -293,6 +296,7 @@ struct RunEntry {
   std::string sizes;
   Timing timing;
   std::map<std::string, std::string> params;
+  int per_controller = 0;
 };
 
 const Benchmark& read_benchmark(const Reader& r, const YAML::Node& run, std::string& name) {
@@ -425,6 +429,10 @@ RunEntry read_run(const Reader& r, const YAML::Node& run, const Timing& defaults
   e.timing = defaults;
   r.timing(run, e.timing);
   read_params(r, e);
+  if (run["per_controller"] && (e.per_controller = r.integer(run["per_controller"], "per_controller", 1)) > 64)
+    r.throw_refusal(run["per_controller"], "per_controller must be 1..64 (channels of one controller)");
+  for (const auto& [backend, at] : e.backends)  // cop's two levels: K channels per level-1 controller
+    if (e.per_controller > 0 && backend != "cop") r.throw_refusal(at, fmt::format("per_controller is cop's, not {}'s", backend));
   return e;
 }
 
@@ -464,6 +472,7 @@ void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::s
             p.profile = profile;
             p.timing = e.timing;
             p.params = e.params;
+            p.per_controller = e.per_controller;
             p.line = e.node.Mark().line + 1;
             p.id = point_id(p);
             if (!ids.insert(p.id).second) r.throw_refusal(e.node, fmt::format("point {} appears twice in the campaign", p.id));

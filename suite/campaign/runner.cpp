@@ -43,6 +43,12 @@ std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster) {
     return Outcome{"skipped", fmt::format("needs link profile {} (this cluster: {}); bring up a cluster with "
                                           "`scripts/cluster up N --profile {}` and run again with --resume",
                                           p.profile, cluster.profile, p.profile)};
+  // A cop point on a cluster runs on the cluster's own copdrv: their controllers must be the point's.
+  const int k = p.per_controller > 0 ? p.per_controller : 64;
+  if (p.backend == "cop" && cluster.per_controller > 0 && k != cluster.per_controller)
+    return Outcome{"skipped", fmt::format("needs cop with {} channels per level-1 controller (this cluster: {}); bring up a "
+                                          "cluster with `scripts/cluster up N --per-controller {}` and run again with --resume",
+                                          k, cluster.per_controller, k)};
   const BackendSpec* spec = find_backend_spec(p.backend);
   if (!spec) return Outcome{"not offered", fmt::format("backend {} is not built yet", p.backend)};
   const Benchmark* bench = find_benchmark(p.benchmark);
@@ -61,7 +67,7 @@ std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster) {
 json point_status(const Point& p, const std::string& status, const std::string& reason) {
   return {{"point", p.id}, {"benchmark", p.benchmark}, {"backend", p.backend}, {"route", p.route},
           {"encoding", p.encoding}, {"nodes", p.nodes}, {"tasks_per_node", p.tasks_per_node},
-          {"profile", p.profile}, {"sizes", p.sizes}, {"status", status}, {"reason", reason}};
+          {"profile", p.profile}, {"sizes", p.sizes}, {"per_controller", p.per_controller}, {"status", status}, {"reason", reason}};
 }
 
 // Whether raw/<id>.json holds a whole result (a finished point is never run again).
@@ -254,6 +260,14 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
   write_file_atomically(sum_.dir / kStatusDir / (p.id + ".json"),
                         point_status(p, "running", fmt::format("started {} by pid {}", now_string("%Y-%m-%dT%H:%M:%S"), ::getpid()))
                                 .dump(2) + "\n");
+  if (p.backend == "cop" && p.per_controller > 0 && launcher_->name() == "slurm")
+    return Outcome{"skipped", "a Slurm job's private COP stack has one controller: run per_controller points without --launcher slurm"};
+  // Locally each cop point starts a private stack, as many level-1 controllers as it asks
+  // (scripts/lib/stack.sh reads COP_PER_CONTROLLER); on a cluster the hosts' env.sh sets it.
+  if (p.backend == "cop" && cluster_.per_controller == 0) {
+    if (p.per_controller > 0) ::setenv("COP_PER_CONTROLLER", std::to_string(p.per_controller).c_str(), 1);
+    else ::unsetenv("COP_PER_CONTROLLER");
+  }
   LaunchOutcome lo = launcher_->run(req);
   record_.worker_pid = 0;
   record_.worker_start = 0;
@@ -267,6 +281,7 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
     result["context"]["campaign"] = c_.name;
     result["context"]["campaign_point"] = p.id;
     result["context"]["cluster"] = cluster_.name;
+    if (p.per_controller > 0) result["context"]["cop_per_controller"] = p.per_controller;
     for (const auto& [k, v] : lo.context.items()) result["context"][k] = v;
     write_file_atomically(sum_.dir / kRawDir / (p.id + ".json"), result.dump(2) + "\n");
     return Outcome{"done", ""};

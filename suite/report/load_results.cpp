@@ -117,6 +117,9 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
                        ctx.value("link_profile", "")};
   // A backend with a single way of working names it in `route`; only listed routes are modes.
   if (m.mode.backend != "pvm" && m.mode.backend != "cop") m.mode.route.clear();
+  // cop at two levels (campaign `per_controller:`, seed 000 ch. IV) is a mode of its own,
+  // one curve over the node counts whatever K each took: "cop/direct+2level/raw".
+  if (m.mode.backend == "cop" && ctx.contains("cop_per_controller")) m.mode.route += "+2level";
   m.benchmark = ctx.value("copbench_benchmark", "");
   m.nodes = std::atoi(ctx.value("nodes", "0").c_str());
   m.tasks = tasks_of(ctx);

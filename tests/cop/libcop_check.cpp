@@ -32,6 +32,9 @@ int child(int argc, char** argv) {
   const int node = std::atoi(argv[1]);
   // "-": a cluster host, whose copdrv sits at the task's default driver directory.
   g_cluster = std::strcmp(argv[3], "-") == 0;
+  // A cluster host: its channels per level-1 controller reach the task as libcop reads
+  // them (COP_PER_CONTROLLER, scripts/cluster up --per-controller).
+  if (const char* k = std::getenv("COP_PER_CONTROLLER"); g_cluster && k && *k) g_per_controller = std::max(1, std::atoi(k));
   if (!g_cluster) {
     const std::string driver = std::string(argv[3]) + "/node" + std::to_string(node);
     setenv("COP_DRIVER", driver.c_str(), 1);
@@ -69,7 +72,9 @@ int child(int argc, char** argv) {
       g_mapping = CopMapDirect;
       int chno = 0, tkno = 0;
       c.rc(cop_channel(&chno, &tkno), 0, "cop_channel after the remapping");
-      c.expect(chno == ((tid >> 18) & 0xfff), "direct mapping: channel = the tid's H field");
+      // Two levels: host H is channel (H-1)%K+1 of its level-1 controller (seed 000 ch. IV).
+      c.expect(chno == (((tid >> 18) & 0xfff) - 1) % g_per_controller + 1,
+               "direct mapping: channel = (the tid's H field - 1) % K + 1");
     }
     if (static_groups) c.rc(cop_setopt(CopStaticGroups, 1), 0, "cop_setopt static groups");
     g_size = nodes * tasks;

@@ -45,6 +45,10 @@ struct Cluster {
   // The hosts are this machine's (local ranks, or the emulated cluster's namespaces:
   // inventory copbench_emulated): they share its cores, which the report says.
   bool emulated = false;
+  // Channels per level-1 COP controller of the cluster's running copdrv (inventory
+  // copbench_cop_per_controller, scripts/cluster up --per-controller; default 64, one
+  // controller); 0 locally, where each cop point starts a private stack of its own.
+  int per_controller = 0;
 };
 // `local` or an inventory path; throws CampaignError naming what is wrong with it.
 Cluster describe_cluster(const std::string& spec);
@@ -71,6 +75,9 @@ struct Point {
   std::string profile;
   Timing timing;
   std::map<std::string, std::string> params;  // an application's --param KEY=VALUE (apps/)
+  // cop: channels per level-1 controller (`per_controller:`; seed 000 ch. IV, two levels
+  // when below the node count); 0: one controller. Set, it adds .kK to the id.
+  int per_controller = 0;
   int line = 0;  // the campaign file line it came from
 };
 
