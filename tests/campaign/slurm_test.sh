@@ -6,8 +6,8 @@
 #    result's context says launcher slurm, its job id and who started the ranks (mpirun
 #    inside the allocation; for pvm and cop a pvmd of the allocated hosts; for cop also
 #    a job-private COP stack: copd at an address of the COP network, channels 1..n on
-#    the job's n hosts), and the manifest and the log name the same job ids (cop has no
-#    echo: not offered); no job's files, pvmd, copd or copdrv stay behind on any host;
+#    the job's n hosts), and the manifest and the log name the same job ids (cop's echo
+#    is cop_write & cop_read); no job's files, pvmd, copd or copdrv stay behind on any host;
 #  - a cop job cancelled while it runs (scancel) fails with Slurm's reason and leaves
 #    no copd, copdrv or directory of its stack on any host;
 #  - --resume --launcher slurm runs the cancelled point again and completes it;
@@ -76,8 +76,9 @@ log = open(f"{d}/campaign.log").read()
 done = sorted(f[:-5] for f in os.listdir(f"{d}/raw"))
 want = sorted(f"{b}.{k}.n{n}.native" for b in ("barrier", "echo") for k in ("mpi", "armci", "pvm-direct-raw")
               for n in (2, 3) if (b, k, n) != ("barrier", "mpi", 2))
-cop = sorted(p for p in done if p.startswith("barrier.cop"))
-assert [p.split(".")[2] for p in cop] == ["n2", "n3"], cop
+cop = sorted(p for p in done if ".cop-" in p)
+assert [(p.split(".")[0], p.split(".")[2]) for p in cop] == [("barrier", "n2"), ("barrier", "n3"), ("echo", "n2"),
+                                                              ("echo", "n3")], cop
 assert sorted(set(done) - set(cop)) == want, (done, want)
 subnet = os.environ["COPBENCH_COP_SUBNET"]
 for p in done:
@@ -98,17 +99,14 @@ for p in done:
             assert x.get("error_occurred") is not True, (p, x)
 for p in os.listdir(f"{d}/status"):
     s = json.load(open(f"{d}/status/{p}"))
-    if s["status"] == "not offered":
-        assert s["reason"] == "cop has no echo", s
-    else:
-        assert p == "barrier.mpi.n2.native.json", s
-print("first run: cancelled point failed with Slurm's reason; 13 mpi/armci/pvm/cop points done as Slurm jobs")
+    assert p == "barrier.mpi.n2.native.json", s
+print("first run: cancelled point failed with Slurm's reason; 15 mpi/armci/pvm/cop points done as Slurm jobs")
 PY
 
 set +e
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --resume "$dir" --quiet >"$work/second.out" 2>&1
 set -e
-grep -q "16 points: 13 already done, 1 ran, 2 not offered, 0 skipped, 0 failed" "$work/second.out" ||
+grep -q "16 points: 15 already done, 1 ran, 0 not offered, 0 skipped, 0 failed" "$work/second.out" ||
   fail "resume: $(cat "$work/second.out")"
 py "$job" <<'PY' || fail "resume: see above"
 import json, os, sys
@@ -189,7 +187,7 @@ for p in sorted(os.listdir(f"{a}/raw")):
     for x in ra["benchmarks"] + rb["benchmarks"]:
         assert x.get("error_occurred") is not True, (p, x)
     n += 1
-assert len(os.listdir(f"{b}/raw")) == 14, os.listdir(f"{b}/raw")  # all but cop echo (not offered)
-print(f"in kind: {n} points through Slurm match the same points without it; all 14 offered points run without it")
+assert len(os.listdir(f"{b}/raw")) == 16, os.listdir(f"{b}/raw")  # every point
+print(f"in kind: {n} points through Slurm match the same points without it; all 16 points run without it")
 PY
 echo "ok"
