@@ -200,6 +200,7 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--json", opt->json_only, "print the JSON instead of the table");
   run->callback([opt] {
     LaunchRequest req = run_request(*opt);
+    cancel_launches_on_signals();
     LaunchOutcome outcome = launch(req);
     if (outcome.exit_code != 0) throw std::runtime_error(outcome.error);
 

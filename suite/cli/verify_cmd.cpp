@@ -26,6 +26,7 @@ void add_verify_command(CLI::App& app) {
   verify->callback([opt] {
     LaunchRequest req = checked_request(checked_backend(opt->backend), *opt, 1);
     req.worker.verify = true;
+    cancel_launches_on_signals();
     LaunchOutcome outcome = launch(req);
     if (!outcome.result.empty()) {
       nlohmann::json j = nlohmann::json::parse(outcome.result);

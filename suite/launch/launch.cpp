@@ -91,6 +91,14 @@ ProcessResult run_logged(const std::vector<std::string>& argv, int timeout_s, co
 
 void cancel_launches() { g_cancelled = 1; }
 
+void cancel_launches_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { cancel_launches(); };
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 int max_local_nodes() {
   unsigned cores = std::thread::hardware_concurrency();
   return std::max(4, 4 * static_cast<int>(cores == 0 ? 1 : cores));

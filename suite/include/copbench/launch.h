@@ -69,6 +69,10 @@ LaunchOutcome launch(const LaunchRequest& request);
 // Async-signal-safe: the running launch (and every later one) kills its worker's process
 // group and returns at once with exit code 130. For a campaign's SIGINT/SIGTERM handler.
 void cancel_launches();
+// For a command that runs one launch (copbench run, verify): the first SIGINT or SIGTERM
+// calls cancel_launches(), so the worker and what it started are stopped, not orphaned;
+// a second one kills at once.
+void cancel_launches_on_signals();
 
 // ---- How a point's worker is started: the one place a launcher is chosen ----
 //
