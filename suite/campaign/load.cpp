@@ -30,7 +30,7 @@ const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "d
                                            "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
                                            "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params",
-                                           "per_controller"};
+                                           "per_controller", "profiles"};
 const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
@@ -259,6 +259,7 @@ struct RunEntry {
   Timing timing;
   std::map<std::string, std::string> params;
   int per_controller = 0;
+  std::vector<std::string> profiles;  // a subset of the campaign's; empty: all of them
 };
 
 const Benchmark& read_benchmark(const Reader& r, const YAML::Node& run, std::string& name) {
@@ -380,9 +381,24 @@ void read_params(const Reader& r, RunEntry& e) {
   }
 }
 
-RunEntry read_run(const Reader& r, const YAML::Node& run, const Timing& defaults, const Cluster& cluster) {
+// `profiles:` of a run: the campaign's profiles it runs under (a simulated backend whose
+// times do not depend on the platform need not run on each).
+std::vector<std::string> read_run_profiles(const Reader& r, const YAML::Node& run, const Campaign& c) {
+  std::vector<std::string> out;
+  if (!run["profiles"]) return out;
+  for (const auto& [p, at] : r.list(run["profiles"], "profiles")) {
+    if (!contains(c.profiles, p))
+      r.throw_refusal(at, fmt::format("profile '{}' is not one of the campaign's profiles ({})", p, joined(c.profiles)));
+    out.push_back(p);
+  }
+  return out;
+}
+
+RunEntry read_run(const Reader& r, const YAML::Node& run, const Timing& defaults, const Cluster& cluster,
+                  const Campaign& c) {
   r.check_keys(run, kRunKeys, "a run");
   RunEntry e;
+  e.profiles = read_run_profiles(r, run, c);
   e.node = run;
   e.bench = &read_benchmark(r, run, e.bench_name);
   read_modes(r, e);
@@ -414,7 +430,8 @@ std::vector<std::string> point_routes(const BackendSpec* spec, const std::vector
 
 // The run's points: profile x backend x route x node count x tasks per node.
 void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::string>& ids) {
-  for (const auto& profile : c.profiles)
+  const std::vector<std::string> profiles = e.profiles.empty() ? c.profiles : e.profiles;
+  for (const auto& profile : profiles)
     for (const auto& [backend, at] : e.backends) {
       const BackendSpec* spec = find_backend_spec(backend);
       if ((spec && simulated(spec->launcher)) != !simulated_platform(profile).empty()) continue;
@@ -464,7 +481,7 @@ Campaign load_campaign(const fs::path& file, const Cluster& cluster, const fs::p
   if (!runs) r.throw_refusal_at_line(1, "missing key 'runs' (the list of benchmarks to run)");
   if (!runs.IsSequence() || runs.size() == 0) r.throw_refusal(runs, "'runs' must be a non-empty list");
   std::set<std::string> ids;
-  for (const auto& run : runs) expand_run(r, read_run(r, run, defaults, cluster), c, ids);
+  for (const auto& run : runs) expand_run(r, read_run(r, run, defaults, cluster, c), c, ids);
   return c;
 }
 
