@@ -46,6 +46,20 @@ TEST(OutlierProtocol, StopsWhenEnoughKeptAndConfidenceIntervalMet) {
   EXPECT_FALSE(p.wants_more());
 }
 
+// A simulated clock gives every repetition the same value: one kept after the discarded
+// first is enough when they are equal, and not when they differ.
+TEST(OutlierProtocol, OneKeptRepetitionEqualToTheDiscardedFirstMeetsTheTarget) {
+  OutlierProtocol same(config(1, 1));
+  same.add(2.5e-5);
+  same.add(2.5e-5);
+  EXPECT_TRUE(same.ci_met());
+  EXPECT_FALSE(same.wants_more());
+  OutlierProtocol differ(config(1, 1));
+  differ.add(2.6e-5);
+  differ.add(2.5e-5);
+  EXPECT_FALSE(differ.ci_met());
+}
+
 // Adds 1, 2, 1, 2, ... (an interval far wider than 10 %) while the protocol wants more,
 // up to 100: where it stops is the protocol's decision. Returns how many it took.
 int add_wide_values(OutlierProtocol& p) {
