@@ -15,10 +15,16 @@ fail() { echo "cluster-init[$name]: $*" >&2; exit 1; }
 # The checkout must stay visible at the same path so binaries in build/ run here.
 # If it lives under /tmp or /root, carry it across the tmpfs that covers them.
 mount -t tmpfs -o mode=0755,size=64m tmpfs /run || fail "cannot mount /run"
-carry=""
+# So must the state directory (COPBENCH_CLUSTER_STATE) where it is not in the checkout.
+carry="" carry_state=""
 case "$checkout/" in
   /tmp/*|/root/*) carry=/run/.copbench-checkout
                   mkdir -p "$carry" && mount --bind "$checkout" "$carry" || fail "cannot carry $checkout" ;;
+esac
+case "$state/" in
+  "$checkout"/*) ;;
+  /tmp/*|/root/*) carry_state=/run/.copbench-state
+                  mkdir -p "$carry_state" && mount --bind "$state" "$carry_state" || fail "cannot carry $state" ;;
 esac
 # The home is taken while STATEDIR is still reachable (it may live under /tmp or /root,
 # which the next mounts cover), then moved to /root.
@@ -29,6 +35,9 @@ mount --move /run/.copbench-home /root || fail "cannot bind $state/home at /root
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm || fail "cannot mount /dev/shm"
 if [ -n "$carry" ]; then
   mkdir -p "$checkout" && mount --move "$carry" "$checkout" || fail "cannot restore $checkout"
+fi
+if [ -n "$carry_state" ]; then
+  mkdir -p "$state" && mount --move "$carry_state" "$state" || fail "cannot restore $state"
 fi
 mount --bind "$state/hosts" /etc/hosts || fail "cannot bind /etc/hosts"
 mkdir -p /run/sshd /run/copbench

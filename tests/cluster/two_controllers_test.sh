@@ -8,7 +8,9 @@
 #   - every libcop check across the 4 hosts, 2 tasks each, in both tid mappings, passes;
 #   - collectives across the two controllers put COP traffic on both controller hosts;
 #   - copbench verify --backend cop across the hosts (results checked) passes;
-#   - teardown.yml stops the level-2 copd too, and down leaves no namespace or link.
+#   - teardown.yml stops the level-2 copd too, and down leaves no namespace or link;
+#   - a state directory outside the checkout under /tmp (the default here), which the
+#     hosts' own /tmp would hide, is carried into them (scripts/lib/cluster-init.sh).
 # Usage: two_controllers_test.sh BINDIR. Exits 77 (skip) when not root.
 set -uo pipefail
 
@@ -19,7 +21,12 @@ cluster="$repo/scripts/cluster"
 
 # A cluster of its own, apart from the lifecycle test's (cluster_test.sh).
 export COPBENCH_CLUSTER_ID=${COPBENCH_CLUSTER_TWO_LEVEL_ID:-8}
-export COPBENCH_CLUSTER_STATE=${COPBENCH_CLUSTER_TWO_LEVEL_STATE:-$bindir/../tests/cluster/cluster-state-two-level}
+state_tmp=""
+if [ -z "${COPBENCH_CLUSTER_TWO_LEVEL_STATE:-}" ]; then
+  state_tmp=$(mktemp -d /tmp/copbench-two-level.XXXXXX) || { echo "FAIL: mktemp" >&2; exit 1; }
+fi
+trap '[ -z "$state_tmp" ] || rm -rf "$state_tmp"' EXIT
+export COPBENCH_CLUSTER_STATE=${COPBENCH_CLUSTER_TWO_LEVEL_STATE:-$state_tmp}
 export COPBENCH_BUILD=${COPBENCH_BUILD:-$(cd "$bindir/.." && pwd)}
 prefix=cb$COPBENCH_CLUSTER_ID
 hosts="node1 node2 node3 node4"
@@ -30,7 +37,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$COPBENCH_BUILD/bin/copd" ] && [ -x "$COPBENCH_BUILD/bin/copdrv" ] || fail "copd/copdrv are not built in $COPBENCH_BUILD"
 
 "$cluster" down >/dev/null 2>&1 || fail "down before up (a cluster of an interrupted run?)"
-trap '"$cluster" down >/dev/null 2>&1' EXIT
+trap '"$cluster" down >/dev/null 2>&1; [ -z "$state_tmp" ] || rm -rf "$state_tmp"' EXIT
 
 # rx+tx bytes of cop0 inside one host.
 cop_bytes() {
@@ -92,6 +99,7 @@ out=$("$cluster" playbook teardown.yml 2>&1) || { echo "$out" >&2; fail "teardow
 "$cluster" exec copctl sh -c 'test -e /run/copbench/copd-l2.pid' && fail "teardown.yml left the level-2 copd's PID file"
 "$cluster" down || fail "down"
 trap - EXIT
+[ -z "$state_tmp" ] || rm -rf "$state_tmp"
 left=$(ip netns list | awk -v p="^$prefix-" '$1 ~ p')
 [ -z "$left" ] || fail "namespaces left: $left"
 left=$(ip -o link show | awk -F': ' -v p="^$prefix-" '$2 ~ p {print $2}')
