@@ -38,14 +38,16 @@ struct Outcome {
 };
 
 // Why `p` cannot run here, as a status and reason; nullopt when it can.
-std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster) {
+// private_cop: each cop point starts a COP stack of its own (a Slurm job's), so the
+// cluster's controllers do not matter.
+std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster, bool private_cop) {
   if (p.profile != cluster.profile && simulated_platform(p.profile).empty())
     return Outcome{"skipped", fmt::format("needs link profile {} (this cluster: {}); bring up a cluster with "
                                           "`scripts/cluster up N --profile {}` and run again with --resume",
                                           p.profile, cluster.profile, p.profile)};
   // A cop point on a cluster runs on the cluster's own copdrv: their controllers must be the point's.
   const int k = p.per_controller > 0 ? p.per_controller : 64;
-  if (p.backend == "cop" && cluster.per_controller > 0 && k != cluster.per_controller)
+  if (p.backend == "cop" && !private_cop && cluster.per_controller > 0 && k != cluster.per_controller)
     return Outcome{"skipped", fmt::format("needs cop with {} channels per level-1 controller (this cluster: {}); bring up a "
                                           "cluster with `scripts/cluster up N --per-controller {}` and run again with --resume",
                                           k, cluster.per_controller, k)};
@@ -260,11 +262,10 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
   write_file_atomically(sum_.dir / kStatusDir / (p.id + ".json"),
                         point_status(p, "running", fmt::format("started {} by pid {}", now_string("%Y-%m-%dT%H:%M:%S"), ::getpid()))
                                 .dump(2) + "\n");
-  if (p.backend == "cop" && p.per_controller > 0 && launcher_->name() == "slurm")
-    return Outcome{"skipped", "a Slurm job's private COP stack has one controller: run per_controller points without --launcher slurm"};
   // Locally each cop point starts a private stack, as many level-1 controllers as it asks
-  // (scripts/lib/stack.sh reads COP_PER_CONTROLLER); on a cluster the hosts' env.sh sets it.
-  if (p.backend == "cop" && cluster_.per_controller == 0) {
+  // (scripts/lib/stack.sh reads COP_PER_CONTROLLER), and so does a Slurm job's script
+  // (launch/methods.cpp, cop_in_allocation); on a cluster the hosts' env.sh sets it.
+  if (p.backend == "cop" && (cluster_.per_controller == 0 || launcher_->name() == "slurm")) {
     if (p.per_controller > 0) ::setenv("COP_PER_CONTROLLER", std::to_string(p.per_controller).c_str(), 1);
     else ::unsetenv("COP_PER_CONTROLLER");
   }
@@ -320,7 +321,7 @@ void CampaignRun::run_points(const std::vector<const Point*>& pending) {
     const std::string label = fmt::format("{} {}{} n={}{}", p.benchmark, p.backend, p.route.empty() ? "" : "/" + p.route,
                                           p.nodes, p.tasks_per_node > 1 ? fmt::format("x{}", p.tasks_per_node) : "");
     progress_.show(finished_, timed_points_, timed_seconds_, label, true);
-    std::optional<Outcome> outcome = cannot_run(p, cluster_);
+    std::optional<Outcome> outcome = cannot_run(p, cluster_, launcher_->name() == "slurm");
     const BackendSpec* spec = find_backend_spec(p.backend);
     if (!outcome) outcome = runtime_refusal(*spec);
     const auto t0 = std::chrono::steady_clock::now();

@@ -163,25 +163,71 @@ chmod +x "$dir/copdrv-on-host"
 )SH", bindir);
 }
 
+// The second part of cop_in_allocation, after start_copd: the controllers (one, or
+// level-1 ones under a level 2) and each host's copdrv on its channel.
+std::string cop_controllers_and_channels() {
+  return fmt::format(R"SH(per=${{COP_PER_CONTROLLER:-64}}
+case "$per" in ''|*[!0-9]*) per=0 ;; esac
+if [ "$per" -lt 1 ] || [ "$per" -gt 64 ]; then
+  echo "copbench: COP_PER_CONTROLLER must be 1..64, got '${{COP_PER_CONTROLLER:-}}'" >&2
+  exit 1
+fi
+ctls=$(( (want + per - 1) / per ))
+l2=
+controllers=
+if [ "$ctls" -gt 1 ]; then
+  start_copd copd-l2 --level 2 --channels "$ctls"
+  l2=$started
+  c=0
+  while [ "$c" -lt "$ctls" ]; do
+    start_copd "copd$c" --channels "$per" --cntno "$c" --parent "$l2"
+    controllers="$controllers $started"
+    c=$((c + 1))
+  done
+else
+  start_copd copd --channels "$want"
+  controllers=$started
+fi
+k=0
+for h in $hosts; do
+  k=$((k + 1))
+  controller=$(echo $controllers | cut -d' ' -f$(( (k - 1) / per + 1 )))
+  if ! said=$(ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" start "$(( (k - 1) % per + 1 ))" "$controller" </dev/null 2>&1); then
+    echo "copbench: $said" >&2
+    exit 1
+  fi
+done
+if [ -n "$l2" ]; then
+  echo "copd-l2 $l2, level-1 copd$controllers of $per channels, copdrv on $(echo $hosts)" >"$dir/cop-stack"
+else
+  echo "copd $controllers, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
+fi
+export COP_USE_RUNNING=1 COP_DRIVER=$cop COP_PER_CONTROLLER=$per
+export PVM_EXPORT="${{PVM_EXPORT:+$PVM_EXPORT:}}COP_DRIVER:COP_PER_CONTROLLER"
+)SH");
+}
+
 // The job script's start for COP, after pvm_in_allocation: a COP stack private to the
 // job (seed 000 ch. IV: one controller node, one channel driver per compute node).
-// copd on this host, the job's first, at its address on the COP network
-// (COPBENCH_COP_SUBNET; else the address its name resolves to), on a free port, with
-// as many channels as hosts; then one copdrv per allocated host, channel k on the k-th
-// (the order the hosts joined the virtual machine, so PVM host number H drives channel
-// H: the direct tid mapping), each in a directory of that host's own /tmp that the
-// tasks there name as COP_DRIVER (one path, exported to every task through
-// PVM_EXPORT). Every copdrv and copd are stopped, by PID, and their directories
-// removed when the script ends, also when Slurm cancels the job (SIGTERM), before the
-// virtual machine is halted.
+// The controllers run on this host, the job's first, at its address on the COP network
+// (COPBENCH_COP_SUBNET; else the address its name resolves to), each on a free port:
+// one copd with as many channels as hosts, or, with K = COP_PER_CONTROLLER below the
+// host count, ceil(N/K) level-1 copd of K channels under a level-2 copd (Figure 5).
+// Then one copdrv per allocated host, the k-th host (the order the hosts joined the
+// virtual machine, so PVM host number H drives it: libcop's direct tid mapping) on
+// channel (k-1)%K+1 of controller (k-1)/K, each in a directory of that host's own /tmp
+// that the tasks there name as COP_DRIVER (one path, exported to every task with
+// COP_PER_CONTROLLER through PVM_EXPORT). Every copdrv and copd are stopped, by PID,
+// and their directories removed when the script ends, also when Slurm cancels the job
+// (SIGTERM), before the virtual machine is halted.
 std::string cop_in_allocation(const std::string& bindir) {
-  return copdrv_wrapper(bindir) + fmt::format(R"SH(copd=
+  return copdrv_wrapper(bindir) + fmt::format(R"SH(copds=
 stop_cop() {{
   for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
-  if [ -n "$copd" ]; then
-    kill "$copd" 2>/dev/null
-    wait "$copd" 2>/dev/null
-  fi
+  for p in $copds; do
+    kill "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
 }}
 trap 'stop_cop; halt' EXIT
 if [ -n "${{COPBENCH_COP_SUBNET:-}}" ]; then
@@ -199,32 +245,28 @@ if [ -z "$addr" ]; then
   echo "copbench: $(hostname) has no address on the COP network ${{COPBENCH_COP_SUBNET:-(its name does not resolve)}}" >&2
   exit 1
 fi
-"{0}/copd" --listen "$addr:0" --channels "$want" >"$dir/copd.log" 2>&1 </dev/null &
-copd=$!
-i=0
-controller=
-until [ -n "$controller" ]; do
-  controller=$(sed -n 's/.* serving [0-9]* channels on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/copd.log" | head -1)
-  [ -n "$controller" ] && break
-  i=$((i + 1))
-  if [ $i -gt 300 ] || ! kill -0 "$copd" 2>/dev/null; then
-    echo "copbench: the job's copd did not come up on $addr: $(tail -1 "$dir/copd.log")" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-k=0
-for h in $hosts; do
-  k=$((k + 1))
-  if ! said=$(ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" start "$k" "$controller" </dev/null 2>&1); then
-    echo "copbench: $said" >&2
-    exit 1
-  fi
-done
-echo "copd $controller, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
-export COP_USE_RUNNING=1 COP_DRIVER=$cop
-export PVM_EXPORT="${{PVM_EXPORT:+$PVM_EXPORT:}}COP_DRIVER"
-)SH", bindir);
+# start_copd NAME ARG...: a copd on $addr, its address (once it serves) in $started.
+start_copd() {{
+  name=$1
+  shift
+  "{0}/copd" --listen "$addr:0" "$@" >"$dir/$name.log" 2>&1 </dev/null &
+  pid=$!
+  copds="$copds $pid"
+  i=0
+  started=
+  until [ -n "$started" ]; do
+    started=$(sed -n 's/.* serving [0-9]* channels on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/$name.log" | head -1)
+    [ -n "$started" ] && break
+    i=$((i + 1))
+    if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "copbench: the job's $name did not come up on $addr: $(tail -1 "$dir/$name.log")" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}}
+)SH", bindir) +
+         cop_controllers_and_channels();
 }
 
 // What the controller last said of a job, and why copbench cancelled it ("" if not).

@@ -11,6 +11,8 @@
 #  - a cop job cancelled while it runs (scancel) fails with Slurm's reason and leaves
 #    no copd, copdrv or directory of its stack on any host;
 #  - --resume --launcher slurm runs the cancelled point again and completes it;
+#  - a cop point with per_controller 2 runs on a job-private stack of two level-1 copd
+#    under a level-2 copd (its context says so), and leaves nothing behind;
 #  - the same campaign without --launcher slurm gives the same points, in kind: the same
 #    benchmarks in each result, every sample verified.
 # It runs against a real Slurm (the emulated cluster's, from the cluster test): a job
@@ -170,6 +172,33 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 [ -z "$left" ] || fail "the cancelled cop job left daemons or directories: $left"
+
+# Two levels in a job (seed 000 ch. IV, Figure 5): per_controller 2 on 3 hosts, two
+# level-1 copd (channels 1-2 and 1) under a level-2 copd, all private to the job; the
+# barrier's samples verified, nothing left behind.
+cat >"$work/two-level.yml" <<'YML'
+name: two-level
+defaults: {reps: 2, max_reps: 3, iters: 3, warmup: 1, timeout: 120}
+runs:
+  - {benchmark: barrier, backends: [cop], routes: [direct], encoding: raw, nodes: [3], per_controller: 2}
+YML
+"$copbench" campaign run "$work/two-level.yml" "${cluster[@]}" --launcher slurm --results "$work/two-level" --quiet \
+  >"$work/two-level.out" 2>&1 || fail "two levels in a Slurm job: $(cat "$work/two-level.out")"
+/usr/bin/python3 - "$work"/two-level/two-level-* <<'PY' || fail "two levels in a Slurm job: see above"
+import ipaddress, json, os, re, sys
+d = sys.argv[1]
+subnet = ipaddress.ip_network(os.environ["COPBENCH_COP_SUBNET"])
+r = json.load(open(f"{d}/raw/barrier.cop-direct.n3.native.k2.json"))
+c = r["context"]
+s = re.fullmatch(r"job-private: copd-l2 ([0-9.]+):\d+, level-1 copd ([0-9.]+):\d+ ([0-9.]+):\d+ of 2 channels, copdrv on (.*)",
+                 c["cop_stack"])
+assert s and all(ipaddress.ip_address(s[i]) in subnet for i in (1, 2, 3)) and len(s[4].split()) == 3, c
+assert c["cop_per_controller"] == 2 and c["launcher"] == "slurm", c
+assert r["benchmarks"] and all(x.get("error_occurred") is not True for x in r["benchmarks"]), r["benchmarks"]
+print("two levels in a Slurm job:", c["cop_stack"])
+PY
+left=$(leftovers)
+[ -z "$left" ] || fail "the two-level cop job left daemons or directories: $left"
 
 # The same campaign without Slurm: the same points, in kind.
 "$copbench" campaign run "$campaign" "${cluster[@]}" --results "$work/direct" --quiet >"$work/direct.out" 2>&1 ||
