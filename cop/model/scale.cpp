@@ -84,10 +84,11 @@ std::string why_they_differ(const Spec& s, const Timing& t, const Hierarchy& h, 
                          level2, round, relay);
   }
   if (h.levels == 2 && s.f == Function::bcast && diff > 0 && diff <= int64_t(ops.ram + t.t_cop_cn))
-    return fmt::format("the expression counts the source's level-1 controller busy (forwarding every element up, "
-                       "passing every one out); the core's controller also services the source's UNLOCK and then "
-                       "waits for the last element to come back through the level 2 (at most t_OP + t_COP-CN = {} "
-                       "cycles after it went up) before passing it out",
+    return fmt::format("the expression counts controller 0's busy time (each element forwarded up, t_OP + "
+                       "t_CN-COP, and passed out to the source's fellow nodes when it comes back, t_OP + t_COP-CN); "
+                       "in the core that controller then services the source's UNLOCK and waits for its last "
+                       "element's level-2 pass (t_OP + t_COP-CN = {} cycles), which the expression does not count "
+                       "(the difference is at most that)",
                        ops.ram + t.t_cop_cn);
   return "not explained: the cores and the expression should count the same commands";
 }

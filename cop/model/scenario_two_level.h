@@ -23,7 +23,8 @@
 // part (every element of a reduction, SPMD's LOCK SETTC BENTRY UNLOCK, a
 // slave's BENTRY). BENTRY, contributions and BCAST64 carry X. The level-2
 // entries (SETTC/SETBM with X, ch. V) are set before the clock, as the
-// expression assumes (they belong to the X-bit partition's set-up). For a
+// expression assumes (they belong to the X-bit partition's set-up; libcop
+// sends them with every call as X twins of its masks, which neither counts). For a
 // broadcast the K - 1 other level-1 controllers each have one request waiting
 // at the level 2 when the source's first element arrives (C̄2 = K - 1).
 //
