@@ -1,5 +1,6 @@
 #include "model/analytic.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace cop::model {
@@ -77,25 +78,40 @@ uint64_t two_level_cycles(Function f, const Timing& t, const OpCosts& ops, const
   if (n < 1) throw std::invalid_argument("two_level_cycles: at least one element");
   const uint64_t c1 = h.per_controller - 1;  // C̄1: the source's fellow nodes
   const uint64_t k = h.controllers;          // K: channels of the level-2 controller
+  // Contributions the level 2 combines once the full level-1s' come: a last,
+  // smaller level-1 finishes its nodes' part sooner and its contribution is in.
+  const uint64_t full = k - (h.last_controller < h.per_controller ? 1 : 0);
   const uint64_t first = t.t_cn_cop + c1 * level1.t_op_bar + ops.ctl;
   const uint64_t masks = (n + 1023) / 1024;
-  const uint64_t down_and_out = t.t_cop_cn + ops.ram + t.t_cop_cn;  // link down, level 1 out
   switch (f) {
     case Function::barrier_spmd:
     case Function::barrier_master_slave: {
       const uint64_t per_channel = f == Function::barrier_spmd ? 4 * ops.ctl : ops.ctl;
       const uint64_t level1_in = first + 4 * ops.ctl + c1 * per_channel;
-      return level1_in + t.t_cn_cop + k * ops.ctl + down_and_out;
+      return level1_in + t.t_cn_cop + full * ops.ctl + t.t_cop_cn + ops.ctl + t.t_cop_cn;
     }
     case Function::reduce: {
-      const uint64_t init = first + 2 * masks * ops.ctl + n * ops.ram + ops.ctl;
-      const uint64_t level1_round = (c1 > 0 ? (c1 - 1) * level1.t_op_bar : 0) + ops.alu;
-      return init + n * (level1_round + t.t_cn_cop + k * ops.alu + down_and_out);
+      const uint64_t init = first + 2 * masks * ops.ctl + n * ops.alu + ops.ctl;
+      const uint64_t round = (c1 > 0 ? (c1 - 1) * level1.t_op_bar : 0) + ops.alu;
+      // Per element the level-1 services the round, sends the combined
+      // contribution up and passes an earlier element's result out; the level 2
+      // combines K contributions and sends the result down. The slower paces
+      // the stream; the last element's level-2 pass and pass out end it.
+      const uint64_t level1_element = round + t.t_cn_cop + ops.alu + t.t_cop_cn;
+      const uint64_t level2_element = full * ops.alu + t.t_cop_cn;
+      return init + n * std::max(level1_element, level2_element) + level2_element;
     }
     case Function::bcast: {
-      const uint64_t stream = (n - 1) * (ops.ram + t.t_cop_cn);
+      const uint64_t start = first + masks * ops.ctl;  // LOCK, SETBM at the source's controller
       const uint64_t level2 = (k - 1) * level1.t_op_bar + ops.ram;
-      return first + masks * ops.ctl + stream + ops.ram + t.t_cn_cop + level2 + down_and_out;
+      // One element: three passes through a level. The level 2 then passes an
+      // element every t_OP + t_COP-CN; the source's level-1 controller both
+      // forwards each element up and passes it out to its fellow nodes when it
+      // comes back down (ch. IV: controller 0 broadcasts to its own nodes too).
+      const uint64_t one = start + ops.ram + t.t_cn_cop + level2 + t.t_cop_cn + ops.ram + t.t_cop_cn;
+      const uint64_t level2_stream = one + (n - 1) * (ops.ram + t.t_cop_cn);
+      const uint64_t source_controller = start + n * (2 * ops.ram + t.t_cn_cop + t.t_cop_cn);
+      return std::max(level2_stream, source_controller);
     }
     default: break;
   }

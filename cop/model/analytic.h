@@ -76,30 +76,48 @@ Hierarchy hierarchy(uint64_t nodes);
 // writes to its controller) and down (t_COP-CN: the level-2 broadcast).
 // A level-2 pass is ch. VI's service term with C̄2 = K - 1: the other level-1
 // controllers each request service once, as the other nodes do at level 1.
-// The slowest level-1 controller, a full one, gates the level-2 pass.
+// The slowest level-1 controller, a full one, gates the level-2 pass: the
+// level 2 then combines the full level-1s' contributions (K, or K - 1 when the
+// last level-1 has fewer nodes: its contribution came sooner). The
+// level-2 masks (SETTC/SETBM with X) belong to the X-bit partition, set when
+// it is set up, not per call; every command with X that a level-1 passes on
+// costs it t_OP and the link up, every result it passes out t_OP and t_COP-CN
+// (the element operation's t_OP for a reduction result: the level-1 services
+// it as that operation). Checked against the real cores by
+// scenario_two_level.h (`copbench model scale`).
 //
-// barrier (BENTRY forwarded with the X bit; the level-2 masks belong to the
-// X-bit partition, set when it is set up, not per call):
+// barrier (BENTRY forwarded with the X bit):
 //   [t_CN-COP + C̄1 t̄OP + t_OP] + 4 t_OP + C̄1 x per-channel   level 1 in: t_init and
 //        the others' entries (4 t_OP SPMD, t_OP master-slave), as one level,
 //        but the exit broadcast t_COP-CN is replaced by
 //   + t_CN-COP                  the full terminal count forwarded up,
-//   + K x t_OP                  level 2: K forwarded BENTRYs, round robin,
+//   + K x t_OP                  level 2: K forwarded BENTRYs, round robin (full ones),
 //   + t_COP-CN                  the exit broadcast to the K level-1 controllers,
 //   + t_OP + t_COP-CN           level 1 out: each services the exit and broadcasts it.
-// reduce: ch. VI's t_init at the source's controller, then per element
-// (serially, as ch. VI's t_contrib counts them) the level-1 round
-// (C̄1 - 1) t̄OP + t_OP(element op), t_CN-COP up, K x t_OP(element op) at
-// level 2, t_COP-CN down, t_OP(Data RAM move of the result) + t_COP-CN out:
-//   t_init + (M/N) [(C̄1 - 1) t̄OP + t_OP + t_CN-COP + K t_OP + t_COP-CN + t_OP + t_COP-CN]
-// bcast: LOCK and SETBM at the source's controller, then the elements
-// pipelined at ch. VI's (t_OP + t_COP-CN) each (a 1 KB array: 128 of them,
-// exactly t_MAX-OP), the last one crossing the remaining stages:
-//   [t_CN-COP + C̄1 t̄OP + t_OP] + t_OP                        LOCK, SETBM
-//   + (M/N - 1)(t_OP + t_COP-CN)                              the stream
-//   + t_OP + t_CN-COP                                         level 1 in, link up
-//   + C̄2 t̄OP + t_OP + t_COP-CN                               level 2, link down
-//   + t_OP + t_COP-CN                                         level 1 out
+// reduce: t_init at the source's controller, its own elements carrying X as
+// the element operation (t_OP(element op); a level-1 cannot start an X
+// operation with WSRAM: all contributions carry X or none, ch. V), then the
+// elements pipelined: while the level 2 combines element e the level-1 runs
+// the round of e + 1. Per element the level-1 services the round
+// (C̄1 - 1) t̄OP + t_OP, sends the combined contribution up (t_CN-COP) and
+// passes an earlier element's result out (t_OP + t_COP-CN); the level 2
+// combines K contributions and sends the result down (K t_OP + t_COP-CN). The
+// slower of the two paces the stream, the last element's level-2 pass ends it:
+//   t_init + (M/N) max(level 1, level 2) + K t_OP + t_COP-CN
+// (one element: the round, up, level 2, down, out, as three passes).
+// bcast: LOCK and SETBM at the source's controller, then each element goes
+// up, through the level 2 and back down to every level-1, the source's own
+// included (ch. IV: "controller 0 sends the value to the Level 2 controller
+// ... each of the level1 controllers broadcasts the value to its 64 compute
+// nodes"). One element is three passes:
+//   one = [t_CN-COP + C̄1 t̄OP + t_OP] + t_OP                  LOCK, SETBM
+//         + t_OP + t_CN-COP                                   level 1 in, link up
+//         + C̄2 t̄OP + t_OP + t_COP-CN                         level 2, link down
+//         + t_OP + t_COP-CN                                   level 1 out
+// An array streams at the slower of the level 2 (t_OP + t_COP-CN an element)
+// and the source's controller, which forwards each element up and passes it
+// out again (2 t_OP + t_CN-COP + t_COP-CN an element):
+//   max(one + (M/N - 1)(t_OP + t_COP-CN), LOCK + SETBM + (M/N)(2 t_OP + t_CN-COP + t_COP-CN))
 // (the source's UNLOCK overlaps the stream's travel and ends nothing).
 // Other functions are not collectives of the hierarchy: std::invalid_argument.
 uint64_t two_level_cycles(Function f, const Timing& t, const OpCosts& ops, const Load& level1, const Hierarchy& h,

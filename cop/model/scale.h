@@ -4,8 +4,9 @@
 // side by side. One level: ch. VI's expressions with C̄ = N - 1 other channels
 // in the best-case (unlocked) load of Table III, and the real controller core
 // driven through the same scenario (scenario.h). Two levels: the expressions
-// of analytic.h's two_level_cycles; their simulation needs the level-2
-// controller core (scale.cpp, simulated_cycles, says where it plugs in).
+// of analytic.h's two_level_cycles, and the K level-1 cores and the level-2
+// core running the same call (scenario_two_level.h). Every difference has a
+// note saying why, given only where the difference is exactly what it explains.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ struct ScaleRow {
   uint64_t nodes = 0;
   int levels = 1;
   double analytic_us = 0;
-  std::optional<double> simulated_us;  // empty where no core simulates the scenario yet
+  std::optional<double> simulated_us;  // the cores' time for the same call
   std::string note;
 
   // simulated / analytic - 1, where there is a simulation.
