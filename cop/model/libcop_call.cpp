@@ -122,14 +122,16 @@ uint64_t barrier_two_levels(const Timing& t, const SerialLink& l, const Costs& c
 // bursts carry the SETBM of the root, and whose first node forwards the level-2
 // SETTC and SETBM) gets to its last channel's first element, which goes up; the level
 // 2 combines and broadcasts it, the level-1 passes it on; the elements follow at the
-// slower of the level 2 (K contributions and a broadcast) and the root's level-1 (each
-// element up, each result down).
+// slower of the level 2 (the last contribution and a broadcast) and the root's level-1
+// (each element up, each result down).
 uint64_t reduce_two_level_burst(const Timing& t, const SerialLink& l, const Costs& c, const Levels& v, uint64_t n) {
   const Burst plain = reduce_burst(c, n, 0);
   const uint64_t first_up = t.t_cn_cop + paced(plain, l.wire) + (v.n1 - 2) * plain.work() + 2 * forwarded(t, c) +
                             3 * c.ctl + c.elem + t.t_cn_cop;
   const uint64_t down = c.elem + t.t_cop_cn;  // a pass through a level, onto the links
-  const uint64_t stream = (n - 1) * std::max(v.k * c.elem + t.t_cop_cn, c.elem + t.t_cn_cop);
+  // The other level-1s (no SETBM in their bursts) are a t_OP a node ahead: at the level
+  // 2 their entries are in before the root level-1's, which alone is left to combine.
+  const uint64_t stream = (n - 1) * std::max(down, c.elem + t.t_cn_cop);
   const uint64_t ups = (n - 1) * (c.elem + t.t_cn_cop) + c.ctl;  // the last channel's elements and UNLOCK
   const uint64_t result = std::max(first_up + 2 * down + stream, first_up + ups + n * down);
   return std::max(result, first_up + ups + answers(t, l, n + 4));
