@@ -36,7 +36,9 @@
 // forwarded: t_OP + t_CN-COP), each combined contribution going up (t_CN-COP),
 // the level 2 combining K of them and broadcasting (t_COP-CN), the level 1
 // passing the result on (t_OP + t_COP-CN), elements pipelined through the
-// slowest of these stages.
+// slowest of these stages; a reduction of one burst waits for the level 2's K
+// entries an element when there are many level-1s, an array's later bursts are
+// paced by the root level-1's pass (what sim-cop does beyond: validation.cpp's notes).
 #pragma once
 
 #include <cstdint>

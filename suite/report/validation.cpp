@@ -86,9 +86,10 @@ std::optional<CopCall> cop_call_of(const PointMedian& m) {
 std::string why_off(const PointMedian& m) {
   if (m.nodes > 64)
     return "two levels: the model takes the pass of a full level-1 controller and streams the elements through the "
-           "slowest stage; the order in which the round robin serves the level-1's first node (it forwards the "
-           "level-2 masks, t_OP + t_CN-COP each) and the sharing of the half-duplex link between level 1 and level 2 "
-           "(each element up, its data and ACK down) are not in it";
+           "slowest stage; not in it: the order in which the round robin serves the level-1's first node (it forwards "
+           "the level-2 masks, t_OP + t_CN-COP each; it moves from call to call), the sharing of the half-duplex link "
+           "between level 1 and level 2 (each element up, its data and ACK down), and, in an array over many level-1 "
+           "controllers, the level 2's K entries an element that the next burst's level-1 pass hides only in part";
   return "not explained: on one controller the model is cycle-exact (tests/cop/libcop_call_test.cpp); sim-cop or "
          "libcop now sends something else";
 }
