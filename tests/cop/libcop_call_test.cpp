@@ -83,6 +83,15 @@ TEST(LibcopCall, TwoLevelsGrowWithTheLevelTwo) {
   EXPECT_GT(b128, simulated(Function::barrier_spmd, 64, 1));
   EXPECT_GT(simulated(Function::bcast, 128, 1), simulated(Function::bcast, 64, 1));
   EXPECT_GT(simulated(Function::reduce, 128, 2), simulated(Function::reduce, 64, 2));
+  // Two ints: the root level-1's last channel has its first element up at 1201 (its 64
+  // bursts of LOCK, SETTC, SETBM, 2 elements, UNLOCK and the 2 masks its first node
+  // forwards); the level 2 passes it down (20) and the level-1 out (20), the second
+  // element 20 behind: 1261. At 64 level-1s the level 2 is slower: from the other
+  // level-1s' first element (1201 - 64 x 3, no SETBM in their bursts) 64 x 2 entries
+  // (3 each) and 2 broadcasts (17), then the level-1's pass (20): 1447.
+  EXPECT_EQ(simulated(Function::reduce, 128, 2), 1261u);
+  EXPECT_EQ(simulated(Function::reduce, 1024, 2), 1261u);
+  EXPECT_EQ(simulated(Function::reduce, 4096, 2), 1447u);
 }
 
 TEST(LibcopCall, RefusesWhatItDoesNotModel) {
