@@ -70,35 +70,68 @@ void ControllerActor::operator()() {
   in_->set_receiver(sg4::Actor::self());
   for (;;) {
     // Everything that has arrived is at its channel before the poll counter moves on.
-    while (in_->ready()) take(std::unique_ptr<Packet>(in_->get<Packet>()));
+    take_ready();
+    hand_arrived();
     std::vector<Delivery> out;
     if (core_->step(out)) {
       dispatch(out);
       sleep_to(core_->cycles());
       continue;
     }
-    take(std::unique_ptr<Packet>(in_->get<Packet>()));  // idle: wait for the next arrival
+    await_input();  // idle
   }
+}
+
+void ControllerActor::hand_arrived() {
+  const uint64_t now = now_cycles();
+  std::vector<Delivery> out;
+  while (!arriving_.empty() && arriving_.top().cycle <= now) {
+    const Arrival a = arriving_.top();
+    arriving_.pop();
+    core_->receive(a.channel, a.msg, a.cycle, out);
+  }
+  dispatch(out);
+}
+
+void ControllerActor::take_ready() {
+  if (pending_ && pending_->test()) {
+    pending_ = nullptr;
+    take(std::unique_ptr<Packet>(pending_packet_));
+  }
+  while (!pending_ && in_->ready()) take(std::unique_ptr<Packet>(in_->get<Packet>()));
+}
+
+void ControllerActor::await_input() {
+  if (!pending_) pending_ = in_->get_async<Packet>(&pending_packet_);
+  const double timeout =
+      arriving_.empty() ? -1.0
+                        : std::max(0.0, double(arriving_.top().cycle) * timing_.p_clk_ns * 1e-9 - sg4::Engine::get_clock());
+  if (sg4::Comm::wait_any_for({pending_}, timeout) < 0) return;  // the next message of a burst is in
+  pending_ = nullptr;
+  take(std::unique_ptr<Packet>(pending_packet_));
 }
 
 void ControllerActor::take(std::unique_ptr<Packet> p) {
   std::vector<Delivery> out;
   const uint64_t now = now_cycles();
   if (p->kind == Packet::burst) {
-    // The burst's last word arrived now; each earlier one a message's wire time before.
+    // The burst's first message arrived now; each further one a wire time later.
     const uint64_t wire = wire_cycles(timing_);
     const size_t n = p->messages.size();
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t behind = uint64_t(n - 1 - i) * wire;
-      core_->receive(p->channel, p->messages[i], now > behind ? now - behind : 0, out);
-    }
+    for (size_t i = 0; i < n; ++i) arriving_.push(Arrival{now + i * wire, arrivals_++, p->channel, p->messages[i]});
     unanswered_[size_t(p->channel)] += n;
+    hand_arrived();
+    return;
   } else if (p->kind == Packet::up) {
     p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
     core_->receive_from_child(p->channel, p->delivery, out);
   } else {
     p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
     core_->receive_from_parent(p->delivery, out);
+    // An answer the level 2 sends down for a node is dated by the core when the node
+    // has it (t_COP-CN on); the node's simulated link charges that itself.
+    for (Delivery& d : out)
+      if (d.link_level && !d.to_parent) d.at_cycle -= std::min(d.at_cycle - now, timing_.t_cop_cn);
   }
   dispatch(out);
 }

@@ -5,11 +5,19 @@
 // it is busy putting a result onto the links, pass in the simulation). Whatever the
 // core sends leaves when the core says its sending began, over the serial link,
 // which delivers it at the core's at_cycle (network.h).
+//
+// A node's burst travels as one packet that arrives with its first message; its
+// other messages follow one wire time apart (network.h), and the actor hands each
+// to the core only when it has arrived. So the core never services a command
+// before it is there, and what it forwards or broadcasts for it leaves on time
+// (were the burst handed over whole when its last word came, the commands served
+// while it was still on the wire would send their results late, all at once).
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
 #include <memory>
+#include <queue>
 #include <vector>
 
 #include "controller/controller.h"
@@ -36,7 +44,22 @@ class ControllerActor {
   void operator()();
 
  private:
+  // A command of a burst still on the wire: handed to the core at `cycle`.
+  struct Arrival {
+    uint64_t cycle;
+    uint64_t order;  // arrivals of one cycle in the order they were sent
+    int channel;
+    cop::wire::Message msg;
+    bool operator>(const Arrival& o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
+  };
+
   void take(std::unique_ptr<Packet> p);
+  void hand_arrived();
+  // Takes what has come: the packet awaited last, then what is in the mailbox.
+  void take_ready();
+  // Waits for the next packet, or only until the next arrival of a burst on the wire
+  // (the receive stays posted: a packet on its way is never lost to the timeout).
+  void await_input();
   void dispatch(std::vector<cop::controller::Delivery>& out);
   void to_nodes(const cop::controller::Delivery& d);
   void answer(int channel, const cop::wire::Message& m, uint64_t at_cycle);
@@ -52,6 +75,10 @@ class ControllerActor {
   // Per channel: commands of its bursts not answered yet, and the answers gathered.
   std::vector<size_t> unanswered_;
   std::vector<std::vector<cop::wire::Message>> answers_;
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arriving_;
+  uint64_t arrivals_ = 0;
+  simgrid::s4u::CommPtr pending_;
+  Packet* pending_packet_ = nullptr;
 };
 
 }  // namespace copbench::simcop

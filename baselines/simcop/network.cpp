@@ -61,7 +61,7 @@ sg4::NetZone* level1_zone(Network& n, int k, sg4::NetZone* parent, const cop::mo
 double wire_seconds(double bytes) { return bytes / kLinkBytesPerSecond; }
 
 uint64_t wire_cycles(const cop::model::Timing& t) {
-  return uint64_t(wire_seconds(kMessageBytes) * 1e9 / t.p_clk_ns + 0.5);
+  return cop::model::SerialLink::simulated(t).wire;
 }
 
 int Network::channels_of(int level1) const { return std::min(kChannels, nodes - level1 * kChannels); }

@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "model/hardware.h"
+#include "model/libcop_call.h"
 
 namespace copbench::simcop {
 
 inline constexpr int kChannels = 64;                 // channels of one controller (seed 000 ch. IV)
-inline constexpr double kLinkBytesPerSecond = 400e6;  // ch. IV: 200-400 MB/s serial transmission
-inline constexpr double kMessageBytes = 16;           // ch. VI: four 32-bit words a COP message
+// The link as the libcop-call model has it (one source: cop/model/libcop_call.h).
+inline constexpr double kLinkBytesPerSecond = cop::model::kSerialBytesPerSecond;  // ch. IV: 200-400 MB/s
+inline constexpr double kMessageBytes = cop::model::kMessageBytes;                // ch. VI: four 32-bit words
 
 // Seconds of one message on a link's wire, and in cycles of the controller clock.
 double wire_seconds(double bytes);

@@ -70,7 +70,9 @@ void SimCopBackend::send(const Burst& b) {
   p->channel = channel();
   p->messages = b;
   sent_ += b.size();
-  send_packet(sys_.mail.level1s[size_t(level1())], std::move(p), b.size());
+  // The packet arrives with the burst's first message; the controller takes the
+  // others one wire time apart as the link delivers them (controller_actor.h).
+  send_packet(sys_.mail.level1s[size_t(level1())], std::move(p), 1);
 }
 
 void SimCopBackend::take_one() {

@@ -5,7 +5,7 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT poll      direct access, tasks and copd polling
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killed    copd killed mid-barrier
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT loops     one tag used 50 times in a row per collective
-#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT modelled  live modelled time against the analytic model
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT modelled  live modelled time against the libcop-call model (cop/model/libcop_call.h, ideal link)
 #                                                           (cop_modelled_check) at 2-4 nodes
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh

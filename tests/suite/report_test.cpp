@@ -10,6 +10,7 @@
 
 #include "copbench/csv.h"
 #include "report/report_parts.h"
+#include "report/validation.h"
 
 namespace copbench::report {
 namespace {
@@ -318,6 +319,52 @@ TEST_F(ReportTest, CsvBadFilesNameFileAndLine) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()), "cannot read seed table " + (dir_ / "missing.csv").string());
   }
+}
+
+}  // namespace
+}  // namespace copbench::report
+
+namespace copbench::report {
+namespace {
+
+// A sim-cop point of the simulation table (profile simulated:thesis).
+PointMedian simcop_point(const std::string& family, const std::string& run_name, int nodes, double us, bool loop = false) {
+  PointMedian m;
+  m.plot_family = family;
+  m.run_name = run_name;
+  m.mode.backend = "sim-cop";
+  m.mode.profile = "simulated:thesis";
+  m.nodes = nodes;
+  m.median_us = us;
+  m.loop = loop;
+  return m;
+}
+
+// sim-cop beside the libcop-call model, ch. VI's expression beside it; a point more than
+// 1 % off gets a note saying why; loop-method points are left out and said so.
+TEST(ValidationTable, SimCopAgainstTheLibcopCallModel) {
+  CampaignResults r;
+  r.medians = {simcop_point("barrier", "barrier/nodes:2", 2, 0.95),        // = the model's 95 cycles
+               simcop_point("barrier", "barrier/nodes:128", 128, 11.0),    // two levels, 5.8 % above 10.40
+               simcop_point("barrier", "barrier/method:loop/nodes:2", 2, 0.84, true)};
+  const auto t = validation_table(r, r);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0], (std::vector<std::string>{"sim-cop vs libcop-call model", "barrier/nodes:2", "thesis", "2", "0.95",
+                                                  "0.95", "modelled (libcop call)", "+0.0 %", "0.58", ""}));
+  EXPECT_EQ(t->rows[1][5], "10.40");
+  EXPECT_EQ(t->rows[1][8], "10.25");  // ch. VI's two-level expression
+  EXPECT_EQ(t->rows[1][9], "[1]");
+  const std::string notes = [&] {
+    std::string s;
+    for (const auto& n : t->notes) s += n + "\n";
+    return s;
+  }();
+  EXPECT_NE(notes.find("libcop-call model (cop/model/libcop_call.h)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("loop-method points are not compared"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("[1] barrier/nodes:128 at 128 nodes: two levels:"), std::string::npos) << notes;
+  EXPECT_DOUBLE_EQ(cop_model_us(r.medians[0]).value(), 0.58);
+  EXPECT_DOUBLE_EQ(cop_libcop_call_us(r.medians[0]).value(), 0.95);
 }
 
 }  // namespace
