@@ -175,9 +175,7 @@ std::vector<PlotSpec> validation_plots(const CampaignResults& simulated, const C
                                        const std::string& campaign) {
   // One plot per platform and operation (family and size).
   std::map<std::tuple<std::string, std::string, double>, PlotSpec> plots;
-  for (const PointMedian& m : simulated.medians) {
-    if (!is_simulated(m) || m.tasks != 1 || m.loop) continue;  // loop points: calls overlapping
-    const std::string platform = simulated_platform(m.mode.profile);
+  auto plot_for = [&](const std::string& platform, const PointMedian& m) -> PlotSpec& {
     PlotSpec& p = plots[{platform, m.plot_family, m.bytes.value_or(-1)}];
     if (p.stem.empty()) {
       const std::string size = size_of(m);
@@ -190,10 +188,28 @@ std::vector<PlotSpec> validation_plots(const CampaignResults& simulated, const C
       p.log_x = true;
       p.x_bytes = false;
     }
-    add_curve_point(p, fmt::format("{} simulated ({})", m.mode.backend, platform), m.nodes, m.median_us);
-    if (auto model = cop_model_us(m)) add_curve_point(p, "cop modelled (ch. VI analytic)", m.nodes, *model);
-    if (m.mode.backend == "sim-cop" && !m.loop)
-      if (auto model = cop_libcop_call_us(m)) add_curve_point(p, "cop modelled (libcop call, sim-cop's links)", m.nodes, *model);
+    return p;
+  };
+  std::set<std::string> platforms;
+  for (const PointMedian& m : simulated.medians)
+    if (is_simulated(m)) platforms.insert(simulated_platform(m.mode.profile));
+  for (const PointMedian& m : simulated.medians) {
+    if (!is_simulated(m) || m.tasks != 1 || m.loop) continue;  // loop points: calls overlapping
+    const std::string platform = simulated_platform(m.mode.profile);
+    // sim-cop's channels are COP serial links, not the platform's network: its points
+    // (simulate.yml runs them on one platform) belong on every platform's plot.
+    const bool any_platform = m.mode.backend == "sim-cop";
+    for (const std::string& on : any_platform ? platforms : std::set<std::string>{platform}) {
+      PlotSpec& p = plot_for(on, m);
+      add_curve_point(p,
+                      any_platform ? std::string("sim-cop simulated (COP links, any platform)")
+                                   : fmt::format("{} simulated ({})", m.mode.backend, platform),
+                      m.nodes, m.median_us);
+      if (auto model = cop_model_us(m)) add_curve_point(p, "cop modelled (ch. VI analytic)", m.nodes, *model);
+      if (any_platform)
+        if (auto model = cop_libcop_call_us(m)) add_curve_point(p, "cop modelled (libcop call, sim-cop's links)", m.nodes, *model);
+    }
+    PlotSpec& p = plot_for(platform, m);
     for (const char* backend : {"mpi", "cop", "pvm", "armci"})
       if (const PointMedian* real = measured_twin(measured, m, backend))
         add_curve_point(p, fmt::format("{} measured ({})", backend, real->mode.profile), m.nodes, real->median_us);

@@ -11,7 +11,8 @@
 #               at 64 nodes (10 us) beside the libcop-call model's 10.25 us (-2.4 %, with a
 #               note) and ch. VI's 9.88 us.
 #   campaign-files  suite/campaigns/simulate.yml and calibrate.yml load; simulate.yml has
-#               sim-cop to 4096 nodes and smpi to 1024 on every platform; a profile
+#               sim-cop to 4096 nodes on the thesis's platform only, smpi's barrier and
+#               reduce to 4096 on every platform and its broadcast to 1024; a profile
 #               simulated:NAME without its platform file is refused.
 #   model       sim-cop's barrier at 64 nodes within 1 % of the libcop-call model's 10.25 us.
 #   campaign    tiny-simulated.yml runs sim-cop under profile simulated:thesis only, and its
@@ -72,15 +73,17 @@ PY
       fail "no simulation row for 3 nodes: $(cat "$dir/tables/simulation.csv")"
     ;;
   campaign-files)
-    # The shipped simulate.yml and calibrate.yml load here (the local cluster): sim-cop's
-    # barrier reaches 4096 nodes on every platform, smpi stops at 1024.
+    # The shipped simulate.yml and calibrate.yml load here (the local cluster).
     src=$(cd "$data/../../.." && pwd)
     "$copbench" campaign check "$src/suite/campaigns/simulate.yml" >"$out/points" || fail "simulate.yml: $(cat "$out/points")"
+    grep -qx "barrier.sim-cop.n4096.simulated:thesis" "$out/points" || fail "no sim-cop barrier at 4096 on thesis"
+    ! grep -Eq '\.sim-cop\..*simulated:(present|calibrated)$' "$out/points" ||
+      fail "sim-cop on a platform other than thesis (its COP links do not depend on it)"
     for platform in thesis present calibrated; do
-      grep -qx "barrier.sim-cop.n4096.simulated:$platform" "$out/points" || fail "no sim-cop barrier at 4096 on $platform"
-      grep -qx "barrier.smpi.n1024.simulated:$platform" "$out/points" || fail "no smpi barrier at 1024 on $platform"
+      grep -qx "barrier.smpi.n4096.simulated:$platform" "$out/points" || fail "no smpi barrier at 4096 on $platform"
+      grep -qx "reduce.smpi.n4096.simulated:$platform" "$out/points" || fail "no smpi reduce at 4096 on $platform"
     done
-    ! grep -Eq '\.smpi\.n(2048|4096)\.' "$out/points" || fail "smpi above 1024 nodes"
+    ! grep -Eq '^broadcast\.smpi\.n(2048|4096)\.' "$out/points" || fail "smpi broadcast above 1024 nodes"
     "$copbench" campaign check "$src/suite/campaigns/calibrate.yml" >/dev/null || fail "calibrate.yml does not load"
     # A simulated profile names a platform that exists.
     sed 's/simulated:thesis/simulated:nope/' "$data/tiny-simulated.yml" >"$out/nope.yml"
