@@ -367,5 +367,23 @@ TEST(ValidationTable, SimCopAgainstTheLibcopCallModel) {
   EXPECT_DOUBLE_EQ(cop_libcop_call_us(r.medians[0]).value(), 0.95);
 }
 
+// sim-cop runs on one platform (its COP links are not the platform's network): its points
+// are drawn on every platform's plot of the same operation, smpi's only on their own.
+TEST(ValidationPlots, SimCopOnEveryPlatformsPlotSmpiOnItsOwn) {
+  CampaignResults r;
+  PointMedian smpi = simcop_point("barrier", "barrier/nodes:2", 2, 40.0);
+  smpi.mode.backend = "smpi";
+  smpi.mode.profile = "simulated:present";
+  r.medians = {simcop_point("barrier", "barrier/nodes:2", 2, 0.95), smpi};
+  const std::vector<PlotSpec> plots = validation_plots(r, CampaignResults{}, "c");
+  ASSERT_EQ(plots.size(), 2u);  // thesis and present
+  for (const PlotSpec& p : plots) {
+    const bool present = p.stem.find("present") != std::string::npos;
+    EXPECT_EQ(p.curves.count("sim-cop simulated (COP links, any platform)"), 1u) << p.stem;
+    EXPECT_EQ(p.curves.count("smpi simulated (present)"), present ? 1u : 0u) << p.stem;
+    EXPECT_EQ(p.curves.count("cop modelled (libcop call, sim-cop's links)"), 1u) << p.stem;
+  }
+}
+
 }  // namespace
 }  // namespace copbench::report
