@@ -17,15 +17,18 @@ double cpu_seconds() {
 }
 
 double timer_overhead_seconds() {
-  static const double overhead = [] {
-    // A simulated clock reads the same cost every time (one sample says it); under SMPI
-    // each read is a call into the simulator, 201 of them per rank a tenth of the run
-    // at 2048 simulated ranks.
 #ifdef COPBENCH_SIMULATED_CLOCK
-    std::vector<double> samples(1);
+  // A simulated clock reads the same cost every time, so one sample says it. No static
+  // here: the smpi worker runs unprivatized (every rank shares the process's statics,
+  // baselines/backends.json) and a clock read is a call into the simulator that lets
+  // another rank run; a rank reaching a static's guarded initialisation while another
+  // is inside it would wait on the guard forever.
+  const double t0 = now_seconds();
+  const double t1 = now_seconds();
+  return t1 - t0;
 #else
+  static const double overhead = [] {
     std::vector<double> samples(simulated_clock().now ? 1 : 201);
-#endif
     for (double& x : samples) {
       double t0 = now_seconds();
       double t1 = now_seconds();
@@ -34,6 +37,7 @@ double timer_overhead_seconds() {
     return median_of(samples);
   }();
   return overhead;
+#endif
 }
 
 namespace {
