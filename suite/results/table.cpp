@@ -61,8 +61,12 @@ std::string render_table(const nlohmann::json& g) {
     const nlohmann::json& any = *r.agg.begin()->second;
     double mean = t("mean");
     double ci = any.value("ci95_half_us", 0.0);
-    std::string ci_text = mean > 0 ? fmt::format("{:.1f}{}", 100.0 * ci / mean, any.value("ci_met", false) ? "" : "!")
-                                   : "-";
+    // One kept repetition has no interval: "-" (with "!" when the protocol could not
+    // take it as met, suite/timing/protocol.cpp).
+    const char* missed = any.value("ci_met", false) ? "" : "!";
+    std::string ci_text = any.value("repetitions", 0) < 2 ? fmt::format("-{}", missed)
+                          : mean > 0                      ? fmt::format("{:.1f}{}", 100.0 * ci / mean, missed)
+                                                          : "-";
     std::string counters;
     for (const auto& [key, value] : any.items()) {
       if (kStandardKeys.count(key) || !value.is_number()) continue;

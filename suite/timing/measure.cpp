@@ -155,7 +155,12 @@ std::vector<std::string> summary_warnings(const Summary& s) {
   if (static_cast<std::size_t>(s.discarded) > kept)
     w.push_back(std::to_string(s.discarded) + " repetitions discarded (the first, and those over 3x the mean of the "
                 "next three) but only " + std::to_string(kept) + " kept: the machine was disturbed during this point");
-  if (!s.ci_met) {
+  if (!s.ci_met && kept < 2) {  // one value has no interval (the protocol's ci_met)
+    w.push_back("confidence target missed: " + std::to_string(kept) +
+                " repetition kept, which gives no interval (the discarded first one was not equal to it), after " +
+                std::to_string(kept + static_cast<std::size_t>(s.discarded)) + " repetitions" +
+                (s.max_reps > 0 ? " (limit " + std::to_string(s.max_reps) + "); --reps 2 keeps two" : std::string()));
+  } else if (!s.ci_met) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f %%", s.mean > 0 ? 100.0 * s.ci95_half / s.mean : 0.0);
     char target[32];

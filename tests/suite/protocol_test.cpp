@@ -54,10 +54,19 @@ TEST(OutlierProtocol, OneKeptRepetitionEqualToTheDiscardedFirstMeetsTheTarget) {
   same.add(2.5e-5);
   EXPECT_TRUE(same.ci_met());
   EXPECT_FALSE(same.wants_more());
+  // Equal but for the rounding of a simulated clock read later (last bits): the same.
+  OutlierProtocol rounded(config(1, 1));
+  rounded.add(0.665954880000023);
+  rounded.add(0.665954880000001);
+  EXPECT_TRUE(rounded.ci_met());
   OutlierProtocol differ(config(1, 1));
   differ.add(2.6e-5);
   differ.add(2.5e-5);
   EXPECT_FALSE(differ.ci_met());
+  OutlierProtocol barely(config(1, 1));  // 1e-8 apart: a real difference, not rounding
+  barely.add(1.00000001);
+  barely.add(1.0);
+  EXPECT_FALSE(barely.ci_met());
 }
 
 // Adds 1, 2, 1, 2, ... (an interval far wider than 10 %) while the protocol wants more,
@@ -121,6 +130,17 @@ TEST(Summary, WarningsInWords) {
   EXPECT_NE(w[0].find("only 2 kept"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("confidence target missed"), std::string::npos) << w[1];
   EXPECT_NE(w[1].find("25.0 % of the mean (target 10 %) after 5 repetitions (limit 5)"), std::string::npos) << w[1];
+  // One kept repetition has no interval to compare with the target: said so.
+  Summary one = s;
+  one.reps = {1.0};
+  one.discarded = 1;
+  one.ci95_half = 0;
+  one.max_reps = 2;
+  w = summary_warnings(one);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("1 repetition kept, which gives no interval"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("after 2 repetitions (limit 2)"), std::string::npos) << w[0];
+  EXPECT_EQ(w[0].find("0.0 %"), std::string::npos) << w[0];
   // As many discarded as kept, and the target met: nothing to say.
   s.discarded = 2;
   s.ci_met = true;

@@ -67,6 +67,26 @@ TEST(Table, ShowsOneRowPerPoint) {
   EXPECT_NE(t.find("timer:"), std::string::npos);
 }
 
+// The CI% column: a percentage of the mean for several kept repetitions, "-" for one
+// (no interval), with "!" where the target was missed.
+TEST(Table, OneRepetitionHasNoInterval) {
+  PointResult several = point();
+  several.summary.ci95_half = 0.5e-6;
+  several.summary.ci_met = false;
+  std::string t = render_table(make_gbench_json(context(), {several}));
+  EXPECT_NE(t.find(" 25.0!"), std::string::npos) << t;
+  PointResult one = point();
+  one.summary.reps = {2e-6};
+  one.summary.cpu_reps = {1e-6};
+  one.summary.ci_met = false;
+  t = render_table(make_gbench_json(context(), {one}));
+  EXPECT_NE(t.find("1/1     -!"), std::string::npos) << t;
+  EXPECT_EQ(t.find("0.0!"), std::string::npos) << t;
+  one.summary.ci_met = true;  // the discarded first one equal to it (a simulation)
+  t = render_table(make_gbench_json(context(), {one}));
+  EXPECT_NE(t.find("1/1      -"), std::string::npos) << t;
+}
+
 TEST(AtomicWrite, ReplacesWholeAndLeavesNoTemporary) {
   auto dir = std::filesystem::temp_directory_path() / "copbench-atomic-test";
   std::filesystem::remove_all(dir);
