@@ -174,11 +174,12 @@ std::optional<ReportTable> validation_table(const CampaignResults& simulated, co
       const bool crowded = mpi && measured.machine.crowded(m.nodes);
       if (mpi) {
         const std::string point = fmt::format("{} at {} nodes", m.run_name, m.nodes);
-        smpi_errors.add(m.median_us / mpi->median_us - 1, point);
+        const double error = m.median_us / mpi->median_us - 1;
+        smpi_errors.add(error, point);
         if (crowded)
           ++smpi_errors.crowded;
         else
-          smpi_uncrowded.add(m.median_us / mpi->median_us - 1, point);
+          smpi_uncrowded.add(error, point);
       }
       t.rows.push_back({"smpi (calibrated) vs mpi", m.run_name, platform, std::to_string(m.nodes),
                         format_number(m.median_us), mpi ? format_number(mpi->median_us) : "—",
@@ -194,14 +195,14 @@ std::optional<ReportTable> validation_table(const CampaignResults& simulated, co
   };
   std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
   if (t.rows.empty()) t.notes.push_back("no simulated point here has a modelled or measured twin");
-  const auto summary = [](const std::string& check, const Errors& e) {
-    return fmt::format("{}: {} of {} points within {:.0f} % (the target); the largest error {:+.1f} % ({})", check,
-                       e.within, e.count, 100 * e.target, 100 * e.worst, e.worst_point);
+  const auto summary = [](const Errors& e) {
+    return fmt::format("{} of {} points within {:.0f} % (the target); the largest error {:+.1f} % ({})", e.within,
+                       e.count, 100 * e.target, 100 * e.worst, e.worst_point);
   };
-  if (cop_errors.count) t.notes.push_back(summary("sim-cop vs libcop-call model", cop_errors));
-  if (smpi_errors.count) t.notes.push_back(summary("smpi (calibrated) vs mpi", smpi_errors));
+  if (cop_errors.count) t.notes.push_back("sim-cop vs libcop-call model: " + summary(cop_errors));
+  if (smpi_errors.count) t.notes.push_back("smpi (calibrated) vs mpi: " + summary(smpi_errors));
   if (smpi_errors.crowded) {
-    std::string uncrowded = smpi_uncrowded.count ? "; of the others, " + summary("", smpi_uncrowded).substr(2)
+    std::string uncrowded = smpi_uncrowded.count ? "; of the others, " + summary(smpi_uncrowded)
                                                  : "; no other point was measured";
     t.notes.push_back(fmt::format("{} of the mpi points were measured where emulated hosts outnumber the cores "
                                   "(note column): {}{}",
