@@ -72,7 +72,8 @@ Controller::Controller(Config config, model::Timing timing)
       queues_(size_t(config_.channels)),
       last_sent_(size_t(config_.channels)),
       has_last_sent_(size_t(config_.channels), false),
-      live_(size_t(config_.channels)) {
+      live_(size_t(config_.channels)),
+      revoked_(size_t(config_.channels)) {
   ram_.sas(0) = config_.cntno;
 }
 
@@ -202,7 +203,35 @@ int Controller::run(std::vector<Delivery>& out) {
 void Controller::reset_channel(int channel) {
   queue(channel).clear();
   live_[size_t(channel - 1)].reset();
+  revoked_[size_t(channel - 1)] = Revoked{};
   if (locked_ == channel) locked_ = 0;
+}
+
+bool Controller::tick(uint64_t now_us) {
+  now_us_ = std::max(now_us_, now_us);
+  if (locked_ == 0 || now_us_ < lock_deadline_us()) return false;
+  // The deadlock timer ran out: the lock is taken back, the round robin runs again.
+  revoked_[size_t(locked_ - 1)] = Revoked{true, lock_owner_};
+  locked_ = 0;
+  stats_.locks_taken_back++;
+  return true;
+}
+
+uint64_t Controller::lock_deadline_us() const {
+  if (locked_ == 0 || config_.lock_limit_us == 0) return UINT64_MAX;
+  return locked_at_us_ + config_.lock_limit_us;
+}
+
+bool Controller::refused_as_revoked(int channel, const Pending& p) {
+  Revoked& r = revoked_[size_t(channel - 1)];
+  if (!r.set || p.from.supervisor != r.owner.supervisor || p.from.tkno != r.owner.tkno) return false;
+  const Opcode op = p.msg.ins.opcode;
+  if (op == Opcode::LOCK) {  // a new locked sequence: the old one is over
+    r = Revoked{};
+    return false;
+  }
+  if (op == Opcode::UNLOCK) r = Revoked{};  // the end of the sequence whose lock was taken back
+  return true;
 }
 
 uint64_t Controller::cost(const Message& msg) const {
@@ -231,7 +260,9 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   std::vector<Delivery> data;
   asker_ = p.from;
   passed_on_ = false;
-  const Error e = execute(channel, msg, p.from, data);
+  // What a task sends after the deadlock timer took its lock back, up to its
+  // UNLOCK, is refused: it would run unlocked.
+  const Error e = refused_as_revoked(channel, p) ? Error::lock_timeout : execute(channel, msg, p.from, data);
   // A command passed to another level is answered by the one that executes it.
   if (!(passed_on_ && e == Error::none)) {
     // The interface acknowledges as soon as the command is read, before any answer.
@@ -292,6 +323,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
     case Opcode::LOCK:
       locked_ = channel;
       lock_owner_ = from;
+      locked_at_us_ = now_us_;
       return Error::none;
     case Opcode::UNLOCK:
       if (locked_ != channel) return Error::not_locked;

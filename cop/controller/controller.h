@@ -47,6 +47,15 @@
 //    the same order. A held command is ACKed when it is serviced, so a
 //    transport's transmit timer must allow for the wait (the time the slowest
 //    channel takes to reach the operation in progress).
+//  - Deadlock timer (ch. IV: a LOCK stops the poll counter at one channel, so
+//    a holder that never sends its UNLOCK would stop every other channel):
+//    a LOCK held longer than Config::lock_limit_us of the caller's clock
+//    (tick()) is taken back and the round robin runs again. The holder's
+//    commands that come after, up to and including its UNLOCK, are refused
+//    with NACK lock_timeout (nothing of the locked sequence runs unlocked);
+//    its next LOCK starts afresh. The core keeps no clock of its own for this:
+//    copd gives it the time (milliseconds since it started, in microseconds),
+//    the tests advance it.
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
 //
@@ -131,6 +140,10 @@ struct Config {
   uint8_t cntno = 0;
   int level = 1;            // 1: channels are nodes; 2: channels are level-1 controllers
   bool has_parent = false;  // level 1 only: a level-2 controller takes X commands
+  // The deadlock timer: a LOCK held longer than this (microseconds of the time
+  // tick() is given) is taken back from its holder. 0: never (the thesis's
+  // hardware without the timer; the timing model, which gives no time).
+  uint64_t lock_limit_us = 0;
 
   wire::Limits limits() const {
     return wire::Limits{channels, tasks_per_channel, tas_words, gas_words, sas_words};
@@ -185,6 +198,7 @@ struct Stats {
   uint64_t serviced = 0;
   uint64_t nacks = 0;
   uint64_t broadcasts = 0;
+  uint64_t locks_taken_back = 0;  // by the deadlock timer (Config::lock_limit_us)
 };
 
 class Controller {
@@ -229,6 +243,13 @@ class Controller {
   // Steps until nothing is serviceable; returns how many commands it serviced.
   int run(std::vector<Delivery>& out);
 
+  // The caller's clock (microseconds, never going back): the time a LOCK is
+  // taken at, and the deadlock timer. A LOCK held past Config::lock_limit_us
+  // is taken back here (see the deadlock timer above); returns whether it was.
+  bool tick(uint64_t now_us);
+  // When the lock held now runs out (UINT64_MAX: no lock, or no limit).
+  uint64_t lock_deadline_us() const;
+
   int poll_counter() const { return poll_; }
   int locked_channel() const { return locked_; }
   uint64_t cycles() const { return cycles_; }
@@ -250,7 +271,8 @@ class Controller {
   //  - Its queued commands (sent as user task `tkno`) are dropped without an
   //    answer: a daemon that matches answers to commands by channel order must
   //    drop that task's entries from its own per-channel FIFO too.
-  //  - A LOCK it holds is released (the round robin runs again).
+  //  - A LOCK it holds is released (the round robin runs again), and a lock the
+  //    deadlock timer took back from it is forgotten.
   //  - Its task address space is zeroed (every partition).
   //  - A global operation still in progress fails when it can no longer
   //    complete: it waits for this channel's contribution and either the task
@@ -345,6 +367,16 @@ class Controller {
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs
   Sender lock_owner_;  // who sent the LOCK
+  uint64_t now_us_ = 0;        // the caller's clock, as of the last tick()
+  uint64_t locked_at_us_ = 0;  // when the LOCK was serviced
+  // Per channel: a task whose LOCK the deadlock timer took back; its commands
+  // up to its UNLOCK are refused (lock_timeout).
+  struct Revoked {
+    bool set = false;
+    Sender owner;
+  };
+  std::vector<Revoked> revoked_;
+  bool refused_as_revoked(int channel, const Pending& p);
   uint64_t cycles_ = 0;
   Stats stats_;
   // The command being serviced: whom its answers go to, and whether it came

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
   app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")
       ->check(CLI::Range(50, 600000))
       ->capture_default_str();
+  app.add_option("--lock-limit-ms", config.lock_limit_ms,
+                 "deadlock timer: a LOCK held this long is taken back from its holder, whose locked sequence "
+                 "then fails with lock_timeout (CopErrLockTimeout); 0: never")
+      ->check(CLI::Range(0, 600000))
+      ->capture_default_str();
   app.add_option("--poll-us", config.poll_us,
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
@@ -123,12 +128,12 @@ int main(int argc, char** argv) {
   try {
     cop::controller::Server server(config, log_line);
     log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
-                         "lease {} ms)",
+                         "lease {} ms, lock limit {} ms)",
                          levels.level, levels.cntno, levels.parent.empty() ? "" : ", parent " + levels.parent,
                          config.controller.channels,
                          cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
-                         config.controller.gas_words, config.lease_ms));
+                         config.controller.gas_words, config.lease_ms, config.lock_limit_ms));
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
     server.run(stop);
     const auto& st = server.controller().stats();

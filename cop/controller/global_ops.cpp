@@ -166,6 +166,8 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
     it = q.erase(it);
   }
   if (locked_ == channel && is_task(lock_owner_)) locked_ = 0;
+  if (revoked_[size_t(channel - 1)].set && is_task(revoked_[size_t(channel - 1)].owner))
+    revoked_[size_t(channel - 1)] = Revoked{};
   TaskSet& live = live_[size_t(channel - 1)];
   if (tkno <= wire::kMaxTkno) live.reset(tkno);
   const bool channel_left = live.none();

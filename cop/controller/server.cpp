@@ -26,7 +26,11 @@ Server::Server(const ServerConfig& config, Log log)
     : config_(config),
       log_(std::move(log)),
       socket_(config.listen),
-      controller_(config.controller),
+      controller_([&] {
+        Config c = config.controller;
+        c.lock_limit_us = uint64_t(std::max(config.lock_limit_ms, 0)) * 1000;
+        return c;
+      }()),
       channels_(size_t(config.controller.channels)) {
   // Sessions start at a random number, so a frame from before a restart of copd
   // is not taken for one of the new registration.
@@ -78,6 +82,7 @@ void Server::run(const std::atomic<bool>& stop) {
       for (int i = 0; i < got; ++i)
         handle_datagram(std::span<const uint8_t>(rx_[size_t(i)].data(), rx_in_[size_t(i)].size), rx_in_[size_t(i)].from);
     }
+    tick_controller();
     controller_.run(deliveries_);
     route_deliveries(deliveries_);
     parent_tick();
@@ -85,6 +90,15 @@ void Server::run(const std::atomic<bool>& stop) {
     send_confirmations();
     check_leases();
   }
+}
+
+void Server::tick_controller() {
+  const int holder = controller_.locked_channel();
+  const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
+  if (controller_.tick(uint64_t(now_us)))
+    log_limited(fmt::format("channel {}: LOCK held longer than {} ms: taken back (deadlock timer); the rest of its "
+                            "locked sequence gets NACK lock_timeout",
+                            holder, config_.lock_limit_ms));
 }
 
 void Server::send_frame(const Frame& f, const sockaddr_in& to) {

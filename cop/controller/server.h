@@ -47,6 +47,9 @@ struct ServerConfig {
   sockaddr_in listen{};
   Config controller;
   int lease_ms = 1000;
+  // The deadlock timer (controller.h): a LOCK held this long is taken back from
+  // its holder (NACK lock_timeout to the rest of its locked sequence). 0: never.
+  int lock_limit_ms = 500;
   // After a datagram, keep polling the socket this long before sleeping in poll(): the
   // thesis's controller polls its channels' DATA_RDY round robin. 0: sleep at once.
   int poll_us = 0;
@@ -206,6 +209,9 @@ class Server {
   std::vector<std::vector<uint8_t>> rx_;
   std::vector<link::InDatagram> rx_in_;
   Clock::time_point last_lease_check_{};
+  const Clock::time_point started_ = Clock::now();  // the core's clock (tick) counts from here
+  // The core's deadlock timer on copd's clock; logs a lock taken back.
+  void tick_controller();
   uint32_t next_session_ = 1;
   static constexpr int kLogBurst = 20;
   Clock::time_point log_second_{};

@@ -97,6 +97,9 @@ void Server::send_replies() {
 int Server::next_timeout_ms() const {
   const auto now = Clock::now();
   auto until = now + std::chrono::milliseconds(50);
+  // The deadlock timer of a LOCK held now.
+  if (const uint64_t d = controller_.lock_deadline_us(); d != UINT64_MAX)
+    until = std::min(until, started_ + std::chrono::microseconds(d));
   for (const Channel& ch : channels_) {
     if (!ch.out.empty() && ch.hold_until != Clock::time_point{}) until = std::min(until, ch.hold_until);
     if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{}) until = std::min(until, ch.resend_at);

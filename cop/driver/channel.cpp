@@ -51,6 +51,12 @@ Error ChannelClient::csr_error() const {
 }
 
 bool ChannelClient::driver_alive() const {
+  if (driver_conn_ >= 0) {
+    // copdrv's end of the connection closes when it exits (before it is even a
+    // zombie, which kill(pid, 0) would still find).
+    pollfd p{driver_conn_, POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
   return ::kill(w_->driver_pid, 0) == 0 || errno == EPERM;
 }
 
@@ -92,11 +98,15 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
     if (Error e = wait_for_outstanding(); e != Error::none) return e;
   }
   if (Error e = csr_error(); e != Error::none) return e;
-  // The driver gone is the device gone, even though the socket still works
-  // (looked at every 20 ms at most: it costs a system call).
-  if (const uint64_t now = monotonic_ns(); now - driver_checked_ns_ > 20000000ull) {
+  // The driver gone is the device gone, even though the socket still works:
+  // before every frame when the task has its connection to copdrv (one poll()),
+  // else by its pid every 20 ms at most.
+  if (const uint64_t now = monotonic_ns(); driver_conn_ >= 0 || now - driver_checked_ns_ > 20000000ull) {
     driver_checked_ns_ = now;
-    if (!driver_alive()) return Error::link_down;
+    if (!driver_alive()) {
+      csr_set_error(*w_, Error::link_down);
+      return Error::link_down;
+    }
   }
   if (commands.size() > size_t(link::kMaxEntries)) return Error::word_count;
   if (++seq_ == 0) seq_ = 1;
@@ -123,6 +133,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   have_answer_.assign(commands.size() * 2, false);
   resends_ = 0;
   backoff_ = 0;
+  first_sent_ns_ = monotonic_ns();
   return transmit();
 }
 
@@ -387,7 +398,10 @@ Error ChannelClient::wait_for_outstanding() {
     }
     if (now - last_alive_check > 20 * ms) {
       last_alive_check = now;
-      if (!driver_alive()) return Error::link_down;
+      if (!driver_alive()) {
+        csr_set_error(*w_, Error::link_down);
+        return Error::link_down;
+      }
       const uint64_t since = std::max(w_->last_heard_ns.load(), std::max(wait_start_ns_, sent_at_ns_));
       if (now > since && now - since > uint64_t(opt_.dead_ms) * ms) {
         csr_set_error(*w_, Error::link_down);
@@ -396,6 +410,15 @@ Error ChannelClient::wait_for_outstanding() {
       if (opt_.wait_timeout_ms > 0 && results_missing_ > 0 &&
           now - wait_start_ns_ > uint64_t(opt_.wait_timeout_ms) * ms)
         return Error::timeout;
+      // Answers copd keeps saying are "in progress" (the commands wait for a LOCK
+      // or an operation in progress elsewhere) restart the retry count, not this
+      // bound: the frame is given up (its late answers are dropped as an older
+      // frame's) and the next one starts clean.
+      if (opt_.wait_timeout_ms > 0 && answers_missing_ > 0 &&
+          now - first_sent_ns_ > uint64_t(opt_.wait_timeout_ms) * ms) {
+        answers_missing_ = 0;
+        return Error::timeout;
+      }
     }
     if (!try_lock_robust(&w_->channel_lock)) {
       w_->waiters.fetch_add(1);

@@ -37,7 +37,9 @@ struct LinkOptions {
   int ack_timeout_ms = 20;   // the transmit timer (doubled at each resend, up to 32 times this)
   int retry_limit = 8;       // resends before ERR retry_limit
   int dead_ms = 1500;        // copd silent this long while we wait: link_down
-  int wait_timeout_ms = 0;   // a result not there after this long: timeout (0: no limit)
+  int wait_timeout_ms = 0;   // a result, or the answers of a frame (copd keeps them "in progress"
+                             // while their commands wait for service), not there this long after
+                             // the wait or the frame began: timeout (0: no limit)
   // Before sleeping in recv, a waiting task polls the channel socket this long, as the
   // thesis's compute node polls the interface's Data Ready strobe for a global result
   // (ch. IV): no wakeup latency when the answer comes within it. 0: sleep at once.
@@ -88,6 +90,10 @@ class ChannelClient {
   void set_options(const LinkOptions& o) { opt_ = o; }
   // A task's link error as the CSR shows it, if any.
   wire::Error csr_error() const;
+  // The task's connection to copdrv (its Unix socket): copdrv gone closes it,
+  // even while copdrv is a zombie that kill(pid, 0) still finds; checked before
+  // every frame and while waiting. -1 (copdrv's own readers): the driver's pid.
+  void set_driver_connection(int fd) { driver_conn_ = fd; }
   // The driver's side: when nobody reads the channel, take what is there
   // (waiting up to timeout_ms for the first datagram) and file it. Returns
   // false when a task holds the channel lock (it reads instead).
@@ -137,6 +143,7 @@ class ChannelClient {
   std::vector<bool> have_answer_;
   size_t answers_missing_ = 0;
   uint64_t sent_at_ns_ = 0;
+  uint64_t first_sent_ns_ = 0;  // the frame in flight's first transmission (its wait's start)
   int resends_ = 0;  // toward the retry limit (restarts when copd says the frame waits for service)
   int backoff_ = 0;  // the transmit timer's doublings
   // The result being waited for.
@@ -148,6 +155,7 @@ class ChannelClient {
   wire::Error result_error_ = wire::Error::none;
   uint64_t wait_start_ns_ = 0;
   uint64_t driver_checked_ns_ = 0;
+  int driver_conn_ = -1;
   std::vector<uint8_t> rx_;
 };
 

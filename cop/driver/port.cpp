@@ -29,6 +29,8 @@ class DirectPort final : public Port {
     window_ = w;
     // Tasks sharing a fault seed do not drop in lockstep.
     link::set_fault_salt(link::node_fault_salt(info.chno, info.tkno));
+    // copdrv's liveness: its end of this connection closes when it exits.
+    client_.set_driver_connection(conn_);
   }
   ~DirectPort() override {
     ::munmap(window_, sizeof(Window));

@@ -173,7 +173,8 @@ int cop_notify(int what, int msgtag, int cnt, int* tids) {
 
 const char* cop_strerror(int rc) {
   if (rc >= 0) return "ok";
-  if (rc <= -101 && rc >= -119) return cop::wire::error_name(static_cast<Error>(-rc - 100)).data();
+  if ((rc <= -101 && rc >= -119) || rc == CopErrLockTimeout)
+    return cop::wire::error_name(static_cast<Error>(-rc - 100)).data();
   switch (rc) {
     case CopErrNoDriver: return "no channel driver (copdrv) at COP_DRIVER";
     case CopErrNotEnrolled: return "cop_mytid has not succeeded";

@@ -138,6 +138,73 @@ TEST(Controller, LockStopsTheRoundRobinUntilUnlock) {
   EXPECT_EQ(h.ctl.poll_counter(), 2);
 }
 
+// The deadlock timer (copd --lock-limit-ms): a LOCK whose holder sends no UNLOCK
+// stops every other channel only until the limit, on the clock the caller gives
+// (tick); the holder's later commands up to its UNLOCK are refused lock_timeout.
+TEST(Controller, DeadlockTimerTakesBackALockHeldTooLong) {
+  controller::Config c;
+  c.lock_limit_us = 300'000;
+  Harness h(c);
+  h.ctl.tick(1'000'000);
+  h.call_as(1, make(Opcode::LOCK, 2), user(2));
+  ASSERT_EQ(h.ctl.locked_channel(), 1);
+  h.send_as(2, make(Opcode::PROBE, 1), user(1));
+  h.out.clear();
+  EXPECT_FALSE(h.ctl.step(h.out));  // channel 2 waits for the locked channel
+  EXPECT_FALSE(h.ctl.tick(1'299'999));
+  EXPECT_EQ(h.ctl.locked_channel(), 1);
+  EXPECT_EQ(h.ctl.lock_deadline_us(), 1'300'000u);
+  EXPECT_TRUE(h.ctl.tick(1'300'000));
+  EXPECT_EQ(h.ctl.locked_channel(), 0);
+  EXPECT_EQ(h.ctl.stats().locks_taken_back, 1u);
+  EXPECT_EQ(h.ctl.lock_deadline_us(), UINT64_MAX);
+  // The other channel runs again.
+  h.run();
+  EXPECT_FALSE(h.ctl.data_ready(2));
+  EXPECT_EQ(Harness::error_of(h.out), Error::none);
+  // The holder's next command of the locked sequence, and its UNLOCK: refused,
+  // and nothing of it executed (its task address space word stays 0).
+  Message w = make(Opcode::WSRAM64, 2, Space::TAS, Address::tas_tag(2, 0));
+  w.set_data64(5);
+  EXPECT_EQ(Harness::error_of(h.call_as(1, w, user(2))), Error::lock_timeout);
+  EXPECT_EQ(h.ctl.ram().tas(0, 1, 2, 0), 0u);
+  // Another task of the holder's channel is not affected.
+  EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::PROBE, 3), user(3))), Error::none);
+  EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::UNLOCK, 2), user(2))), Error::lock_timeout);
+  // After its UNLOCK the task starts clean: a new locked sequence works.
+  EXPECT_EQ(Harness::error_of(h.call_as(1, w, user(2))), Error::none);
+  EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::LOCK, 2), user(2))), Error::none);
+  EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::UNLOCK, 2), user(2))), Error::none);
+  EXPECT_EQ(h.ctl.locked_channel(), 0);
+}
+
+// Without a limit (0, the timing model) or within it, a LOCK is held as long as its holder likes.
+TEST(Controller, DeadlockTimerLeavesALockWithinTheLimit) {
+  for (uint64_t limit : {uint64_t{0}, uint64_t{500'000}}) {
+    controller::Config c;
+    c.lock_limit_us = limit;
+    Harness h(c);
+    h.call_as(1, make(Opcode::LOCK, 2), user(2));
+    EXPECT_FALSE(h.ctl.tick(limit == 0 ? 3'600'000'000ull : 499'999));
+    EXPECT_EQ(h.ctl.locked_channel(), 1);
+    EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::UNLOCK, 2), user(2))), Error::none);
+    EXPECT_EQ(h.ctl.locked_channel(), 0);
+  }
+}
+
+// A task that ends after its lock was taken back leaves no refusal behind for the
+// next task given its number.
+TEST(Controller, DeadlockTimerRefusalEndsWithTheTask) {
+  controller::Config c;
+  c.lock_limit_us = 1000;
+  Harness h(c);
+  h.call_as(1, make(Opcode::LOCK, 2), user(2));
+  ASSERT_TRUE(h.ctl.tick(1000));
+  h.out.clear();
+  h.ctl.end_task(1, 2, h.out);
+  EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::PROBE, 2), user(2))), Error::none);
+}
+
 TEST(Controller, UnlockByAChannelWithoutTheLockIsRefused) {
   Harness h;
   EXPECT_EQ(Harness::error_of(h.call(4, make(Opcode::UNLOCK, 1))), Error::not_locked);

@@ -484,7 +484,7 @@ TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
 // channel) is not lost: copd answers its resends "in progress", and the
 // waiting task does not run into its retry limit however long the wait.
 TEST_P(Modes, CommandsWaitingForServiceDoNotExhaustTheRetryLimit) {
-  Stack s(2);
+  Stack s(2, 8, {"--lock-limit-ms", "0"});  // the LOCK is held for as long as the test needs
   auto holder = open(s, 1, GetParam());
   auto waiter = open(s, 2, GetParam());
   ASSERT_TRUE(holder && waiter);
@@ -521,6 +521,106 @@ TEST_P(Modes, CommandsWaitingForServiceDoNotExhaustTheRetryLimit) {
   for (const auto& x : wa) EXPECT_EQ(x.error, Error::none);
   ASSERT_TRUE(wa[1].has_data);
   EXPECT_EQ(wa[1].data.addr.chno, 2);
+}
+
+// The deadlock timer (copd --lock-limit-ms, default 500 ms; seed 000 ch. IV: a LOCK
+// stops the poll counter at its channel): a task that sends LOCK and never its
+// UNLOCK stops the other channels only until copd takes the lock back. The other
+// channel's operations complete; the holder's UNLOCK gets NACK lock_timeout.
+TEST_P(Modes, ALockHeldTooLongIsTakenBackAndTheOtherChannelsRun) {
+  Stack s(2);
+  auto holder = open(s, 1, GetParam());
+  auto other = open(s, 2, GetParam());
+  ASSERT_TRUE(holder && other);
+  std::vector<Answer> a;
+  std::vector<Message> lock = {cmd(Opcode::LOCK, *holder)};
+  ASSERT_EQ(holder->exchange(lock, a), Error::none);
+  ASSERT_EQ(a[0].error, Error::none);
+  // Ten fetch-and-adds on the other channel's own task address space, each checked.
+  auto done = std::async(std::launch::async, [&] {
+    const uint32_t word = cop::wire::Address::tas_tag(other->info().tkno, 3);
+    int right = 0;
+    for (uint64_t i = 0; i < 10; ++i) {
+      Message rmw = cmd(Opcode::RMW64, *other, Space::TAS, word);
+      rmw.set_data64(1);
+      std::vector<Message> f = {rmw};
+      std::vector<Answer> b;
+      if (other->exchange(f, b) != Error::none || b[0].error != Error::none || !b[0].has_data) break;
+      if (b[0].data.data64() == i) right++;
+    }
+    return right;
+  });
+  // Bounded: with no deadlock timer the operations wait for ever; copd killed after
+  // 20 s turns that into the failure below.
+  if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
+  EXPECT_EQ(done.get(), 10) << "the other channel's operations did not all complete while a LOCK was held";
+  EXPECT_NE(s.copd_log().find("taken back"), std::string::npos) << s.copd_log();
+  std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
+  ASSERT_EQ(holder->exchange(unlock, a), Error::none);
+  EXPECT_EQ(a[0].error, Error::lock_timeout);
+  // The holder starts clean with its next locked sequence.
+  std::vector<Message> again = {cmd(Opcode::LOCK, *holder), cmd(Opcode::PROBE, *holder), cmd(Opcode::UNLOCK, *holder)};
+  ASSERT_EQ(holder->exchange(again, a), Error::none);
+  for (const Answer& x : a) EXPECT_EQ(x.error, Error::none);
+}
+
+// A frame whose commands wait for service (here: a second barrier on a tag whose
+// first is still waiting for the other channel) is answered "in progress" when it
+// is resent, which restarts the retry count; the wait still ends at the task's
+// timeout (CopTimeout, LinkOptions::wait_timeout_ms) with timeout, and the task's
+// next frames work.
+TEST_P(Modes, CommandsKeptInProgressStillTimeOut) {
+  Stack s(2);
+  auto one = open(s, 1, GetParam());
+  auto two = open(s, 2, GetParam());
+  ASSERT_TRUE(one && two);
+  const uint32_t tag = 70;
+  const uint64_t mask = bit(1) | bit(2);
+  std::vector<Answer> a;
+  auto first = barrier_frame(*one, tag, mask);
+  ASSERT_EQ(one->exchange(first, a), Error::none);
+  ASSERT_EQ(a[3].error, Error::none);  // channel 1 is in the first barrier, channel 2 is not
+  cop::driver::LinkOptions o;
+  o.ack_timeout_ms = 10;
+  o.retry_limit = 2;
+  o.wait_timeout_ms = 500;
+  one->set_link_options(o);
+  auto second = std::async(std::launch::async, [&] {
+    auto frame = barrier_frame(*one, tag, mask);  // the next barrier on the tag: held by copd
+    std::vector<Answer> b;
+    return one->exchange(frame, b);
+  });
+  // Bounded: a wait without end is turned into link_down by killing copd after 20 s.
+  if (second.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
+  EXPECT_EQ(second.get(), Error::timeout);
+  // Channel 2 completes the first barrier; channel 1's next frame is answered.
+  EXPECT_EQ(barrier(*two, tag, mask), Error::none);
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *one)};
+  ASSERT_EQ(one->exchange(probe, a), Error::none);
+  EXPECT_EQ(a[0].error, Error::none);
+}
+
+// copdrv killed -9 and not yet reaped (a zombie, which kill(pid, 0) still finds): its
+// node's task's next call fails with link_down instead of going on through the
+// channel socket it shares with the dead driver.
+TEST_P(Modes, KilledDriverEndsItsTasksNextCallEvenAsAZombie) {
+  Stack s(2);
+  auto p = open(s, 1, GetParam());
+  ASSERT_TRUE(p);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
+  ASSERT_EQ(p->exchange(probe, a), Error::none);
+  const pid_t driver = s.driver_pid(1);
+  ASSERT_EQ(::kill(driver, SIGKILL), 0);
+  // Not reaped (the Stack reaps it at the end): wait until the kernel shows the zombie.
+  auto state = [&] {
+    const std::string stat = cop::testing::read_file("/proc/" + std::to_string(driver) + "/stat");
+    const size_t paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+  };
+  ASSERT_TRUE(wait_until([&] { return state() == 'Z'; }, std::chrono::seconds(10))) << "state " << state();
+  EXPECT_EQ(p->exchange(probe, a), Error::link_down);
+  EXPECT_EQ(p->exchange(probe, a), Error::link_down);
 }
 
 long rss_kb(pid_t pid) {

@@ -156,6 +156,10 @@ extern "C" {
 #define CopErrOverflow -118     /* the channel's out-of-context buffer was full: a message was lost */
 #define CopErrTaskEnded -119    /* a task taking part in the operation ended before it completed: the
                                    operation is void (the controller's end_task) */
+#define CopErrLockTimeout -145 /* this task's LOCK (COP_URGENT) was held longer than copd's deadlock
+                                   timer (copd --lock-limit-ms): the controller took it back so the
+                                   other channels run again; the rest of the locked sequence is
+                                   refused with this code (nothing of it after the take-back ran) */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */

@@ -171,6 +171,9 @@ enum class Error : uint8_t {
   overflow = 18,        // node: the out-of-context buffer was full, a message was lost
   task_ended = 19,      // a task taking part in the global operation ended before it
                         // completed (Controller::end_task); the operation is void
+  lock_timeout = 45,    // the channel held its LOCK longer than the deadlock timer allows:
+                        // the controller took it back (Config::lock_limit_us); the rest
+                        // of the locked sequence, up to its UNLOCK, is refused
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
