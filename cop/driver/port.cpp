@@ -1,5 +1,6 @@
 #include "driver/port.h"
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -20,6 +21,12 @@ namespace cop::driver {
 using wire::Error;
 
 namespace {
+
+// The peer of a connected Unix socket closed it (copdrv's end goes when copdrv exits).
+bool peer_closed(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) != 0;
+}
 
 class DirectPort final : public Port {
  public:
@@ -45,6 +52,7 @@ class DirectPort final : public Port {
   }
   void set_link_options(const LinkOptions& o) override { client_.set_options(o); }
   bool direct() const override { return true; }
+  bool driver_gone() const override { return peer_closed(conn_); }
   size_t max_commands() const override { return size_t(link::kMaxEntries); }
 
  private:
@@ -99,6 +107,7 @@ class NormalPort final : public Port {
     write_all(&r, sizeof r);
   }
   bool direct() const override { return false; }
+  bool driver_gone() const override { return peer_closed(conn_); }
   size_t max_commands() const override { return size_t(kMaxNormalCommands); }
 
  private:

@@ -31,6 +31,9 @@ class Port {
   virtual wire::Error await(const Wanted& w, std::span<wire::Message> out, uint64_t* at_cycle) = 0;
   virtual void set_link_options(const LinkOptions& o) = 0;
   virtual bool direct() const = 0;
+  // copdrv has gone (the task's connection to it closed: it exited or was killed,
+  // even while it is an unreaped zombie).
+  virtual bool driver_gone() const = 0;
   // Commands one send_only/exchange may carry: a link frame (direct), one
   // request to copdrv (normal).
   virtual size_t max_commands() const = 0;

@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 3;  // 3: result_cycles
+inline constexpr uint32_t kWindowVersion = 4;  // 3: result_cycles; 4: HostSlot::since_ns
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -69,6 +69,8 @@ struct HostSlot {
   int32_t state;      // 0 gathering, 1 result ready, <0 error code
   int32_t count;      // elements in data/result
   uint64_t at_cycle;
+  uint64_t since_ns;  // when the slot was taken (monotonic_ns): a slot nobody waits on any more is
+                      // swept once it is older than the CopTimeout (cop/lib/host.cpp)
   alignas(8) uint8_t data[kHostBytes];
 };
 

@@ -34,6 +34,7 @@ int open_channel(int wanted_tkno) {
   l.port = std::move(r.port);
   l.host = std::make_unique<HostArea>(l.port->window(), int(l.port->info().tkno));
   l.host->set_timeout(l.timeout_ms);
+  l.host->set_link_check([] { return lib().port && lib().port->driver_gone(); });
   // ch. V: verify the channel is healthy and learn its number from the controller.
   std::vector<Answer> a;
   const std::vector<Message> probe = {commands::command(sender(), Opcode::PROBE)};

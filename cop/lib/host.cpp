@@ -79,6 +79,7 @@ int HostArea::allocate(uint64_t key, uint32_t expected) {
     std::memset(static_cast<void*>(&s), 0, sizeof s);
     s.key = key;
     s.expected = expected;
+    s.since_ns = driver::monotonic_ns();
     return i;
   }
   return -1;
@@ -125,8 +126,21 @@ void HostArea::retire(HostSlot& s, int rc) {
   free_if_done(s);
 }
 
-// Every slot in use is checked for dead tasks (when none is free): a slot left by
-// dead tasks only is freed.
+bool HostArea::stale(const HostSlot& s) const {
+  if (timeout_ms_ <= 0 || s.at_cycle != 0) return false;  // a holder waits on it: its own wait is bounded
+  if (s.state == 0 && worker(s) >= 0 && alive(worker(s))) return false;  // its channel part is running
+  return elapsed_ms(s.since_ns) > uint64_t(timeout_ms_);
+}
+
+int HostArea::wait_over(uint64_t start_ns, int times) const {
+  if (link_gone_ && link_gone_()) return CopErrLinkDown;
+  if (timeout_ms_ > 0 && elapsed_ms(start_ns) > uint64_t(timeout_ms_) * uint64_t(times)) return CopErrTimeout;
+  return 0;
+}
+
+// Every slot in use is checked (when none is free): a slot left by dead tasks only
+// is freed, and so is a stale one (an operation that failed or timed out: partners
+// that never came, results nobody waits for).
 void HostArea::sweep() {
   for (int i = 0; i < kHostSlots; ++i) {
     HostSlot& s = w_->host[i];
@@ -135,12 +149,15 @@ void HostArea::sweep() {
       s.key = 0;
       continue;
     }
+    if (stale(s)) {
+      s.key = 0;
+      continue;
+    }
     free_if_done(s);
   }
 }
 
 int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how) {
-  constexpr uint64_t kSlotWaitNs = 30'000'000'000ull;  // then PvmOutOfRes: something is stuck
   const uint64_t start = driver::monotonic_ns();
   for (;;) {
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
@@ -173,7 +190,8 @@ int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how)
     }
     if (slot >= 0) return slot;
     pthread_mutex_unlock(&w_->host_lock);
-    if (driver::monotonic_ns() - start > kSlotWaitNs) return -1;
+    // Every slot is held by a live operation: bounded like every other wait.
+    if (int over = wait_over(start); over < 0) return over;
     wait_change(seen);
   }
 }
@@ -182,7 +200,7 @@ int HostArea::claim_with(uint64_t key, uint32_t expected, bool take_over,
                          const std::function<void(HostSlot&, Claim)>& with_slot) {
   Claim how;
   const int slot = claim(key, expected, take_over, how);
-  if (slot < 0) return PvmOutOfRes;
+  if (slot < 0) return slot;
   Locked lock(w_, Adopt{});
   with_slot(w_->host[slot], how);
   return slot;
@@ -262,10 +280,14 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
         retire(s, CopErrPartnerDied);
         rc = CopErrPartnerDied;
         leave(s);
-      } else if (worker(s) < 0 && timeout_ms_ > 0 && elapsed_ms(start) > uint64_t(timeout_ms_)) {
-        // A local partner never came: give up (the slot stays for the others; this
-        // task is counted as having taken the result).
-        rc = CopErrTimeout;
+      } else if (const int over = wait_over(start, worker(s) < 0 ? 1 : 2); over < 0) {
+        // Given up: a local partner never came (CopTimeout), the partner doing the
+        // channel part did not finish (twice that: its own channel wait is bounded by
+        // it), or the driver is gone. A slot whose partners never all came is retired:
+        // nobody joins it later, whoever still holds it gets the error, and it is
+        // freed when they have left.
+        if (worker(s) < 0 && s.state == 0) retire(s, over);
+        rc = over;
         leave(s);
       }
     }
@@ -308,6 +330,7 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
     Locked lock(w_);
     return s.state != 0;
   };
+  const uint64_t start = driver::monotonic_ns();
   for (;;) {
     if (fetcher) {
       std::vector<uint64_t> got(words.size());
@@ -326,10 +349,16 @@ int HostArea::receive(uint64_t key, uint32_t expected, std::span<uint64_t> words
     int rc = 1;
     {
       Locked lock(w_);
-      // The receiver fetching for this host died: fetch in its place.
-      if (!take_result(s, words, rc) && purge(s, true)) {
-        set_worker(s, tkno_);
-        fetcher = true;
+      if (!take_result(s, words, rc)) {
+        if (purge(s, true)) {
+          // The receiver fetching for this host died: fetch in its place.
+          set_worker(s, tkno_);
+          fetcher = true;
+        } else if (const int over = wait_over(start, 2); over < 0) {
+          // The fetching receiver's own channel wait is bounded by the CopTimeout.
+          rc = over;
+          leave(s);
+        }
       }
     }
     if (rc <= 0) {

@@ -21,7 +21,14 @@
 // the channel itself), and a barrier or reduction fails for every waiter with
 // CopErrPartnerDied. A later task that meets a slot left by a dead task does
 // the same, or starts afresh, instead of waiting on it. Every wait is bounded
-// by the CopTimeout (when not 0), as the channel's own waits are.
+// by the CopTimeout (when not 0), as the channel's own waits are, and ends with
+// CopErrLinkDown as soon as copdrv is gone (the stack stopped under the task).
+// Slots of an operation that failed or timed out are swept: a waiter that gives
+// up on a slot whose local partners never all came retires it (CopErrTimeout to
+// whoever still holds it, nobody joins it); a slot that nobody holds any more and
+// that is older than the CopTimeout (a partner that never came, after a link
+// outage or a failed call, and tasks that did not wait for the result) is freed
+// when a slot is needed, so they never pile up until every collective waits.
 // Not covered: a task killed after it has added its part to a barrier or
 // reduction but before the last local task arrived has its part counted (a
 // task started in its place and arriving with the same key completes the
@@ -43,6 +50,8 @@ class HostArea {
 
   // Milliseconds a task waits for its local partners (0: as long as they live).
   void set_timeout(int ms) { timeout_ms_ = ms; }
+  // Whether the channel's driver is gone (the task's waits then end with CopErrLinkDown).
+  void set_link_check(std::function<bool()> gone) { link_gone_ = std::move(gone); }
 
   // The key of this task's next operation of this kind on (group, tag, chunk).
   uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk);
@@ -74,10 +83,11 @@ class HostArea {
   // reduce, a broadcast's sender) takes a slot per operation and chunk and must not fail
   // for it. A slot whose worker died before publishing is taken over (take_over: a
   // broadcast receiver fetches in its place) or retired and replaced by a fresh one.
-  // Returns with host_lock held, or -1 (not held) after 30 s.
+  // Returns the slot's index with host_lock held, or (not held) CopErrTimeout after the
+  // CopTimeout, CopErrLinkDown when the driver is gone.
   int claim(uint64_t key, uint32_t expected, bool take_over, Claim& how);
   // claim(), then `with_slot` on the slot while the claim's lock is held; the slot's
-  // index, or PvmOutOfRes.
+  // index, or claim's error.
   int claim_with(uint64_t key, uint32_t expected, bool take_over,
                  const std::function<void(driver::HostSlot&, Claim)>& with_slot);
   // With host_lock held: when the slot's result is published, its words and code
@@ -92,11 +102,18 @@ class HostArea {
   void leave(driver::HostSlot& s);
   void retire(driver::HostSlot& s, int rc);
   void free_if_done(driver::HostSlot& s);
+  // Nobody holds it, nobody works on it, and it is older than the CopTimeout.
+  bool stale(const driver::HostSlot& s) const;
   void sweep();
+  // A wait's end: 0 to wait on, else CopErrLinkDown (driver gone) or CopErrTimeout
+  // (`times` CopTimeouts since start_ns: 2 for a wait on a partner that is itself in a
+  // channel wait bounded by the CopTimeout).
+  int wait_over(uint64_t start_ns, int times = 1) const;
 
   driver::Window* w_;
   int tkno_;
   int timeout_ms_ = 10000;
+  std::function<bool()> link_gone_;
   std::map<uint64_t, uint64_t> generation_;
 };
 

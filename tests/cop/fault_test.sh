@@ -7,6 +7,10 @@
 #     KIND drop|corrupt|dup|reorder|delay: that fault at each RATE (default 0.01 0.05 0.1)
 #     KIND all: every fault at each RATE at once (default 0.05)
 #   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT copbench RATE   copbench run barrier --backend cop --nodes 3
+#   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT outage MS       copd stopped MS ms (longer than its 1 s lease)
+#                                                                while the tasks run collectives (cop_fault_check
+#                                                                --outage-ms): right values or errors, then
+#                                                                FAULT_ROUNDS (default 20) rounds that all succeed
 # Environment: FAULT_ROUNDS (default 40), FAULT_ACCESS (direct), FAULT_SEED (7),
 # FAULT_TASKS (tasks a node, 2), FAULT_BURST (1: also arrays of many bursts).
 set -euo pipefail
@@ -33,6 +37,16 @@ if [ "$kind" = copbench ]; then
 fi
 
 eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
+if [ "$kind" = outage ]; then
+  COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >"$work/stack.out" 2>&1 ||
+    { cat "$work/stack.out"; exit 1; }
+  rc=0
+  "$bin/cop_fault_check" --stack "$work/stack" --outage-ms "${1:-1600}" --nodes 4 --tasks "${FAULT_TASKS:-2}" \
+    --rounds "${FAULT_ROUNDS:-20}" --access "${FAULT_ACCESS:-direct}" >"$work/out" 2>&1 || rc=1
+  cat "$work/out"
+  [ $rc -eq 0 ] || { echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true; }
+  exit $rc
+fi
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || { [ "$kind" = all ] && rates=(0.05) || rates=(0.01 0.05 0.1); }
 run() {  # run SPEC: one stack with the faults, one cop_fault_check; its FAULTS line
