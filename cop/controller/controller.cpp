@@ -204,11 +204,31 @@ void Controller::reset_channel(int channel) {
   queue(channel).clear();
   live_[size_t(channel - 1)].reset();
   revoked_[size_t(channel - 1)] = Revoked{};
+  vacant_ &= ~channel_bit(channel);
   if (locked_ == channel) locked_ = 0;
 }
 
-bool Controller::tick(uint64_t now_us) {
+void Controller::set_vacant(int channel, bool vacant) {
+  if (channel < 1 || channel > config_.channels) return;
+  vacant_ = vacant ? vacant_ | channel_bit(channel) : vacant_ & ~channel_bit(channel);
+}
+
+bool Controller::tick(uint64_t now_us, std::vector<Delivery>& out) {
   now_us_ = std::max(now_us_, now_us);
+  for (auto it = vacant_waits_.begin(); it != vacant_waits_.end();) {
+    if (now_us_ < it->deadline_us) {
+      ++it;
+      continue;
+    }
+    for (uint32_t tag = it->first; tag < it->first + it->n && tag < config_.gas_words; ++tag) {
+      const TcEntry& tc = ram_.tc(it->ppn, tag);
+      if (!tc.accessed || (tc.pending & vacant_) == 0) continue;  // completed, voided, or a task came
+      const BmEntry& bm = ram_.bm(it->ppn, tag);
+      void_upward(it->ppn, tag, Error::task_ended, out);  // as end_task: an X operation's level 2 voids it too
+      fail_operation(it->ppn, tag, tc.mask | (bm.accessed ? bm.mask : 0), Error::task_ended, out);
+    }
+    it = vacant_waits_.erase(it);
+  }
   if (locked_ == 0 || now_us_ < lock_deadline_us()) return false;
   // The deadlock timer ran out: the lock is taken back, the round robin runs again.
   revoked_[size_t(locked_ - 1)] = Revoked{true, lock_owner_};
@@ -338,7 +358,15 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
       return Error::none;
     }
     case Opcode::SETTC:
-      return set_mask(channel, msg, from, false, out);
+    {
+      const Error e = set_mask(channel, msg, from, false, out);
+      // An operation waiting for a channel whose tasks have all ended completes only
+      // if a task enrols there in time (a level-2 mask names controllers, not channels).
+      if (e == Error::none && !msg.ins.x && (msg.data64() & vacant_) != 0 && config_.vacant_limit_us != 0)
+        vacant_waits_.push_back(
+            VacantWait{msg.ins.ppn, msg.addr.msgtag, uint32_t(msg.count()), now_us_ + config_.vacant_limit_us});
+      return e;
+    }
     case Opcode::SETBM:
       return set_mask(channel, msg, from, true, out);
     case Opcode::BCAST32:

@@ -144,6 +144,9 @@ struct Config {
   // tick() is given) is taken back from its holder. 0: never (the thesis's
   // hardware without the timer; the timing model, which gives no time).
   uint64_t lock_limit_us = 0;
+  // An operation whose terminal-count mask names a vacant channel (set_vacant)
+  // is voided when the channel is still vacant this long after its SETTC. 0: never.
+  uint64_t vacant_limit_us = 0;
 
   wire::Limits limits() const {
     return wire::Limits{channels, tasks_per_channel, tas_words, gas_words, sas_words};
@@ -246,7 +249,13 @@ class Controller {
   // The caller's clock (microseconds, never going back): the time a LOCK is
   // taken at, and the deadlock timer. A LOCK held past Config::lock_limit_us
   // is taken back here (see the deadlock timer above); returns whether it was.
-  bool tick(uint64_t now_us);
+  // Operations waiting too long for a vacant channel are voided here (their NACKs in
+  // `out`, for every channel of their masks, as end_task's).
+  bool tick(uint64_t now_us, std::vector<Delivery>& out);
+  bool tick(uint64_t now_us) {
+    std::vector<Delivery> out;
+    return tick(now_us, out);
+  }
   // When the lock held now runs out (UINT64_MAX: no lock, or no limit).
   uint64_t lock_deadline_us() const;
 
@@ -288,6 +297,16 @@ class Controller {
   //    (its channel has contributed) runs on and frees its entries when done.
   // Returns how many global operations were failed.
   int end_task(int channel, uint16_t tkno, std::vector<Delivery>& out);
+  // Whether the channel has no task any more (the daemon says so when the last
+  // task enrolled on it ended, and no longer when a task enrols). end_task voids
+  // the operations already waiting for such a channel; one whose SETTC comes
+  // after (a member that died before the call) is voided the same way (NACK
+  // task_ended to its channels) when the channel is still vacant
+  // Config::vacant_limit_us after the SETTC (tick), so the others' wait ends
+  // then instead of at their CopTimeout, while a task that enrols in time (a
+  // new job's, slower to start than its peers) takes part as usual.
+  void set_vacant(int channel, bool vacant);
+  bool vacant(int channel) const { return (vacant_ & channel_bit(channel)) != 0; }
 
   // Two levels (levels.cpp). A level-1 with a parent: what came down from the
   // level 2 (a result, a command to execute, an answer to pass on).
@@ -367,6 +386,14 @@ class Controller {
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs
   Sender lock_owner_;  // who sent the LOCK
+  uint64_t vacant_ = 0;        // channels whose tasks have all ended (set_vacant)
+  // Operations set up over a vacant channel, voided at deadline_us if it stays vacant.
+  struct VacantWait {
+    uint8_t ppn;
+    uint32_t first, n;
+    uint64_t deadline_us;
+  };
+  std::vector<VacantWait> vacant_waits_;
   uint64_t now_us_ = 0;        // the caller's clock, as of the last tick()
   uint64_t locked_at_us_ = 0;  // when the LOCK was serviced
   // Per channel: a task whose LOCK the deadlock timer took back; its commands

@@ -29,6 +29,8 @@ Server::Server(const ServerConfig& config, Log log)
       controller_([&] {
         Config c = config.controller;
         c.lock_limit_us = uint64_t(std::max(config.lock_limit_ms, 0)) * 1000;
+        // A channel without a task is treated as one without a driver: its lease.
+        c.vacant_limit_us = uint64_t(std::max(config.lease_ms, 0)) * 1000;
         return c;
       }()),
       channels_(size_t(config.controller.channels)) {
@@ -95,7 +97,13 @@ void Server::run(const std::atomic<bool>& stop) {
 void Server::tick_controller() {
   const int holder = controller_.locked_channel();
   const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
-  if (controller_.tick(uint64_t(now_us)))
+  route_deliveries(deliveries_);  // answers first: what tick adds goes to whole masks
+  const bool taken_back = controller_.tick(uint64_t(now_us), deliveries_);
+  if (!deliveries_.empty()) {
+    log_limited("operation(s) waiting for a channel whose tasks have all ended voided: NACK task_ended");
+    route_failures();
+  }
+  if (taken_back)
     log_limited(fmt::format("channel {}: LOCK held longer than {} ms: taken back (deadlock timer); the rest of its "
                             "locked sequence gets NACK lock_timeout",
                             holder, config_.lock_limit_ms));
@@ -293,6 +301,10 @@ void Server::handle_driver_request(int c, const Frame& f) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
         t.token = f.info64();
+        controller_.set_vacant(c, false);
+      } else if (std::none_of(ch.tasks.begin(), ch.tasks.end(), [](const Task& t) { return t.enrolled; })) {
+        // Its last task ended: operations naming the channel are refused until one enrols.
+        controller_.set_vacant(c, true);
       }
       if (config_.verbose)
         log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));

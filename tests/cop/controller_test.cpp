@@ -205,6 +205,39 @@ TEST(Controller, DeadlockTimerRefusalEndsWithTheTask) {
   EXPECT_EQ(Harness::error_of(h.call_as(1, make(Opcode::PROBE, 2), user(2))), Error::none);
 }
 
+// A member whose tasks all ended before the operation began (its channel vacant):
+// the operation waiting for it is voided (NACK task_ended to every channel of its
+// masks) once the channel is still vacant Config::vacant_limit_us after the SETTC;
+// a task that enrols there in time takes part as usual.
+TEST(Controller, AnOperationWaitingForAVacantChannelIsVoided) {
+  controller::Config c;
+  c.vacant_limit_us = 1'000'000;
+  Harness h(c);
+  h.ctl.tick(5'000'000);
+  h.ctl.set_vacant(2, true);
+  EXPECT_EQ(Harness::error_of(h.call(1, settc(30, mask_of({1, 2})))), Error::none);
+  EXPECT_EQ(Harness::error_of(h.call(1, gas(Opcode::BENTRY, 30))), Error::none);
+  h.out.clear();
+  EXPECT_FALSE(h.ctl.tick(5'999'999, h.out));
+  EXPECT_TRUE(h.out.empty());
+  h.ctl.tick(6'000'000, h.out);
+  ASSERT_EQ(h.out.size(), 1u);
+  EXPECT_EQ(h.out[0].channels, mask_of({1, 2}));
+  EXPECT_EQ(h.out[0].msg.addr.msgtag, 30u);
+  EXPECT_EQ(nack_error(h.out[0].msg.data1), Error::task_ended);
+  EXPECT_FALSE(h.ctl.ram().tc(0, 30).accessed);  // the entry is free for the next operation
+  // A task enrolled on the channel in time: the barrier completes as usual.
+  EXPECT_EQ(Harness::error_of(h.call(1, settc(31, mask_of({1, 2})))), Error::none);
+  h.ctl.set_vacant(2, false);
+  EXPECT_EQ(Harness::error_of(h.call(1, gas(Opcode::BENTRY, 31))), Error::none);
+  h.out.clear();
+  h.ctl.tick(8'000'000, h.out);
+  EXPECT_TRUE(h.out.empty());
+  auto exit = Harness::data(h.call(2, gas(Opcode::BENTRY, 31)));
+  ASSERT_EQ(exit.size(), 1u);
+  EXPECT_EQ(exit[0].channels, mask_of({1, 2}));
+}
+
 TEST(Controller, UnlockByAChannelWithoutTheLockIsRefused) {
   Harness h;
   EXPECT_EQ(Harness::error_of(h.call(4, make(Opcode::UNLOCK, 1))), Error::not_locked);

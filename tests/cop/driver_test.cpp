@@ -623,6 +623,30 @@ TEST_P(Modes, KilledDriverEndsItsTasksNextCallEvenAsAZombie) {
   EXPECT_EQ(p->exchange(probe, a), Error::link_down);
 }
 
+// A member killed before it calls (its channel's only task): copdrv sees its socket
+// close and tells copd (task_end); the root's barrier over that channel, begun after,
+// ends with task_ended once the channel has stayed without a task for copd's lease,
+// not at the root's own timeout (it would be timeout) or never.
+TEST_P(Modes, AMemberThatDiesBeforeItCallsEndsTheRootsWaitWithTaskEnded) {
+  Stack s(2, 8, {"--verbose"});
+  auto root = open(s, 1, GetParam());
+  auto member = open(s, 2, GetParam(), 0x40003);
+  ASSERT_TRUE(root && member);
+  std::vector<Answer> a;
+  std::vector<Message> probe = {cmd(Opcode::PROBE, *member)};
+  ASSERT_EQ(member->exchange(probe, a), Error::none);  // as cop_mytid does
+  member.reset();  // killed: its connection to copdrv closes
+  ASSERT_TRUE(wait_until([&] { return s.count_in_copd_log("ended") >= 1; }, std::chrono::seconds(10)))
+      << "copd never heard that the member ended:\n"
+      << s.copd_log();
+  cop::driver::LinkOptions o;
+  o.wait_timeout_ms = 8000;  // the root's CopTimeout: reached, the answer would be timeout
+  root->set_link_options(o);
+  auto waited = std::async(std::launch::async, [&] { return barrier(*root, 80, bit(1) | bit(2)); });
+  if (waited.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
+  EXPECT_EQ(waited.get(), Error::task_ended);
+}
+
 long rss_kb(pid_t pid) {
   const std::string status = cop::testing::read_file("/proc/" + std::to_string(pid) + "/status");
   const size_t at = status.find("VmRSS:");
