@@ -57,6 +57,20 @@
  * for the channel gives up after CopTimeout (CopErrTimeout); one whose local
  * partner doing the channel part was killed gets CopErrPartnerDied (or, for a
  * broadcast receiver, fetches in its place).
+ * Every wait is bounded (issue 25):
+ *   - commands copd keeps "in progress" (waiting for a LOCK or for an operation
+ *     in progress on their tag) time out at CopTimeout like any other wait;
+ *   - a wait on a local partner that is itself in a channel wait: at most twice
+ *     CopTimeout; the host area's slots of an operation that failed or timed out
+ *     are swept, so later calls never wait for a free one;
+ *   - copdrv gone (killed, even while it is an unreaped zombie): the task's next
+ *     call and every wait end with CopErrLinkDown (seen on the task's connection
+ *     to copdrv);
+ *   - a member whose tasks have all ended (copdrv saw them go): the operations
+ *     waiting for its channel fail with CopErrTaskEnded, at once when they were
+ *     in progress, within copd's lease (1 s) when they began after;
+ *   - a COP_URGENT access whose LOCK is held longer than copd's deadlock timer
+ *     (copd --lock-limit-ms, default 500) is taken back: CopErrLockTimeout.
  *
  * Porting a PVM program (the thesis's claim, ch. V: a PVM program moves to the
  * COP by replacing its group calls):
