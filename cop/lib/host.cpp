@@ -160,6 +160,9 @@ void HostArea::sweep() {
 int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how) {
   const uint64_t start = driver::monotonic_ns();
   for (;;) {
+    // The bound is read before this round's sweep: a slot as old as this wait is swept
+    // (stale) before the wait gives up.
+    const int over = wait_over(start);
     const uint32_t seen = w_->host_event.load(std::memory_order_acquire);
     driver::lock_robust(&w_->host_lock);
     int slot = find(key);
@@ -191,7 +194,7 @@ int HostArea::claim(uint64_t key, uint32_t expected, bool take_over, Claim& how)
     if (slot >= 0) return slot;
     pthread_mutex_unlock(&w_->host_lock);
     // Every slot is held by a live operation: bounded like every other wait.
-    if (int over = wait_over(start); over < 0) return over;
+    if (over < 0) return over;
     wait_change(seen);
   }
 }

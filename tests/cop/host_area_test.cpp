@@ -23,6 +23,11 @@ struct Area {
     w->tasks_per_channel = 8;
     for (int t : {0, 1}) w->tasks[t] = cop::driver::TaskSlot{::getpid(), 0x40001 + t, int16_t(t), 1, 0};
   }
+  bool holds(uint64_t key) const {
+    for (const auto& s : w->host)
+      if (s.key == key) return true;
+    return false;
+  }
   int slots_in_use() const {
     int n = 0;
     for (const auto& s : w->host) n += s.key != 0;
@@ -31,11 +36,12 @@ struct Area {
 };
 
 // A reduction's host part with 2 local members: this task's word folded in; the
-// channel part (done by the last to arrive) succeeds.
-int reduce_part(HostArea& h, uint64_t key, bool wants_result) {
+// channel part (done by the last to arrive) succeeds. `readers`: the members that
+// take the result from the slot (a root that is not the last to arrive).
+int reduce_part(HostArea& h, uint64_t key, bool wants_result, uint32_t readers) {
   std::vector<uint64_t> words = {7};
   return h.gather(
-      key, 2, wants_result ? 1 : 0, wants_result, words,
+      key, 2, readers, wants_result, words,
       [&](std::span<uint64_t> slot, bool first) { slot[0] = first ? words[0] : slot[0] + words[0]; },
       [](std::span<uint64_t>) { return 0; });
 }
@@ -50,15 +56,16 @@ TEST(HostArea, SlotsWhosePartnersNeverCameAreSwept) {
   Area a;
   HostArea task(a.w.get(), 0);
   task.set_timeout(200);
-  for (uint64_t key = 1; key <= uint64_t(cop::driver::kHostSlots); ++key) ASSERT_EQ(reduce_part(task, key, false), 0);
+  for (uint64_t key = 1; key <= uint64_t(cop::driver::kHostSlots); ++key) ASSERT_EQ(reduce_part(task, key, false, 0), 0);
   EXPECT_EQ(a.slots_in_use(), cop::driver::kHostSlots);
   // The next operation gets a slot once the stale ones are swept (not CopErrTimeout
   // or PvmOutOfRes), and its partner meets it there.
   HostArea partner(a.w.get(), 1);
   partner.set_timeout(200);
-  EXPECT_EQ(reduce_part(task, 1000, false), 0);
-  EXPECT_EQ(reduce_part(partner, 1000, true), 0);
-  EXPECT_LE(a.slots_in_use(), 1);
+  EXPECT_EQ(reduce_part(task, 1000, false, 0), 0);
+  EXPECT_LT(a.slots_in_use(), cop::driver::kHostSlots);  // stale slots were swept
+  EXPECT_EQ(reduce_part(partner, 1000, true, 0), 0);  // the partner is the last: it has the result itself
+  EXPECT_FALSE(a.holds(1000));                        // and the slot is free again
 }
 
 // A member that waits for the result and whose partner never comes gives up at the
@@ -69,9 +76,9 @@ TEST(HostArea, AWaiterThatGivesUpRetiresTheSlot) {
   HostArea first(a.w.get(), 0), late(a.w.get(), 1);
   first.set_timeout(100);
   late.set_timeout(100);
-  EXPECT_EQ(reduce_part(first, 42, true), CopErrTimeout);
+  EXPECT_EQ(reduce_part(first, 42, true, 1), CopErrTimeout);
   EXPECT_EQ(a.slots_in_use(), 0);
-  EXPECT_EQ(reduce_part(late, 42, true), CopErrTimeout);
+  EXPECT_EQ(reduce_part(late, 42, true, 1), CopErrTimeout);
   EXPECT_EQ(a.slots_in_use(), 0);
 }
 
@@ -82,6 +89,6 @@ TEST(HostArea, WaitsEndWhenTheDriverIsGone) {
   HostArea task(a.w.get(), 0);
   task.set_timeout(0);
   task.set_link_check([] { return true; });
-  EXPECT_EQ(reduce_part(task, 5, true), CopErrLinkDown);
+  EXPECT_EQ(reduce_part(task, 5, true, 1), CopErrLinkDown);
   EXPECT_EQ(a.slots_in_use(), 0);
 }
