@@ -303,7 +303,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
         t.token = f.info64();
         controller_.set_vacant(c, false);
       } else if (std::none_of(ch.tasks.begin(), ch.tasks.end(), [](const Task& t) { return t.enrolled; })) {
-        // Its last task ended: operations naming the channel are refused until one enrols.
+        // Its last task ended: operations waiting for the channel are voided unless one enrols in time.
         controller_.set_vacant(c, true);
       }
       if (config_.verbose)
