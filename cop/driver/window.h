@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 3;  // 3: result_cycles
+inline constexpr uint32_t kWindowVersion = 4;  // 3: result_cycles; 4: register_nc, challenge
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -122,6 +122,13 @@ struct Window {
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];
+  // The channel's registration (cop/link.h "Keys"): the driver's nonce Nc (a
+  // REGISTERED frame is taken only with it), and copd's last CHALLENGE to it,
+  // filed by whoever read it (challenge_seq bumped after challenge_ns) for the
+  // driver to prove. Both are public: no key is here.
+  std::atomic<uint64_t> register_nc;
+  std::atomic<uint32_t> challenge_ns[4];
+  std::atomic<uint32_t> challenge_seq;
 };
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.
