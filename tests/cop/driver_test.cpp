@@ -361,6 +361,53 @@ TEST(Copd, DuplicateAndLateCommandFramesAreNotExecutedAgain) {
   EXPECT_EQ(fetched(node, 4), 3u);
 }
 
+// A task's frame that arrives after its driver registered again (copd
+// restarted: a new session) but before the driver enrolled the task again is
+// not refused as a protection violation: it is dropped, and the task's resend
+// after the enrolment executes, once.
+TEST(Copd, FrameBeforeReEnrolmentIsNotRefusedAndExecutesOnItsResend) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  const uint64_t token = 0xBEEF;
+  auto f = node.command(1, {faa(3, 7, 1)}, 3, token);
+  node.send(f);  // TKNO 3 not enrolled (yet)
+  std::vector<cop::link::Frame> seen;
+  ASSERT_TRUE(heartbeat_round_trip(node, 1, &seen));
+  for (const auto& r : seen)
+    for (const auto& e : r.entries)
+      if (e.seq == 1 && e.kind == cop::link::EntryKind::answer) {
+        const auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        EXPECT_NE(m.ins.opcode, Opcode::NACK) << "a frame before the enrolment got NACK "
+                                              << cop::wire::error_name(cop::wire::nack_error(m.data1));
+      }
+  ASSERT_TRUE(node.enrol(3, token));
+  node.send(f);  // the task's resend
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(node.command(2, {faa(3, 7, 0)}, 3, token));
+  EXPECT_EQ(fetched(node, 2), 1u);  // executed once
+}
+
+// A frame of more than kMaxEntries entries is refused whole (a frame NACK),
+// never executed.
+TEST(Copd, FrameOfMoreThanMaxEntriesIsRefused) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  std::vector<Message> many(size_t(cop::link::kMaxEntries) + 1, faa(3, 7, 1));
+  node.send(node.command(1, many));
+  std::vector<cop::link::Frame> seen;
+  ASSERT_TRUE(heartbeat_round_trip(node, 1, &seen));
+  bool nacked = false;
+  for (const auto& r : seen) {
+    nacked |= r.type == cop::link::FrameType::frame_nack;
+    EXPECT_NE(r.type, cop::link::FrameType::reply) << "a frame of " << many.size() << " entries was answered";
+  }
+  EXPECT_TRUE(nacked);
+  node.send(node.command(2, {faa(3, 7, 0)}));
+  EXPECT_EQ(fetched(node, 2), 0u);  // none of its adds executed
+}
+
 // A reply frame the node does not acknowledge (lost on the way) is sent
 // again until it is: here a broadcast result, which only copd has.
 TEST(Copd, LostResultIsResentUntilAcknowledged) {
