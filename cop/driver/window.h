@@ -108,8 +108,8 @@ struct Window {
   std::atomic<uint64_t> rx_duplicates;  // reply frames received twice (dropped)
   std::atomic<uint64_t> rx_gaps;        // reply frames received out of order (dropped, resent by copd)
   // The driver's requests to copd (enrol, task_end) copd has confirmed: the
-  // highest seq of its sup_ack, whoever read it. (Tokens and the driver
-  // secret are never here: every task maps this window.)
+  // highest seq of its sup_ack, whoever read it. (No key is ever here:
+  // every task maps this window.)
   std::atomic<uint32_t> sup_acked;
   pthread_mutex_t channel_lock;
   pthread_mutex_t buffer_lock;

@@ -50,7 +50,11 @@
 //     channel, TKNO, E) for the enrolment nonce E that copdrv puts in ENROL
 //     (copd derives T itself) and gives T to the task over its Unix socket.
 // No secret is on the wire; a task cannot derive another task's key or the
-// driver's; every key changes with the session.
+// driver's; every key changes with the session. (A task holds its channel's
+// down key, as it maps the channel window: the tasks of one node trust each
+// other as far as reading the channel goes, never as far as acting as each
+// other or as the driver.) CHALLENGE and REFUSED carry no MAC: a forged one
+// can only make a driver prove or register again.
 #pragma once
 #include <cop/wire.h>
 
