@@ -273,15 +273,24 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
   link::Challenge ns;
   std::copy(f.info.begin(), f.info.end(), ns.begin());
   const auto now = Clock::now();
+  // A wrong proof is refused; a right one for no open challenge (a duplicate or
+  // a late copy of one taken already, or a replay) changes nothing and is not
+  // answered: a refusal would take the channel down at its holder.
+  if (!link::verify(bytes, link::register_key(config_.key, uint16_t(c), f.nonce, ns))) {
+    stats_.bad_proofs++;
+    log_limited(fmt::format("registration of channel {} from {} refused: wrong proof of the cluster key ({} so far)", c,
+                            link::to_string(from), stats_.bad_proofs));
+    refuse(from, link::Refusal::bad_secret, f.channel, "no valid proof of the cluster key for a challenge of copd");
+    return;
+  }
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) {
     return p.channel == c && p.from == key && p.nc == f.nonce && p.ns == ns && p.expires >= now;
   });
-  if (it == pending_.end() || !link::verify(bytes, link::register_key(config_.key, uint16_t(c), f.nonce, ns))) {
-    stats_.bad_proofs++;
-    log_limited(fmt::format("registration of channel {} from {} refused: {} ({} so far)", c, link::to_string(from),
-                            it == pending_.end() ? "no such challenge (expired or used)" : "wrong proof of the cluster key",
-                            stats_.bad_proofs));
-    refuse(from, link::Refusal::bad_secret, f.channel, "no valid proof of the cluster key for a challenge of copd");
+  if (it == pending_.end()) {
+    stats_.stale++;
+    if (config_.verbose)
+      log_(link::LogLevel::info, fmt::format("channel {}: proof from {} for no open challenge (a copy): ignored", c,
+                                             link::to_string(from)));
     return;
   }
   pending_.erase(it);  // a challenge is answered once

@@ -70,8 +70,9 @@ struct LinkStats {
   uint64_t bad_mac = 0;        // no key of the channel's holder, its tasks or this session verifies the MAC
   uint64_t other_session = 0;  // MACed for a session that is not the channel's current one
   uint64_t not_enrolled = 0;   // a task's frame before its (re-)enrolment in this session
-  uint64_t stale = 0;          // a command frame older than the task's last one (late, duplicated or replayed)
-  uint64_t bad_proofs = 0;     // PROVE frames with no matching challenge or a wrong MAC
+  uint64_t stale = 0;          // a command frame older than the task's last one, or a PROVE for no open
+                               // challenge (late, duplicated or replayed)
+  uint64_t bad_proofs = 0;     // PROVE frames with a wrong MAC (no cluster key)
 };
 
 class Server {
