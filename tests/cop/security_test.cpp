@@ -388,4 +388,32 @@ TEST(Security, RestartedDriverWithTheKeyTakesItsChannelBack) {
   for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(v.add(1), i);
 }
 
+// The cluster key file: exactly 32 bytes, readable by its owner only; anything
+// else is refused with the reason (copd and copdrv exit 2 with it).
+TEST(Security, KeyFileMustBe32BytesOnlyItsOwnerReads) {
+  char tmpl[] = "/tmp/copkey.XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  std::string why;
+  const std::string good = dir + "/good.key";
+  ASSERT_TRUE(cop::link::write_key_file(good, why)) << why;
+  struct stat st{};
+  ASSERT_EQ(::stat(good.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(cop::link::load_key_file(good, why).has_value()) << why;
+  ::chmod(good.c_str(), 0640);
+  EXPECT_FALSE(cop::link::load_key_file(good, why).has_value());
+  EXPECT_NE(why.find("chmod 600"), std::string::npos) << why;
+  const std::string shorter = dir + "/short.key";
+  {
+    std::ofstream out(shorter);
+    out << "0123456789abcdef0123456789abcde";  // 31 bytes
+  }
+  ::chmod(shorter.c_str(), 0600);
+  EXPECT_FALSE(cop::link::load_key_file(shorter, why).has_value());
+  EXPECT_NE(why.find("31 bytes"), std::string::npos) << why;
+  EXPECT_FALSE(cop::link::load_key_file(dir + "/none.key", why).has_value());
+  EXPECT_NE(why.find("No such file"), std::string::npos) << why;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
