@@ -9,6 +9,7 @@
 #include <string>
 
 #include "controller/server.h"
+#include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
 
@@ -94,6 +95,11 @@ int main(int argc, char** argv) {
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
+  std::string key_file;
+  app.add_option("--key", key_file,
+                 "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "
+                 "parent (default: $COP_KEY)")
+      ->envname("COP_KEY");
   Levels levels;
   add_level_options(app, levels);
   std::string faults;
@@ -124,6 +130,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!configure_levels(levels, config)) return 2;
+  {
+    std::string why;
+    const auto key = key_file.empty() ? std::nullopt : cop::link::load_key_file(key_file, why);
+    if (!key) {
+      log_error(key_file.empty() ? "no cluster key: give --key FILE (or COP_KEY); scripts/cop-stack makes one per stack"
+                                 : "--key: " + why);
+      return 2;
+    }
+    config.key = *key;
+    if (config.parent) config.parent->key = *key;
+  }
   const auto& stop = cop::link::install_stop_signals();
   try {
     cop::controller::Server server(config, log_line);
@@ -137,10 +154,13 @@ int main(int argc, char** argv) {
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
     server.run(stop);
     const auto& st = server.controller().stats();
+    const auto& ls = server.link_stats();
     log_info(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
-                         "{} broadcasts, {} modelled cycles)",
+                         "{} broadcasts, {} modelled cycles; frames refused: {} bad MAC, {} other session, "
+                         "{} not enrolled, {} stale, {} bad proofs)",
                          server.registered_channels(), st.serviced, st.nacks, st.broadcasts,
-                         server.controller().cycles()));
+                         server.controller().cycles(), ls.bad_mac, ls.other_session, ls.not_enrolled, ls.stale,
+                         ls.bad_proofs));
   } catch (const std::exception& e) {
     log_error(e.what());
     return 1;

@@ -1,6 +1,7 @@
 // The level-1 copd's link to its level-2 copd (parent_link.h): the node side
 // of cop/link.h, driven by copd's loop instead of a waiting task.
 #include "controller/parent_link.h"
+#include "link/auth.h"
 
 #include <fmt/format.h>
 #include <sys/random.h>
@@ -61,8 +62,8 @@ std::optional<Delivery> level_delivery(const Entry& e, bool up, const wire::Limi
 }
 
 ParentLink::ParentLink(const ParentLinkOptions& options, int fd, Log log) : opt_(options), fd_(fd), log_(std::move(log)) {
-  while (secret_ == 0)
-    if (::getrandom(&secret_, sizeof secret_, 0) != sizeof secret_) secret_ = uint64_t(Clock::now().time_since_epoch().count());
+  down_base_ = link::channel_down_key(opt_.key, uint16_t(opt_.cntno + 1));
+  nc_ = link::random_nonce();
 }
 
 bool ParentLink::from_parent(const sockaddr_in& a) const { return link::endpoint_key(a) == link::endpoint_key(opt_.parent); }
@@ -71,7 +72,6 @@ Frame ParentLink::header(FrameType type) const {
   Frame f;
   f.type = type;
   f.channel = static_cast<uint16_t>(opt_.cntno + 1);
-  f.token = secret_;
   f.session = session_;
   f.ack = rx_next_ - 1;
   return f;
@@ -79,7 +79,10 @@ Frame ParentLink::header(FrameType type) const {
 
 void ParentLink::send(const Frame& f) {
   std::vector<uint8_t> bytes;
-  link::encode(f, bytes);
+  // REGISTER has no key yet; PROVE is MACed with the registration's key; the rest with the driver's.
+  link::Key reg{};
+  if (f.type == FrameType::prove) reg = link::register_key(opt_.key, f.channel, nc_, ns_);
+  link::encode(f, bytes, f.type == FrameType::register_ ? nullptr : f.type == FrameType::prove ? &reg : &driver_key_);
   link::send_datagram(fd_, bytes, &opt_.parent);
   last_sent_ = Clock::now();
   if (f.type != FrameType::register_) ack_due_ = false;
@@ -102,7 +105,7 @@ void ParentLink::send_up(const Delivery& d) {
 void ParentLink::transmit() {
   frame_.ack = rx_next_ - 1;
   frame_.session = session_;
-  link::encode(frame_, bytes_);
+  link::encode(frame_, bytes_, &driver_key_);
   link::send_datagram(fd_, bytes_, &opt_.parent);
   sent_at_ = last_sent_ = Clock::now();
   ack_due_ = false;
@@ -114,10 +117,28 @@ void ParentLink::send_ack(bool gap) {
   send(f);
 }
 
-void ParentLink::handle(const Frame& f, const wire::Limits& limits, std::vector<Delivery>& down) {
+void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wire::Limits& limits,
+                        std::vector<Delivery>& down) {
   if (f.channel != opt_.cntno + 1) return;
+  // What the level 2 sends is MACed with the session's down key; CHALLENGE and REFUSED cannot be.
+  if (f.type == FrameType::registered) {
+    if (f.nonce != nc_ || !link::verify(bytes, link::session_key(down_base_, f.session))) return;
+  } else if (f.type != FrameType::challenge && f.type != FrameType::refused) {
+    if (!registered() || !link::verify(bytes, down_key_)) return;
+  }
   switch (f.type) {
+    case FrameType::challenge:
+      if (f.nonce == nc_) {
+        std::copy(f.info.begin(), f.info.end(), ns_.begin());
+        Frame p = header(FrameType::prove);
+        p.nonce = nc_;
+        p.info = f.info;
+        send(p);
+      }
+      break;
     case FrameType::registered:
+      driver_key_ = link::driver_key(opt_.key, f.channel, f.session, nc_);
+      down_key_ = link::session_key(down_base_, f.session);
       if (f.session != session_) {
         // A new registration: the level 2's stream to us starts at 1 (the same
         // one again, after we gave up on it: its stream runs on).
@@ -197,7 +218,9 @@ bool ParentLink::tick(std::vector<Tag>& lost) {
     if (!queue_.empty()) return fail("not registered with it", lost);
     if (now - registering_at_ >= std::chrono::milliseconds(200)) {
       registering_at_ = now;
-      send(header(FrameType::register_));
+      Frame r = header(FrameType::register_);
+      r.nonce = nc_;
+      send(r);
     }
     return false;
   }

@@ -1,7 +1,8 @@
 // The link between a level-1 copd and the level-2 copd above it (seed 000
 // ch. IV, Figure 5: the level-1 COP is one of the level 2's channels). It is
 // the link every node uses (cop/link.h): the level-1 registers as channel
-// CNTNO+1 with a driver secret, renews its lease with its frames and
+// CNTNO+1, proving the cluster key (cop/link.h "Keys": it is the channel's
+// driver, its frames MACed with the driver's key), renews its lease with its frames and
 // heartbeats, sends what goes up as COMMAND frames under its next sequence
 // number (one frame in flight, resent on the doubling transmit timer until the
 // level 2 confirms it, in the `ack` of its next REPLY frame or else a SUP_ACK;
@@ -52,6 +53,7 @@ struct ParentLinkOptions {
   int retry_limit = 8;       // resends before the level 2 is declared down
   int dead_ms = 1500;        // the level 2 silent this long: down
   int heartbeat_ms = 100;    // a heartbeat after this long without a frame sent
+  link::Key key{};           // the cluster key (copd --key), shared with the level 2
 };
 
 class ParentLink {
@@ -67,7 +69,9 @@ class ParentLink {
   // Queues a delivery going up (Delivery::to_parent).
   void send_up(const Delivery& d);
   // A frame from the level 2: what came down, in stream order, is appended to `down`.
-  void handle(const link::Frame& f, const wire::Limits& limits, std::vector<Delivery>& down);
+  // `bytes`: the frame as received (its MAC is checked here).
+  void handle(const link::Frame& f, std::span<const uint8_t> bytes, const wire::Limits& limits,
+              std::vector<Delivery>& down);
   // Registration, heartbeats, the transmit timer and the next frame. Returns
   // true when the level 2 has just been declared down: what was queued or in
   // flight is dropped, and `lost` gets the operations still waiting for it.
@@ -85,7 +89,11 @@ class ParentLink {
   ParentLinkOptions opt_;
   int fd_;
   Log log_;
-  uint64_t secret_ = 0;
+  // The registration (cop/link.h "Keys"): our nonce Nc (for this link's life),
+  // copd's last challenge Ns, and the session's keys once REGISTERED.
+  uint64_t nc_ = 0;
+  link::Challenge ns_{};
+  link::Key down_base_{}, driver_key_{}, down_key_{};
   uint32_t session_ = 0;
   uint32_t stream_session_ = 0;  // the registration whose reply stream rx_next_ follows
   Clock::time_point registering_at_{}, last_heard_{}, last_sent_{};

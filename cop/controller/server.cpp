@@ -3,6 +3,7 @@
 // enrol and task_end requests. Commands and their answers are in
 // server_commands.cpp, the sequenced reply stream in server_stream.cpp.
 #include "controller/server.h"
+#include "link/auth.h"
 
 #include <fmt/format.h>
 
@@ -109,8 +110,8 @@ void Server::tick_controller() {
                             holder, config_.lock_limit_ms));
 }
 
-void Server::send_frame(const Frame& f, const sockaddr_in& to) {
-  link::encode(f, out_buf_);
+void Server::send_frame(const Frame& f, const sockaddr_in& to, const link::Key* key) {
+  link::encode(f, out_buf_, key);
   if (!socket_.send_to(out_buf_, to) && config_.verbose)
     log_(link::LogLevel::warn, fmt::format("send to {} failed: {}", link::to_string(to), std::strerror(errno)));
 }
@@ -132,11 +133,15 @@ void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& 
   }
   const Frame& f = std::get<Frame>(decoded);
   if (parent_ && parent_->from_parent(from)) {
-    take_from_parent(f);
+    take_from_parent(f, bytes);
     return;
   }
   if (f.type == FrameType::register_) {
     handle_register(f, from);
+    return;
+  }
+  if (f.type == FrameType::prove) {
+    handle_prove(f, bytes, from);
     return;
   }
   auto it = by_address_.find(link::endpoint_key(from));
@@ -146,46 +151,69 @@ void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& 
     refuse(from, link::Refusal::not_registered, f.channel, "this address has registered no channel");
     return;
   }
-  handle_channel_frame(it->second, f, from);
+  handle_channel_frame(it->second, f, bytes, from);
 }
 
 void Server::answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err) {
   log_limited(fmt::format("malformed frame from {} ({} bytes): {}", link::to_string(from), bytes.size(), err.detail));
   // Only a registered node is answered: the NACK asks it to resend.
-  if (by_address_.find(link::endpoint_key(from)) == by_address_.end()) return;
+  const auto it = by_address_.find(link::endpoint_key(from));
+  if (it == by_address_.end()) return;
   Frame nack;
   nack.type = FrameType::frame_nack;
   // The sequence number is where it should be if the header made it.
   if (bytes.size() >= 16) std::memcpy(&nack.seq, bytes.data() + 12, 4);
   nack.info[0] = static_cast<uint32_t>(err.code);
   nack.text = err.detail;
-  send_frame(nack, from);
+  nack.channel = static_cast<uint16_t>(it->second);
+  nack.session = chan(it->second).session;
+  send_frame(nack, from, &chan(it->second).down_key);
 }
 
 std::string Server::unauthorised(const Channel& ch, const Frame& f, bool driver, bool task) {
   switch (f.type) {
     case FrameType::command:
       if (driver || task) return {};
-      return f.tkno < ch.tasks.size() ? "token does not match the task's" : "TKNO beyond the channel's tasks";
+      return f.tkno < ch.tasks.size() ? "MAC is not the task's" : "TKNO beyond the channel's tasks";
     case FrameType::ack:
-      return driver || task ? "" : "acknowledgment with a wrong token";
+      return driver || task ? "" : "acknowledgment with a wrong MAC";
     case FrameType::heartbeat:
     case FrameType::enrol:
     case FrameType::task_end:
     case FrameType::bye:
-      return driver ? "" : fmt::format("{} without the driver secret", link::frame_type_name(f.type));
+      return driver ? "" : fmt::format("{} not MACed with the driver's key", link::frame_type_name(f.type));
     default:
       return {};
   }
 }
 
-void Server::handle_channel_frame(int c, const Frame& f, const sockaddr_in& from) {
+void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from) {
   Channel& ch = chan(c);
-  // Who sent it: the driver (its secret) or an enrolled task (its token).
-  const bool driver = f.token == ch.secret;
-  const bool task = !driver && f.tkno < ch.tasks.size() && ch.tasks[f.tkno].enrolled &&
-                    ch.tasks[f.tkno].token == f.token;
+  // Who sent it: the key that verifies its MAC, the task's it names (a command
+  // or an acknowledgment) or else the driver's. Every key is this session's:
+  // a frame of another session verifies under none (cop/link.h "Keys").
+  const bool task_frame = f.type == FrameType::command || f.type == FrameType::ack;
+  const bool enrolled = f.tkno < ch.tasks.size() && ch.tasks[f.tkno].enrolled;
+  const bool task = task_frame && enrolled && link::verify(bytes, ch.tasks[f.tkno].key);
+  const bool driver = !task && link::verify(bytes, ch.driver_key);
+  if (!task && !driver) {
+    if (f.session != ch.session) {
+      stats_.other_session++;
+      refuse_forged(c, f, fmt::format("session {}, not the channel's {}", f.session, ch.session));
+    } else if (task_frame && !enrolled && f.tkno < ch.tasks.size()) {
+      // copdrv has registered again and not yet enrolled this task again: the
+      // task's transmit timer resends the frame, and it executes then.
+      stats_.not_enrolled++;
+      if (config_.verbose)
+        log_(link::LogLevel::info, fmt::format("channel {}: frame {} of TKNO {}, not enrolled (yet): dropped", c, f.seq, f.tkno));
+    } else {
+      stats_.bad_mac++;
+      refuse_forged(c, f, unauthorised(ch, f, false, false));
+    }
+    return;
+  }
   if (const std::string why = unauthorised(ch, f, driver, task); !why.empty()) {
+    stats_.bad_mac++;
     refuse_forged(c, f, why);
     return;
   }
@@ -194,7 +222,7 @@ void Server::handle_channel_frame(int c, const Frame& f, const sockaddr_in& from
       ch.last_heard = Clock::now();
       take_ack(c, f);
       if (config_.controller.level == 2)
-        handle_child_frame(c, f);  // a level-1 controller's (its driver secret: unauthorised() checked)
+        handle_child_frame(c, f);  // a level-1 controller's (its driver key: unauthorised() checked)
       else
         handle_command(c, f, driver);
       break;
@@ -227,7 +255,7 @@ void Server::answer_heartbeat(int c, const Frame& f, const sockaddr_in& from) {
   ack.seq = f.seq;
   ack.session = chan(c).session;
   ack.cycles = controller_.cycles();
-  send_frame(ack, from);
+  send_frame(ack, from, &chan(c).down_key);
 }
 
 void Server::handle_register(const Frame& f, const sockaddr_in& from) {
@@ -239,27 +267,69 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
            fmt::format("copd has channels 1..{}", config_.controller.channels));
     return;
   }
-  if (f.token == 0) {
-    refuse(from, link::Refusal::bad_secret, f.channel, "a registration must carry a (nonzero) driver secret");
+  const Channel& ch = chan(c);
+  if (ch.registered && ch.addr.sin_addr.s_addr != from.sin_addr.s_addr) {
+    log_limited(fmt::format("registration of channel {} from {} refused: held by {}", c, link::to_string(from),
+                            link::to_string(ch.addr)));
+    refuse(from, link::Refusal::already_registered, f.channel,
+           fmt::format("channel {} is held by {}", c, link::to_string(ch.addr)));
     return;
   }
+  // Prove the cluster key: a fresh challenge, answered once (handle_prove).
+  const auto now = Clock::now();
+  while (!pending_.empty() && (pending_.front().expires < now || pending_.size() >= kMaxPending)) pending_.pop_front();
+  Pending p{uint16_t(c), link::endpoint_key(from), f.nonce, link::random_challenge(),
+            now + std::chrono::milliseconds(kChallengeMs)};
+  pending_.push_back(p);
+  Frame ch_frame;
+  ch_frame.type = FrameType::challenge;
+  ch_frame.channel = uint16_t(c);
+  ch_frame.nonce = f.nonce;
+  std::copy(p.ns.begin(), p.ns.end(), ch_frame.info.begin());
+  send_frame(ch_frame, from);
+}
+
+void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from) {
+  const int c = f.channel;
   const uint64_t key = link::endpoint_key(from);
+  link::Challenge ns;
+  std::copy(f.info.begin(), f.info.end(), ns.begin());
+  const auto now = Clock::now();
+  // A wrong proof is refused; a right one for no open challenge (a duplicate or
+  // a late copy of one taken already, or a replay) changes nothing and is not
+  // answered: a refusal would take the channel down at its holder.
+  if (!link::verify(bytes, link::register_key(config_.key, uint16_t(c), f.nonce, ns))) {
+    stats_.bad_proofs++;
+    log_limited(fmt::format("registration of channel {} from {} refused: wrong proof of the cluster key ({} so far)", c,
+                            link::to_string(from), stats_.bad_proofs));
+    refuse(from, link::Refusal::bad_secret, f.channel, "no valid proof of the cluster key for a challenge of copd");
+    return;
+  }
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) {
+    return p.channel == c && p.from == key && p.nc == f.nonce && p.ns == ns && p.expires >= now;
+  });
+  if (it == pending_.end()) {
+    stats_.stale++;
+    if (config_.verbose)
+      log_(link::LogLevel::info, fmt::format("channel {}: proof from {} for no open challenge (a copy): ignored", c,
+                                             link::to_string(from)));
+    return;
+  }
+  pending_.erase(it);  // a challenge is answered once
   Channel& ch = chan(c);
-  if (ch.registered && !(link::endpoint_key(ch.addr) == key && ch.secret == f.token)) {
+  if (ch.registered && link::endpoint_key(ch.addr) != key) {
     if (ch.addr.sin_addr.s_addr != from.sin_addr.s_addr) {
-      log_limited(fmt::format("registration of channel {} from {} refused: held by {}", c, link::to_string(from),
-                              link::to_string(ch.addr)));
       refuse(from, link::Refusal::already_registered, f.channel,
              fmt::format("channel {} is held by {}", c, link::to_string(ch.addr)));
       return;
     }
-    // The same node with a new driver (restarted within its lease): it takes
-    // its channel back, and what the old one left waiting fails.
+    // The same node with a new driver holding the key (restarted within its
+    // lease): it takes its channel back, and what the old one left waiting fails.
     drop_channel(c, fmt::format("taken over by a new driver at {}", link::to_string(from)));
   }
-  if (auto it = by_address_.find(key); it != by_address_.end() && it->second != c) {
+  if (auto at = by_address_.find(key); at != by_address_.end() && at->second != c) {
     refuse(from, link::Refusal::already_registered, f.channel,
-           fmt::format("this address holds channel {}", it->second));
+           fmt::format("this address holds channel {}", at->second));
     return;
   }
   if (!ch.registered) {
@@ -267,24 +337,28 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
     ch = Channel{};
     ch.registered = true;
     ch.addr = from;
-    ch.secret = f.token;
     ch.session = next_session_++;
     if (ch.session == 0) ch.session = next_session_++;
+    ch.down_key = link::session_key(link::channel_down_key(config_.key, uint16_t(c)), ch.session);
     ch.tasks.resize(config_.controller.tasks_per_channel);
     ch.rto_ms = kRtoMs;
     by_address_[key] = c;
     log_(link::LogLevel::info, fmt::format("channel {} registered by {} (session {})", c, link::to_string(from), ch.session));
   }
+  // The holder proving again (it took the channel for down) keeps its session
+  // and tasks; its driver's key is the one of this proof.
+  ch.driver_key = link::driver_key(config_.key, uint16_t(c), ch.session, f.nonce);
   ch.last_heard = Clock::now();
   Frame ok;
   ok.type = FrameType::registered;
   ok.channel = static_cast<uint16_t>(c);
   ok.tkno = controller_.channel_partition(c);
   ok.session = ch.session;
+  ok.nonce = f.nonce;
   ok.cycles = controller_.cycles();
   ok.info = {uint32_t(config_.controller.channels), config_.controller.tasks_per_channel,
              config_.controller.tas_words, config_.controller.gas_words};
-  send_frame(ok, from);
+  send_frame(ok, from, &ch.down_key);
 }
 
 void Server::handle_driver_request(int c, const Frame& f) {
@@ -300,7 +374,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
       if (f.type == FrameType::enrol) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
-        t.token = f.info64();
+        t.key = link::session_key(link::task_key(config_.key, uint16_t(c), f.tkno, f.nonce), ch.session);
         controller_.set_vacant(c, false);
       } else if (std::none_of(ch.tasks.begin(), ch.tasks.end(), [](const Task& t) { return t.enrolled; })) {
         // Its last task ended: operations waiting for the channel are voided unless one enrols in time.
@@ -318,7 +392,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
   ack.tkno = f.tkno;
   ack.seq = f.seq;
   ack.session = ch.session;
-  send_frame(ack, ch.addr);
+  send_frame(ack, ch.addr, &ch.down_key);
 }
 
 void Server::end_task(int c, uint16_t tkno) {

@@ -2,18 +2,24 @@
 // to up to 64 channels (cop/link.h has the frame format and the transport).
 //
 // A channel belongs to the copdrv that registered it, by its UDP address and
-// the driver secret it sent, for as long as its frames keep coming (a lease
-// renewed by its authenticated frames and heartbeats). A registration of a
-// held channel from the same IP address (a restarted copdrv) takes it over:
-// the old holder's pending operations fail as when its lease runs out; from
-// another address it is refused, as is a channel copd does not have.
+// its proof of the cluster key (challenge and answer, cop/link.h "Keys"), for
+// as long as its frames keep coming (a lease renewed by its authenticated
+// frames and heartbeats). A proven registration of a held channel from the
+// same IP address (a restarted copdrv) takes it over: the old holder's pending
+// operations fail as when its lease runs out; from another address it is
+// refused, as is a channel copd does not have, and without the proof nothing
+// changes.
 //
 // Exactly once (cop/link.h): a command frame is executed once per (channel,
 // task, seq); a resend is answered from the task's cache, an older frame is
 // ignored. Every reply frame to a channel is sequenced and kept until the node
 // acknowledges it, and resent (go-back-N) on the resend timer. A command frame
-// is executed only for the task its token belongs to (controller Sender); a
-// wrong token gets NACK protection for every command and changes nothing. A malformed frame or command gets a
+// is executed only for the task whose key MACed it (controller Sender); a
+// frame with a wrong MAC or of another session is dropped unanswered and
+// counted (LinkStats): an answer to it could be taken by the task it names. A
+// task's frame while its TKNO is not enrolled in this session (copdrv
+// re-enrols after a new registration) is dropped too: the task's transmit
+// timer resends it. A malformed frame or command gets a
 // NACK and a log line, never a crash. When a channel's lease runs out, every
 // global operation still waiting for it fails with NACK link_down, so the
 // other channels' tasks get an error instead of hanging.
@@ -58,6 +64,18 @@ struct ServerConfig {
   // (parent_link.h). A level-2 copd (controller.level 2) serves level-1 copd
   // as its channels: channel c is the one with CNTNO c-1.
   std::optional<ParentLinkOptions> parent;
+  // The cluster key (copd --key): every frame's MAC derives from it (cop/link.h "Keys").
+  link::Key key{};
+};
+
+// Frames copd refused at the link (never executed, never answered).
+struct LinkStats {
+  uint64_t bad_mac = 0;        // no key of the channel's holder, its tasks or this session verifies the MAC
+  uint64_t other_session = 0;  // MACed for a session that is not the channel's current one
+  uint64_t not_enrolled = 0;   // a task's frame before its (re-)enrolment in this session
+  uint64_t stale = 0;          // a command frame older than the task's last one, or a PROVE for no open
+                               // challenge (late, duplicated or replayed)
+  uint64_t bad_proofs = 0;     // PROVE frames with a wrong MAC (no cluster key)
 };
 
 class Server {
@@ -70,6 +88,7 @@ class Server {
   void run(const std::atomic<bool>& stop);
   int registered_channels() const;
   const Controller& controller() const { return controller_; }
+  const LinkStats& link_stats() const { return stats_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -78,7 +97,7 @@ class Server {
   // back to it because the core services a channel's commands in order.
   struct Origin {
     uint16_t tkno;
-    bool supervisor;  // sent with the driver secret
+    bool supervisor;  // sent under the driver's key
     uint32_t seq;
     uint16_t index;
     wire::Opcode op;
@@ -86,11 +105,11 @@ class Server {
     uint8_t ppn;
     bool frame_waits;  // the frame holds a BENTRY or a reduction: its task then waits
   };
-  // One enrolled task (or the channel's driver): its token, and the last
-  // command frame executed for it with what copd answered (for resends).
+  // One enrolled task (or the channel's driver): its key for this session,
+  // and the last command frame executed for it with what copd answered (for resends).
   struct Task {
     bool enrolled = false;
-    uint64_t token = 0;
+    link::Key key{};           // H(T, "session", S) (cop/link.h "Keys")
     bool executed = false;
     uint32_t seq = 0;
     uint32_t outstanding = 0;  // commands of that frame the controller has not answered yet
@@ -104,8 +123,9 @@ class Server {
   struct Channel {
     bool registered = false;
     sockaddr_in addr{};
-    uint64_t secret = 0;   // the driver secret given at registration
     uint32_t session = 0;  // this registration's number (reply frames carry it)
+    link::Key driver_key{};  // this session's keys (cop/link.h "Keys")
+    link::Key down_key{};
     Clock::time_point last_heard{};
     std::deque<Origin> fifo;
     Origin last_answered{};
@@ -114,7 +134,7 @@ class Server {
     std::deque<Origin> forwarded;
     Origin last_forward_answered{};
     std::vector<Task> tasks;  // tasks_per_channel
-    Task driver;              // commands sent with the driver secret
+    Task driver;              // commands sent under the driver's key
     uint32_t sup_seq = 0;     // the driver's last request done (enrol, task_end)
     uint32_t confirmed = 0;   // level 2: the level-1's last frame a reply frame's ack confirmed
     std::vector<link::Entry> out;  // entries to send at the end of this round
@@ -133,8 +153,18 @@ class Server {
     Clock::time_point resend_at{};
     int rto_ms = 0;
     Clock::time_point fast_resend_at{};
-    uint64_t forged = 0;  // frames refused for a wrong token (logged rate-limited)
+    uint64_t forged = 0;  // frames refused at the link (logged rate-limited)
   };
+  // A challenge sent to a REGISTER, answered (once) by a PROVE within kChallengeMs.
+  struct Pending {
+    uint16_t channel;
+    uint64_t from;
+    uint64_t nc;
+    link::Challenge ns;
+    Clock::time_point expires;
+  };
+  static constexpr int kChallengeMs = 2000;
+  static constexpr size_t kMaxPending = 256;
   static constexpr std::chrono::milliseconds kHoldAck{2};
   // The resend timer of the stream (doubling up to kRtoMaxMs while nothing is
   // acknowledged), and the most it keeps unacknowledged before it fails the channel.
@@ -148,17 +178,17 @@ class Server {
   // A frame the link could not decode: a log line, and a frame NACK to a registered node.
   void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
   // A frame from the holder of channel c, by type, once its sender may send it.
-  void handle_channel_frame(int c, const link::Frame& f, const sockaddr_in& from);
-  // Why the sender (the driver's secret, an enrolled task's token, or neither)
+  void handle_channel_frame(int c, const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from);
+  // Why the sender (the driver's key, an enrolled task's key, or neither)
   // may not send this frame; empty when it may.
   static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
+  void handle_prove(const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from);
   void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);
   void take_ack(int channel, const link::Frame& f);
-  // A frame whose sender may not send it: logged, and a command frame's
-  // commands each NACKed protection (outside the sequenced stream).
+  // A frame whose sender may not send it: logged and counted, not answered.
   void refuse_forged(int channel, const link::Frame& f, const std::string& why);
   void end_task(int channel, uint16_t tkno);
   // What the controller core sent: answers to the asking task (by the
@@ -176,7 +206,7 @@ class Server {
   // `forwarded`), what comes down, and the link's timers (its failure NACKs
   // link_down whatever waits for the level 2).
   void route_up(const Delivery& d);
-  void take_from_parent(const link::Frame& f);
+  void take_from_parent(const link::Frame& f, std::span<const uint8_t> bytes);
   void route_from_parent(const Delivery& down);
   void parent_tick();
   // End of a round: the level 2's SUP_ACKs of level-1 frames that no reply
@@ -188,7 +218,8 @@ class Server {
   int next_timeout_ms() const;
   void check_leases();
   void drop_channel(int channel, const std::string& why);
-  void send_frame(const link::Frame& f, const sockaddr_in& to);
+  // key: the MAC's (a channel's down key); none for REFUSED and CHALLENGE.
+  void send_frame(const link::Frame& f, const sockaddr_in& to, const link::Key* key = nullptr);
   void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
   // Rate-limited warnings (at most kLogBurst lines a second, then one count).
   void log_limited(const std::string& line);
@@ -213,6 +244,8 @@ class Server {
   // The core's deadlock timer on copd's clock; logs a lock taken back.
   void tick_controller();
   uint32_t next_session_ = 1;
+  std::deque<Pending> pending_;
+  LinkStats stats_;
   static constexpr int kLogBurst = 20;
   Clock::time_point log_second_{};
   int log_lines_ = 0;

@@ -21,23 +21,10 @@ using wire::Opcode;
 void Server::refuse_forged(int c, const Frame& f, const std::string& why) {
   Channel& ch = chan(c);
   ch.forged++;
-  log_limited(fmt::format("channel {}: {} frame seq {} claiming TKNO {} refused ({}; {} so far): NACK protection", c,
+  // Not answered: a NACK to it would reach the task it names, which could take
+  // it for the answer to its own frame of that seq.
+  log_limited(fmt::format("channel {}: {} frame seq {} claiming TKNO {} refused ({}; {} on this channel so far), not answered", c,
                           link::frame_type_name(f.type), f.seq, f.tkno, why, ch.forged));
-  if (f.type != FrameType::command || f.entries.empty()) return;
-  // Every command of the frame: NACK protection, nothing executed. Outside the
-  // sequenced stream (not resent): only the sender of the frame waits for it.
-  Frame r;
-  r.type = FrameType::reply;
-  r.channel = static_cast<uint16_t>(c);
-  r.session = ch.session;
-  r.cycles = controller_.cycles();
-  for (size_t i = 0; i < f.entries.size() && i < size_t(link::kMaxEntries); ++i) {
-    wire::Message nack = wire::make(Opcode::NACK, uint16_t(f.tkno & wire::kMaxTkno));
-    nack.data1 = wire::nack_data(wire::Error::protection, wire::instruction_opcode(f.entries[i].words[0]));
-    r.entries.push_back(link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i),
-                                         controller_.cycles()));
-  }
-  send_frame(r, ch.addr);
 }
 
 Server::Task* Server::task_of(Channel& ch, const Origin& o) {
@@ -63,12 +50,13 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       busy.entries.push_back(link::make_entry(wire::make(Opcode::ACK, uint16_t(f.tkno & wire::kMaxTkno)),
                                               Direction::to_node, EntryKind::answer, f.seq, link::kInProgressIndex,
                                               controller_.cycles()));
-      send_frame(busy, ch.addr);
+      send_frame(busy, ch.addr, &ch.down_key);
     }
     return;
   }
   if (task.executed && !link::seq_after(f.seq, task.seq)) {
-    // An older frame, late or duplicated on the way: executed already.
+    // An older frame, late or duplicated on the way (or replayed): executed already.
+    stats_.stale++;
     if (config_.verbose)
       log_(link::LogLevel::info, fmt::format("channel {} tkno {}: late frame {} (last {}) ignored", c, f.tkno, f.seq, task.seq));
     return;
@@ -99,7 +87,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
         decoded = wire::DecodeError{wire::Error::unknown_opcode,
                                     fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
       // The U/S bit is the sender's, not the command's to claim: only the
-      // driver (its secret) sends supervisor commands.
+      // driver (its key) sends supervisor commands.
       else if (m->ins.supervisor && !supervisor)
         decoded = wire::DecodeError{wire::Error::privilege, "U/S set by a task (only its driver is supervisor)"};
     }

@@ -52,7 +52,7 @@ void Server::send_confirmations() {
     ack.channel = static_cast<uint16_t>(c);
     ack.seq = ch.driver.seq;
     ack.session = ch.session;
-    send_frame(ack, ch.addr);
+    send_frame(ack, ch.addr, &ch.down_key);
   }
   confirm_.clear();
 }
@@ -82,9 +82,9 @@ void Server::route_up(const Delivery& d) {
   if (parent_) parent_->send_up(d);
 }
 
-void Server::take_from_parent(const Frame& f) {
+void Server::take_from_parent(const Frame& f, std::span<const uint8_t> bytes) {
   std::vector<Delivery> down;
-  parent_->handle(f, config_.controller.limits(), down);
+  parent_->handle(f, bytes, config_.controller.limits(), down);
   for (const Delivery& d : down) route_from_parent(d);
 }
 

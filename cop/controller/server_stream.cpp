@@ -76,7 +76,7 @@ void Server::send_replies() {
       if (++ch.tx_seq == 0) ch.tx_seq = 1;
       f.seq = ch.tx_seq;
       Sent s{f.seq, {}};
-      link::encode(f, s.bytes);
+      link::encode(f, s.bytes, &ch.down_key);
       ch.unacked_bytes += s.bytes.size();
       ch.unacked.push_back(std::move(s));  // a deque: the batch's references stay valid
       batch.push_back(link::OutDatagram{ch.unacked.back().bytes, &ch.addr});

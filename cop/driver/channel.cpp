@@ -1,4 +1,5 @@
 #include "driver/channel.h"
+#include "link/auth.h"
 #include "link/udp.h"
 
 #include <poll.h>
@@ -38,11 +39,31 @@ bool result_matches(const Wanted& w, const wire::Message& m) {
 
 }  // namespace
 
-ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, uint64_t token, LinkOptions options)
-    : w_(window), fd_(udp_fd), tkno_(tkno), token_(token), opt_(options) {
+ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, const link::Key& task_key,
+                             const link::Key& down_key, LinkOptions options)
+    : w_(window), fd_(udp_fd), tkno_(tkno), task_key_(task_key), down_base_(down_key), opt_(options) {
   // The wait slice (copdrv sets the same on the channel socket; harmless twice).
   const timeval slice{0, kSliceMs * 1000};
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice);
+}
+
+const link::Key& ChannelClient::up_key(uint32_t session) {
+  // copdrv's reader: its driver key is set for one session; in any other its frames fail the MAC.
+  if (!driver_key_ && (!have_up_ || up_session_ != session)) {
+    up_key_ = link::session_key(task_key_, session);
+    up_session_ = session;
+    have_up_ = true;
+  }
+  return up_key_;
+}
+
+const link::Key& ChannelClient::down_key(uint32_t session) {
+  if (!have_down_ || down_session_ != session) {
+    down_key_ = link::session_key(down_base_, session);
+    down_session_ = session;
+    have_down_ = true;
+  }
+  return down_key_;
 }
 
 Error ChannelClient::csr_error() const {
@@ -68,7 +89,7 @@ Error ChannelClient::transmit() {
   // Every (re)transmission acknowledges what the channel has received by now.
   frame_.ack = w_->rx_next.load(std::memory_order_acquire) - 1;
   frame_.session = w_->rx_session.load(std::memory_order_relaxed);
-  link::encode(frame_, frame_bytes_);
+  link::encode(frame_, frame_bytes_, &up_key(frame_.session));
   w_->ack_sent.store(frame_.ack, std::memory_order_relaxed);
   if (!link::send_datagram(fd_, frame_bytes_)) {
     if (errno == ECONNREFUSED) return Error::link_down;
@@ -83,12 +104,11 @@ void ChannelClient::send_ack(bool gap) {
   f.type = FrameType::ack;
   f.channel = w_->channel;
   f.tkno = tkno_;
-  f.token = token_;
   f.session = w_->rx_session.load(std::memory_order_relaxed);
   f.ack = w_->rx_next.load(std::memory_order_relaxed) - 1;
   f.info[0] = gap ? 1 : 0;
   std::vector<uint8_t> bytes;
-  link::encode(f, bytes);
+  link::encode(f, bytes, &up_key(f.session));
   w_->ack_sent.store(f.ack, std::memory_order_relaxed);
   link::send_datagram(fd_, bytes);
 }
@@ -114,7 +134,6 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   f.type = FrameType::command;
   f.channel = w_->channel;
   f.tkno = tkno_;
-  f.token = token_;
   f.seq = seq_;
   // When this node starts writing the frame, in modelled time: copd makes its
   // commands ready t_CN-COP later (cop/link.h).
@@ -308,7 +327,23 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   auto decoded = link::decode(bytes);
   if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
   const Frame& f = std::get<Frame>(decoded);
-  w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  // Who sent it: copd, if the session's down key verifies it (cop/link.h
+  // "Keys"). CHALLENGE and REFUSED cannot be MACed: a challenge is only filed
+  // for the driver (which proves the key), a refusal only makes it register again.
+  if (f.type == FrameType::challenge) {
+    if (f.nonce == w_->register_nc.load(std::memory_order_relaxed)) {
+      for (size_t i = 0; i < 4; ++i) w_->challenge_ns[i].store(f.info[i], std::memory_order_relaxed);
+      w_->challenge_seq.fetch_add(1, std::memory_order_release);
+    }
+    return;
+  }
+  if (f.type == FrameType::registered) {
+    if (f.nonce != w_->register_nc.load(std::memory_order_relaxed) || !link::verify(bytes, down_key(f.session))) return;
+  } else if (f.type != FrameType::refused &&
+             !link::verify(bytes, down_key(w_->rx_session.load(std::memory_order_relaxed)))) {
+    return;  // not copd's, or of another session
+  }
+  if (f.type != FrameType::refused) w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
   switch (f.type) {
     case FrameType::reply:
       take_reply(f);

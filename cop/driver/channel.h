@@ -7,7 +7,9 @@
 // task's data crosses the driver's socket twice each way (driver/protocol.h).
 //
 // Link protocol (seed 000 ch. V, the CSR; seed 001's go-back-N): a frame of
-// commands goes out under the task's next sequence number with its token;
+// commands goes out under the task's next sequence number, MACed with the
+// task's key for the channel's session (cop/link.h "Keys"); what copd sends
+// is taken only under the session's down key;
 // every command must come back ACKed or NACKed. No answer before the transmit
 // timer runs out (doubling at each resend), or a frame NACK (checksum), and
 // the frame is sent again (copd answers a resend from what it sent, without
@@ -64,9 +66,17 @@ struct Wanted {
 
 class ChannelClient {
  public:
-  // `token` authenticates the frames: the task's (copdrv enrolled it with copd
-  // under it), or the driver secret for copdrv's own reader.
-  ChannelClient(Window* window, int udp_fd, uint16_t tkno, uint64_t token, LinkOptions options = {});
+  // `task_key` authenticates the frames: the task's T (copdrv enrolled it with
+  // copd), its key for session S being H(T, "session", S); `down_key` is the
+  // channel's (cop/link.h "Keys"). copdrv's own reader sets its driver key instead.
+  ChannelClient(Window* window, int udp_fd, uint16_t tkno, const link::Key& task_key, const link::Key& down_key,
+                LinkOptions options = {});
+  // copdrv's reader: its frames are MACed with this key in `session` (none in another).
+  void set_driver_key(const link::Key& key, uint32_t session) {
+    driver_key_ = true;
+    up_key_ = key;
+    up_session_ = session;
+  }
 
   // Sends up to link::kMaxEntries commands as one frame and waits for all
   // their answers. The return is a link error (none if every command got an
@@ -131,7 +141,14 @@ class ChannelClient {
   Window* w_;
   int fd_;
   uint16_t tkno_;
-  uint64_t token_;
+  // The keys (cop/link.h "Keys") and their per-session keys, kept for the last session asked.
+  const link::Key& up_key(uint32_t session);
+  const link::Key& down_key(uint32_t session);
+  link::Key task_key_, down_base_;
+  bool driver_key_ = false;
+  link::Key up_key_{}, down_key_{};
+  uint32_t up_session_ = 0, down_session_ = 0;
+  bool have_up_ = false, have_down_ = false;
   LinkOptions opt_;
   uint32_t seq_ = 0;
   // The frame in flight.

@@ -6,6 +6,7 @@
 
 #include "driver/driver.h"
 #include "driver/port.h"
+#include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
 
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   app.add_option("--register-timeout-ms", config.register_timeout_ms, "give up registering after this long")
       ->check(CLI::Range(100, 3600000))
       ->capture_default_str();
+  std::string key_file;
+  app.add_option("--key", key_file,
+                 "the cluster key copd has: a file of 32 random bytes, mode 0600 (default: $COP_KEY)")
+      ->envname("COP_KEY");
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -62,6 +67,15 @@ int main(int argc, char** argv) {
       }
       cop::link::set_faults(*spec, cop::link::node_fault_salt(uint32_t(config.channel), cop::wire::kMaxTkno));
     }
+  }
+  {
+    std::string why;
+    const auto key = key_file.empty() ? std::nullopt : cop::link::load_key_file(key_file, why);
+    if (!key) {
+      log_error(key_file.empty() ? "no cluster key: give --key FILE (or COP_KEY), the file copd has" : "--key: " + why);
+      return 2;
+    }
+    config.key = *key;
   }
   try {
     config.controller = cop::link::parse_endpoint(controller, cop::link::kDefaultPort);

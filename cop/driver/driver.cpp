@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include <cop/cop.h>
+#include "link/auth.h"
 #include <fmt/format.h>
 
 namespace cop::driver {
@@ -34,12 +35,6 @@ int tid_task_space(int32_t tid, int spaces) {
   return int(uint32_t(tid) & kTidLocalMask) % spaces;
 }
 
-uint64_t random64() {
-  uint64_t v = 0;
-  while (v == 0)
-    if (::getrandom(&v, sizeof v, 0) != sizeof v) v = monotonic_ns() * 0x9E3779B97F4A7C15ull;
-  return v;
-}
 
 bool send_with_fds(int sock, const void* data, size_t len, const int* fds, int nfds) {
   iovec iov{const_cast<void*>(data), len};
@@ -75,8 +70,10 @@ Driver::Driver(DriverConfig config, Log log) : config_(std::move(config)), log_(
   init_window(window_, ::getpid(), static_cast<uint16_t>(config_.channel));
   LinkOptions drain_opts;
   drain_opts.dead_ms = config_.dead_ms;
-  secret_ = random64();
-  drain_ = std::make_unique<ChannelClient>(window_, udp_.fd(), kDriverTkno, secret_, drain_opts);
+  nc_ = link::random_nonce();
+  window_->register_nc.store(nc_);
+  down_base_ = link::channel_down_key(config_.key, uint16_t(config_.channel));
+  drain_ = std::make_unique<ChannelClient>(window_, udp_.fd(), kDriverTkno, link::Key{}, down_base_, drain_opts);
 }
 
 Driver::~Driver() {
@@ -88,19 +85,45 @@ Driver::~Driver() {
   if (memfd_ >= 0) ::close(memfd_);
 }
 
-void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t info) {
+void Driver::update_keys() {
+  const uint32_t session = window_->rx_session.load();
+  if (session == key_session_) return;
+  key_session_ = session;
+  driver_key_ = link::driver_key(config_.key, uint16_t(config_.channel), session, nc_);
+  drain_->set_driver_key(driver_key_, session);
+}
+
+void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t nonce) {
   Frame f;
   f.type = type;
   f.channel = static_cast<uint16_t>(config_.channel);
   f.seq = seq;
   f.tkno = tkno;
-  f.token = secret_;
+  f.nonce = type == FrameType::register_ ? nc_ : nonce;
   f.session = window_->rx_session.load();
   f.ack = window_->rx_next.load() - 1;
-  f.set_info64(info);
   if (type != FrameType::register_) window_->ack_sent.store(f.ack);
+  update_keys();
   std::vector<uint8_t> bytes;
-  link::encode(f, bytes);
+  // REGISTER has no key yet (copd answers it with a challenge, prove()).
+  link::encode(f, bytes, type == FrameType::register_ ? nullptr : &driver_key_);
+  udp_.send(bytes);
+}
+
+void Driver::prove() {
+  const uint32_t seen = window_->challenge_seq.load(std::memory_order_acquire);
+  if (seen == challenge_seen_) return;
+  challenge_seen_ = seen;
+  link::Challenge ns;
+  for (size_t i = 0; i < 4; ++i) ns[i] = window_->challenge_ns[i].load(std::memory_order_relaxed);
+  Frame f;
+  f.type = FrameType::prove;
+  f.channel = static_cast<uint16_t>(config_.channel);
+  f.nonce = nc_;
+  std::copy(ns.begin(), ns.end(), f.info.begin());
+  const link::Key k = link::register_key(config_.key, f.channel, nc_, ns);
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes, &k);
   udp_.send(bytes);
 }
 
@@ -108,8 +131,11 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
   const uint64_t deadline = monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
   std::vector<uint8_t> buf;
   bool said_waiting = false;
+  bool send_register = true;
   while (monotonic_ns() < deadline) {
-    send_frame(FrameType::register_, 0);
+    // REGISTER -> CHALLENGE -> PROVE -> REGISTERED (cop/link.h "Keys").
+    if (send_register) send_frame(FrameType::register_, 0);
+    send_register = true;
     const long n = udp_.receive(buf, 200);
     if (n < 0) {  // ECONNREFUSED: copd is not there (yet)
       if (!said_waiting) {
@@ -120,7 +146,8 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
       continue;
     }
     if (n == 0) continue;
-    auto decoded = link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+    const std::span<const uint8_t> bytes(buf.data(), size_t(n));
+    auto decoded = link::decode(bytes);
     if (!std::holds_alternative<Frame>(decoded)) continue;
     const Frame& f = std::get<Frame>(decoded);
     if (f.type == FrameType::refused) {
@@ -128,12 +155,22 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
                         link::refusal_name(static_cast<link::Refusal>(f.info[0])), f.text);
       return false;
     }
-    if (f.type != FrameType::registered) continue;
+    if (f.type == FrameType::challenge && f.nonce == nc_) {
+      for (size_t i = 0; i < 4; ++i) window_->challenge_ns[i].store(f.info[i]);
+      window_->challenge_seq.fetch_add(1);
+      prove();
+      send_register = false;  // wait for REGISTERED
+      continue;
+    }
+    if (f.type != FrameType::registered || f.nonce != nc_ ||
+        !link::verify(bytes, link::session_key(down_base_, f.session)))
+      continue;
     window_->rx_session.store(f.session);
     window_->rx_next.store(1);
     window_->ack_sent.store(0);
     window_->sup_acked.store(0);
     request_session_ = f.session;
+    update_keys();
     window_->ppn = f.tkno;
     window_->channels = f.info[0];
     window_->tasks_per_channel = std::min<uint32_t>(f.info[1], kMaxLocalTasks);
@@ -224,7 +261,7 @@ void Driver::free_slot(int slot) {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = 0;
   }
-  // copd forgets the task's token and frees what it left in the controller.
+  // copd forgets the task's key and frees what it left in the controller.
   request(FrameType::task_end, uint16_t(slot), 0);
   lock_robust(&window_->table_lock);
   window_->tasks[slot].tkno = -1;
@@ -264,8 +301,9 @@ void Driver::accept_task() {
     ::close(fd);
     return;
   }
-  // The task's token, enrolled with copd before the task may send.
-  const uint64_t token = random64();
+  // The task's enrolment nonce, enrolled with copd before the task may send:
+  // copd and the task have the same key from it (cop/link.h "Keys").
+  const uint64_t token = link::random_nonce();
   {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = token;
@@ -276,6 +314,7 @@ void Driver::accept_task() {
     send_pending_request();
     if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
     heartbeat();
+    prove();
   }
   if (!confirmed(seq)) {
     free_slot(slot);
@@ -287,7 +326,10 @@ void Driver::accept_task() {
     ::close(fd);
     return;
   }
-  rep.token = token;
+  rep.enrol_nonce = token;
+  const link::Key task_key = link::task_key(config_.key, uint16_t(config_.channel), uint16_t(slot), token);
+  std::memcpy(rep.task_key, task_key.data(), sizeof rep.task_key);
+  std::memcpy(rep.down_key, down_base_.data(), sizeof rep.down_key);
   rep.chno = static_cast<uint16_t>(config_.channel);
   rep.tkno = static_cast<uint16_t>(slot);
   rep.ppn = window_->ppn;
@@ -308,7 +350,7 @@ void Driver::accept_task() {
   }
 }
 
-uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {
+uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {  // token: the enrolment nonce
   std::lock_guard lock(requests_mu_);
   if (++request_seq_ == 0) request_seq_ = 1;
   requests_.push_back(DriverRequest{type, tkno, token, request_seq_, 0});
@@ -336,7 +378,7 @@ void Driver::send_pending_request() {
   const uint64_t now = monotonic_ns();
   if (r.sent_ns != 0 && now - r.sent_ns < 30000000ull) return;  // its resend timer: 30 ms
   r.sent_ns = now;
-  send_frame(r.type, r.seq, r.tkno, r.token);
+  send_frame(r.type, r.seq, r.tkno, r.nonce);
 }
 
 void Driver::acknowledge() {
@@ -351,7 +393,7 @@ void Driver::acknowledge() {
     ack_seen_ = have;
     return;
   }
-  send_frame(FrameType::ack, 0);
+  send_frame(FrameType::ack, 0, kDriverTkno);
 }
 
 void Driver::serve_normal(int fd, int slot, LinkOptions link) {
@@ -360,7 +402,8 @@ void Driver::serve_normal(int fd, int slot, LinkOptions link) {
     std::lock_guard lock(requests_mu_);
     token = tokens_[slot];
   }
-  ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot), token, link);
+  ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot),
+                       link::task_key(config_.key, uint16_t(config_.channel), uint16_t(slot), token), down_base_, link);
   // The second copy: requests arrive in the driver's buffers, answers leave them.
   auto req = std::make_unique<ExchangeRequest>();
   auto rep = std::make_unique<ExchangeReply>();
@@ -469,6 +512,7 @@ void Driver::run(const std::atomic<bool>& stop) {
       }
     }
     heartbeat();
+    prove();
     // The watermark drain (ch. V): every few ms, when no task holds the channel.
     if (monotonic_ns() >= udp_skip_until_ns_) {
       drain_->drain(0);

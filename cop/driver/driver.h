@@ -5,8 +5,9 @@
 //     lease with heartbeats, registers again when copd comes back after a
 //     restart, and puts link_down in the CSR when copd stops answering;
 //   - creates the channel window (window.h) and listens on DIR/copdrv.sock;
-//   - keeps the Pid table: each task registers (pid, tid) and gets a TKNO and a
-//     random token, which copdrv enrols with copd before it answers the task;
+//   - keeps the Pid table: each task registers (pid, tid) and gets a TKNO and
+//     its key, derived from the cluster key and a random enrolment nonce that
+//     copdrv enrols with copd before it answers the task (cop/link.h "Keys");
 //     when the task's connection closes copdrv tells copd the task ended;
 //     direct-mode tasks get the window and the channel socket, normal-mode
 //     tasks get a thread here that does the channel work for them;
@@ -39,14 +40,15 @@ struct DriverConfig {
   int heartbeat_ms = 100;
   int dead_ms = 1500;
   int register_timeout_ms = 30000;
+  link::Key key{};  // the cluster key (copdrv --key)
 };
 
-// A request of the driver to copd (supervisor frames with the driver secret),
+// A request of the driver to copd (frames MACed with the driver's key),
 // sent one at a time, in order, until copd confirms it (sup_ack).
 struct DriverRequest {
   link::FrameType type;  // enrol or task_end
   uint16_t tkno;
-  uint64_t token;
+  uint64_t nonce;  // ENROL: the task's enrolment nonce
   uint32_t seq;
   uint64_t sent_ns;
 };
@@ -74,9 +76,13 @@ class Driver {
   void free_slot(int slot);
   void serve_normal(int fd, int slot, LinkOptions link);
   void heartbeat();
-  void send_frame(link::FrameType type, uint32_t seq, uint16_t tkno = 0, uint64_t info = 0);
+  void send_frame(link::FrameType type, uint32_t seq, uint16_t tkno = 0, uint64_t nonce = 0);
+  // The driver's key for the window's session (again when the session changed).
+  void update_keys();
+  // Answers copd's last challenge (filed in the window by whoever read it).
+  void prove();
   // Queues a request for copd; returns its seq.
-  uint32_t request(link::FrameType type, uint16_t tkno, uint64_t token);
+  uint32_t request(link::FrameType type, uint16_t tkno, uint64_t nonce);
   // Sends the oldest unconfirmed request (again, on its timer); after a new
   // registration (copd restarted) enrols every local task again first.
   void send_pending_request();
@@ -95,12 +101,18 @@ class Driver {
   std::vector<std::thread> normal_threads_;
   std::unique_ptr<ChannelClient> drain_;
   uint32_t heartbeat_seq_ = 0;
-  uint64_t secret_ = 0;  // the driver secret: copd takes supervisor frames only with it
+  // The registration (cop/link.h "Keys"): our nonce Nc (for this driver's
+  // life), the last challenge proved, and the driver's key for key_session_.
+  uint64_t nc_ = 0;
+  uint32_t challenge_seen_ = 0;
+  link::Key driver_key_{};
+  uint32_t key_session_ = 0;
+  link::Key down_base_{};
   std::mutex requests_mu_;
   std::deque<DriverRequest> requests_;
   uint32_t request_seq_ = 0;
   uint32_t request_session_ = 0;
-  uint64_t tokens_[kMaxLocalTasks] = {};  // each local task's token (0: free)
+  uint64_t tokens_[kMaxLocalTasks] = {};  // each local task's enrolment nonce (0: free)
   uint32_t ack_seen_ = 0;
   uint64_t last_heartbeat_ns_ = 0;
   uint64_t udp_skip_until_ns_ = 0;  // next periodic drain

@@ -30,8 +30,9 @@ bool peer_closed(int fd) {
 
 class DirectPort final : public Port {
  public:
-  DirectPort(int conn, int udp, Window* w, const ChannelInfo& info, uint64_t token, const LinkOptions& link)
-      : conn_(conn), udp_(udp), client_(w, udp, info.tkno, token, link) {
+  DirectPort(int conn, int udp, Window* w, const ChannelInfo& info, const link::Key& task_key,
+             const link::Key& down_key, const LinkOptions& link)
+      : conn_(conn), udp_(udp), client_(w, udp, info.tkno, task_key, down_key, link) {
     info_ = info;
     window_ = w;
     // Tasks sharing a fault seed do not drop in lockstep.
@@ -202,7 +203,11 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
   }
   ChannelInfo info{rep.chno, rep.tkno, rep.ppn, rep.channels, rep.tasks_per_channel, rep.tas_words, rep.gas_words};
   if (direct) {
-    r.port = std::make_unique<DirectPort>(conn, fds[1], w, info, rep.token, link);
+    link::Key task_key, down_key;
+    std::memcpy(task_key.data(), rep.task_key, task_key.size());
+    std::memcpy(down_key.data(), rep.down_key, down_key.size());
+    ::explicit_bzero(rep.task_key, sizeof rep.task_key);
+    r.port = std::make_unique<DirectPort>(conn, fds[1], w, info, task_key, down_key, link);
   } else {
     r.port = std::make_unique<NormalPort>(conn, w, info);
   }

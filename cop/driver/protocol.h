@@ -36,11 +36,16 @@ struct RegisterReply {
   uint16_t ppn = 0;
   uint16_t pad = 0;
   uint32_t channels = 0, tasks_per_channel = 0, tas_words = 0, gas_words = 0;
-  // The task's token: copdrv enrolled the task with copd under it, and every
-  // command frame of the task carries it (direct mode; in normal mode copdrv
-  // sends for the task). Random per enrolment; in no shared memory.
-  uint64_t token = 0;
+  // The task's enrolment nonce E: copdrv enrolled the task with copd under it
+  // (public: it travels in ENROL; the key below derives from it and the cluster key).
+  uint64_t enrol_nonce = 0;
   char detail[160] = {};
+  // The task's key T (cop/link.h "Keys"): its command and ACK frames are MACed
+  // with H(T, "session", S) (direct mode; in normal mode copdrv sends for the
+  // task). In no shared memory. And the channel's down key, which checks
+  // copd's frames to the channel.
+  uint8_t task_key[32] = {};
+  uint8_t down_key[32] = {};
   // SCM_RIGHTS: the window memfd, then (direct mode) the UDP socket.
 };
 

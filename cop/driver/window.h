@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 4;  // 3: result_cycles; 4: HostSlot::since_ns
+inline constexpr uint32_t kWindowVersion = 5;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -110,8 +110,8 @@ struct Window {
   std::atomic<uint64_t> rx_duplicates;  // reply frames received twice (dropped)
   std::atomic<uint64_t> rx_gaps;        // reply frames received out of order (dropped, resent by copd)
   // The driver's requests to copd (enrol, task_end) copd has confirmed: the
-  // highest seq of its sup_ack, whoever read it. (Tokens and the driver
-  // secret are never here: every task maps this window.)
+  // highest seq of its sup_ack, whoever read it. (No key is ever here:
+  // every task maps this window.)
   std::atomic<uint32_t> sup_acked;
   pthread_mutex_t channel_lock;
   pthread_mutex_t buffer_lock;
@@ -124,6 +124,13 @@ struct Window {
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];
+  // The channel's registration (cop/link.h "Keys"): the driver's nonce Nc (a
+  // REGISTERED frame is taken only with it), and copd's last CHALLENGE to it,
+  // filed by whoever read it (challenge_seq bumped after challenge_ns) for the
+  // driver to prove. Both are public: no key is here.
+  std::atomic<uint64_t> register_nc;
+  std::atomic<uint32_t> challenge_ns[4];
+  std::atomic<uint32_t> challenge_seq;
 };
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.

@@ -1,4 +1,5 @@
 #include <cop/link.h>
+#include <sodium.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -23,7 +24,10 @@ T get(std::span<const uint8_t> in, size_t at) {
   return v;
 }
 
-constexpr size_t kChecksumAt = kHeaderBytes - 4;
+constexpr size_t kLengthAt = 56;
+constexpr size_t kChecksumAt = 60;
+constexpr size_t kMacAt = 64;
+static_assert(kMacAt + kMacBytes == kHeaderBytes);
 
 uint32_t crc(std::span<const uint8_t> bytes) {
   uLong c = crc32(0L, Z_NULL, 0);
@@ -31,11 +35,22 @@ uint32_t crc(std::span<const uint8_t> bytes) {
   c = crc32(c, bytes.data(), static_cast<uInt>(kChecksumAt));
   static const uint8_t zero[4] = {0, 0, 0, 0};
   c = crc32(c, zero, 4);
-  c = crc32(c, bytes.data() + kHeaderBytes, static_cast<uInt>(bytes.size() - kHeaderBytes));
+  c = crc32(c, bytes.data() + kMacAt, static_cast<uInt>(bytes.size() - kMacAt));
   return static_cast<uint32_t>(c);
 }
 
-bool known_type(uint8_t t) { return t >= 1 && t <= 13; }
+// The MAC of an encoded frame: header bytes before the CRC, then the payload.
+Mac mac_of(std::span<const uint8_t> bytes, const Key& key) {
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, key.data(), key.size(), kMacBytes);
+  crypto_generichash_update(&st, bytes.data(), kChecksumAt);
+  crypto_generichash_update(&st, bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
+  Mac m;
+  crypto_generichash_final(&st, m.data(), m.size());
+  return m;
+}
+
+bool known_type(uint8_t t) { return t >= 1 && t <= 15; }
 
 }  // namespace
 
@@ -54,6 +69,8 @@ std::string_view frame_type_name(FrameType t) {
     case FrameType::task_end: return "task_end";
     case FrameType::sup_ack: return "sup_ack";
     case FrameType::ack: return "ack";
+    case FrameType::challenge: return "challenge";
+    case FrameType::prove: return "prove";
   }
   return "?";
 }
@@ -64,12 +81,12 @@ std::string_view refusal_name(Refusal r) {
     case Refusal::unknown_channel: return "unknown channel";
     case Refusal::already_registered: return "channel already registered";
     case Refusal::not_registered: return "not registered";
-    case Refusal::bad_secret: return "wrong driver secret";
+    case Refusal::bad_secret: return "no valid proof of the cluster key";
   }
   return "?";
 }
 
-size_t encode(const Frame& frame, std::vector<uint8_t>& out) {
+size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   out.clear();
   out.reserve(kHeaderBytes + frame.entries.size() * (kEntryHeaderBytes + 16) + frame.text.size());
   put<uint32_t>(out, kMagic);
@@ -81,11 +98,12 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out) {
   put<uint32_t>(out, frame.seq);
   put<uint64_t>(out, frame.cycles);
   for (uint32_t v : frame.info) put<uint32_t>(out, v);
-  put<uint64_t>(out, frame.token);
+  put<uint64_t>(out, frame.nonce);
   put<uint32_t>(out, frame.ack);
   put<uint32_t>(out, frame.session);
   put<uint32_t>(out, 0);  // payload length, filled below
   put<uint32_t>(out, 0);  // checksum, filled below
+  out.insert(out.end(), frame.mac.begin(), frame.mac.end());  // MAC, computed below with a key
   for (const Entry& e : frame.entries) {
     put<uint64_t>(out, e.at_cycle);
     put<uint32_t>(out, e.seq);
@@ -96,7 +114,11 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out) {
   }
   out.insert(out.end(), frame.text.begin(), frame.text.end());
   const uint32_t payload = static_cast<uint32_t>(out.size() - kHeaderBytes);
-  std::memcpy(out.data() + kChecksumAt - 4, &payload, 4);
+  std::memcpy(out.data() + kLengthAt, &payload, 4);
+  if (key) {
+    const Mac m = mac_of(out, *key);
+    std::memcpy(out.data() + kMacAt, m.data(), m.size());
+  }
   const uint32_t sum = crc(out);
   std::memcpy(out.data() + kChecksumAt, &sum, 4);
   return out.size();
@@ -109,7 +131,7 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   if (get<uint32_t>(in, 0) != kMagic) return LinkError{Error::checksum, "bad magic (not a COP link frame)"};
   if (get<uint8_t>(in, 4) != kVersion)
     return LinkError{Error::checksum, fmt::format("link version {} (expected {})", get<uint8_t>(in, 4), kVersion)};
-  const uint32_t payload = get<uint32_t>(in, kChecksumAt - 4);
+  const uint32_t payload = get<uint32_t>(in, kLengthAt);
   if (payload != in.size() - kHeaderBytes)
     return LinkError{Error::checksum,
                      fmt::format("payload length {} but {} bytes follow the header", payload, in.size() - kHeaderBytes)};
@@ -124,9 +146,12 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   f.seq = get<uint32_t>(in, 12);
   f.cycles = get<uint64_t>(in, 16);
   for (size_t i = 0; i < 4; ++i) f.info[i] = get<uint32_t>(in, 24 + 4 * i);
-  f.token = get<uint64_t>(in, 40);
+  f.nonce = get<uint64_t>(in, 40);
   f.ack = get<uint32_t>(in, 48);
   f.session = get<uint32_t>(in, 52);
+  std::memcpy(f.mac.data(), in.data() + kMacAt, kMacBytes);
+  if (n > kMaxEntries)
+    return LinkError{Error::word_count, fmt::format("frame of {} entries (at most {})", n, kMaxEntries)};
   size_t at = kHeaderBytes;
   f.entries.resize(n);
   for (uint16_t i = 0; i < n; ++i) {
@@ -150,6 +175,12 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return f;
+}
+
+bool verify(std::span<const uint8_t> bytes, const Key& key) {
+  if (bytes.size() < kHeaderBytes) return false;
+  const Mac m = mac_of(bytes, key);
+  return crypto_verify_16(m.data(), bytes.data() + kMacAt) == 0;
 }
 
 Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, uint32_t seq, uint16_t index,

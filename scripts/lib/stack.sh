@@ -294,6 +294,23 @@ save_state() {
   mv "$dir/stack.env.tmp" "$dir/stack.env"
 }
 
+# The stack's cluster key (cop/link.h "Keys": every frame's MAC derives from it), made
+# afresh at each start: 32 random bytes, mode 0600, in DIR; copd and every copdrv get
+# --key DIR/cluster.key. put_key IPID puts it where host IPID's daemons read that path.
+make_key() {
+  local f=$dir/cluster.key
+  (umask 077 && head -c 32 /dev/urandom >"$f.tmp" && mv -f "$f.tmp" "$f") ||
+    abort_start "cannot write the cluster key $f"
+}
+put_key() {
+  local to
+  [ -n "$1" ] || return 0
+  to=$(in_root_of "$1" "$dir/cluster.key")
+  [ "$to" -ef "$dir/cluster.key" ] && return 0
+  (umask 077 && mkdir -p "$(dirname "$to")" && install -m 0600 "$dir/cluster.key" "$to") ||
+    abort_start "cannot put the cluster key into host $1's $dir"
+}
+
 # start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: the first free
 # port from $next_port below 7140) in host IPID, until it listens; its port in started_port.
 start_copd() {
@@ -306,7 +323,7 @@ start_copd() {
       [ "$p" -lt 7140 ] || abort_start "no free port in 7040..7139 for $name: pass --port"
     fi
     log "starting $name on $ip:$p ($*, $STACK_MODE)"
-    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}")
+    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}" --key "$dir/cluster.key")
     echo "$pid" >"$dir/$name.pid"
     if wait_copd "$name" "$p"; then
       started_port=$p
@@ -428,6 +445,8 @@ cop_stack_start() {
   STACK_CONTROLLERS=$(( (max + per - 1) / per ))
   STACK_PORTS="" STACK_L2="" STACK_PORT="" STACK_CONTROLLER=""
   save_state
+  make_key
+  put_key "$ipid"
   next_port=7040
   if [ "$STACK_CONTROLLERS" -gt 1 ]; then
     start_copd copl2 "" "$ipid" "$ctl_ip" --level 2 --channels "$STACK_CONTROLLERS"
@@ -451,15 +470,16 @@ cop_stack_start() {
       local_ip=$CLUSTER_COP_NET.$n
       # A socket left by an earlier driver would look like this one being up.
       rm -f "$(in_root_of "$ipid" "$dir/node$n/copdrv.sock")"
+      put_key "$ipid"
       pid=$(launch "node$n" "$ipid" sh -c 'mkdir -p "$0" && exec "$@"' "$dir/node$n" \
         "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
-        --local "$local_ip" --dir "$dir/node$n")
+        --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key")
     else
       mkdir -p "$dir/node$n"
       rm -f "$dir/node$n/copdrv.sock"
       pid=$(launch "node$n" "" \
         "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
-        --local 127.0.0.1 --dir "$dir/node$n")
+        --local 127.0.0.1 --dir "$dir/node$n" --key "$dir/cluster.key")
     fi
     echo "$pid" >"$dir/node$n.pid"
   done

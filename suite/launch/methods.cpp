@@ -130,6 +130,13 @@ std::string copdrv_wrapper(const std::string& bindir) {
 cop=/tmp/copbench-slurm-cop.$SLURM_JOB_ID
 unset COP_STACK_DIR
 for v in $(env | sed -n 's/^\(COP_DRIVER_[0-9]*\)=.*/\1/p'); do unset "$v"; done
+# The job's cluster key (cop/link.h "Keys"), as munge's for Slurm: 32 random bytes, mode
+# 0600, in the job's directory that every host reads; copd and each copdrv get --key.
+key=$dir/cop-cluster.key
+if ! (umask 077 && head -c 32 /dev/urandom >"$key.tmp" && mv -f "$key.tmp" "$key"); then
+  echo "copbench: cannot write the job's COP key $key" >&2
+  exit 1
+fi
 cat >"$dir/copdrv-on-host" <<WRAPPER
 #!/bin/sh
 # copdrv-on-host start CHANNEL CONTROLLER | stop: this host's channel driver of job $SLURM_JOB_ID.
@@ -137,7 +144,7 @@ cop=$cop
 case "\$1" in
 start)
   mkdir -p "\$cop" && rm -f "\$cop/copdrv.sock"
-  setsid {0}/copdrv --channel "\$2" --controller "\$3" --dir "\$cop" >"\$cop/copdrv.log" 2>&1 </dev/null &
+  setsid {0}/copdrv --channel "\$2" --controller "\$3" --dir "\$cop" --key "$key" >"\$cop/copdrv.log" 2>&1 </dev/null &
   echo \$! >"\$cop/copdrv.pid"
   i=0
   until [ -S "\$cop/copdrv.sock" ]; do
@@ -249,7 +256,7 @@ fi
 start_copd() {{
   name=$1
   shift
-  "{0}/copd" --listen "$addr:0" "$@" >"$dir/$name.log" 2>&1 </dev/null &
+  "{0}/copd" --listen "$addr:0" --key "$key" "$@" >"$dir/$name.log" 2>&1 </dev/null &
   pid=$!
   copds="$copds $pid"
   i=0

@@ -17,6 +17,7 @@
 
 #include "driver/port.h"
 #include "lib/commands.h"
+#include "link/auth.h"
 #include "link/udp.h"
 #include "stack.h"
 
@@ -81,25 +82,41 @@ TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   EXPECT_NE(s.copd_log().find("refused"), std::string::npos);
 }
 
-// A raw node: a UDP socket that speaks frames itself, as its driver (the
-// secret) and as the tasks it enrols.
+// A raw node: a UDP socket that speaks frames itself, as its driver (it has
+// the stack's cluster key and proves it) and as the tasks it enrols. A frame's
+// `nonce` here says whose key MACs it (cop/link.h "Keys"): a command or an ACK
+// with a nonce is the task's enrolled under that enrolment nonce, anything
+// else the driver's.
 struct RawNode {
   cop::link::UdpSocket sock{cop::link::parse_endpoint("127.0.0.1:0", 0)};
   std::vector<uint8_t> buf;
-  uint64_t secret = 0x5EC2E7D21A3B4C5Dull;
+  cop::link::Key key;       // the cluster key (the stack's key file)
+  uint64_t nc = 0x5EC2E7D21A3B4C5Dull;  // the driver's nonce
+  cop::link::Key driver_key{}, down_key{};
   uint16_t channel = 0;
   uint32_t session = 0;
   uint32_t rx_next = 1;  // the reply stream's next seq
   bool ack_replies = true;
   uint32_t sup_seq = 0;
-  explicit RawNode(const Stack& s) { sock.connect(cop::link::parse_endpoint(s.endpoint(), 0)); }
+  uint64_t bad_down_macs = 0;  // frames from copd whose MAC did not verify
+  std::vector<uint8_t> last_sent;  // the bytes of the last frame sent (a capture)
+  explicit RawNode(const Stack& s) : key(s.key()) { sock.connect(cop::link::parse_endpoint(s.endpoint(), 0)); }
+  // The key a frame is MACed with (see above); nullptr for REGISTER.
+  std::optional<cop::link::Key> key_for(const cop::link::Frame& f) const {
+    using cop::link::FrameType;
+    if (f.type == FrameType::register_) return std::nullopt;
+    if ((f.type == FrameType::command || f.type == FrameType::ack) && f.nonce != 0)
+      return cop::link::session_key(cop::link::task_key(key, channel, f.tkno, f.nonce), session);
+    return driver_key;
+  }
+  void send_raw(const std::vector<uint8_t>& bytes) { sock.send(bytes); }
   void send(cop::link::Frame f) {
     f.channel = channel;
     f.session = session;
     if (f.type != cop::link::FrameType::register_) f.ack = rx_next - 1;
-    std::vector<uint8_t> bytes;
-    cop::link::encode(f, bytes);
-    sock.send(bytes);
+    const auto k = key_for(f);
+    cop::link::encode(f, last_sent, k ? &*k : nullptr);
+    sock.send(last_sent);
   }
   // The next frame; reply frames of the stream only in order (acknowledged), as a node takes them.
   std::optional<cop::link::Frame> receive(int ms = 2000) {
@@ -107,16 +124,20 @@ struct RawNode {
     while (std::chrono::steady_clock::now() < until) {
       const long n = sock.receive(buf, 50);
       if (n <= 0) continue;
-      auto d = cop::link::decode(std::span<const uint8_t>(buf.data(), size_t(n)));
+      const std::span<const uint8_t> bytes(buf.data(), size_t(n));
+      auto d = cop::link::decode(bytes);
       if (!std::holds_alternative<cop::link::Frame>(d)) return std::nullopt;
       auto f = std::get<cop::link::Frame>(d);
+      using cop::link::FrameType;
+      if (f.type != FrameType::challenge && f.type != FrameType::refused && f.type != FrameType::registered &&
+          !cop::link::verify(bytes, down_key))
+        bad_down_macs++;
       if (f.type == cop::link::FrameType::reply && f.seq != 0) {
         if (f.seq != rx_next) continue;  // a resend of one taken already
         rx_next++;
         if (ack_replies) {
           cop::link::Frame a;
           a.type = cop::link::FrameType::ack;
-          a.token = secret;
           send(a);
         }
       }
@@ -125,37 +146,55 @@ struct RawNode {
     return std::nullopt;
   }
   uint8_t ppn = 0;
-  bool register_channel(uint16_t c) {
+  // REGISTER, CHALLENGE, PROVE, REGISTERED; false (the last frame in `got`) when refused.
+  bool register_channel(uint16_t c, std::optional<cop::link::Frame>* got = nullptr) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::register_;
-    f.token = secret;
+    f.nonce = nc;
     channel = c;
     send(f);
     auto r = receive();
-    if (!r || r->type != cop::link::FrameType::registered) return false;
+    if (got) *got = r;
+    if (!r || r->type != cop::link::FrameType::challenge || r->nonce != nc) return false;
+    cop::link::Frame p;
+    p.type = cop::link::FrameType::prove;
+    p.channel = c;
+    p.nonce = nc;
+    p.info = r->info;
+    cop::link::Challenge ns;
+    std::copy(r->info.begin(), r->info.end(), ns.begin());
+    const cop::link::Key reg = cop::link::register_key(key, c, nc, ns);
+    std::vector<uint8_t> bytes;
+    cop::link::encode(p, bytes, &reg);
+    sock.send(bytes);
+    r = receive();
+    if (got) *got = r;
+    if (!r || r->type != cop::link::FrameType::registered || r->nonce != nc) return false;
     session = r->session;
+    driver_key = cop::link::driver_key(key, c, session, nc);
+    down_key = cop::link::session_key(cop::link::channel_down_key(key, c), session);
     ppn = uint8_t(r->tkno);
+    rx_next = 1;
+    sup_seq = 0;
     return true;
   }
-  // Tells copd (as the driver) that task tkno enrolled with `token`.
+  // Tells copd (as the driver) that task tkno enrolled under enrolment nonce `token`.
   bool enrol(uint16_t tkno, uint64_t token, cop::link::FrameType type = cop::link::FrameType::enrol) {
     cop::link::Frame f;
     f.type = type;
     f.tkno = tkno;
-    f.token = secret;
     f.seq = ++sup_seq;
-    f.info[0] = uint32_t(token);
-    f.info[1] = uint32_t(token >> 32);
+    f.nonce = token;
     send(f);
     auto r = receive();
     return r && r->type == cop::link::FrameType::sup_ack && r->seq == sup_seq;
   }
-  // A command frame of task tkno (token 0: the driver's own, with the secret).
+  // A command frame of task tkno enrolled under `token` (0: the driver's own).
   cop::link::Frame command(uint32_t seq, const std::vector<Message>& msgs, uint16_t tkno = 0, uint64_t token = 0) {
     cop::link::Frame f;
     f.type = cop::link::FrameType::command;
     f.tkno = tkno;
-    f.token = token ? token : secret;
+    f.nonce = token;
     f.seq = seq;
     for (size_t i = 0; i < msgs.size(); ++i)
       f.entries.push_back(cop::link::make_entry(msgs[i], cop::wire::Direction::to_controller,
@@ -265,7 +304,6 @@ bool wait_until(Done done, std::chrono::milliseconds bound) {
 bool heartbeat_round_trip(RawNode& node, uint32_t seq, std::vector<cop::link::Frame>* seen = nullptr) {
   cop::link::Frame hb;
   hb.type = cop::link::FrameType::heartbeat;
-  hb.token = node.secret;
   hb.seq = seq;
   node.send(hb);
   for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -323,6 +361,53 @@ TEST(Copd, DuplicateAndLateCommandFramesAreNotExecutedAgain) {
   EXPECT_EQ(fetched(node, 4), 3u);
 }
 
+// A task's frame that arrives after its driver registered again (copd
+// restarted: a new session) but before the driver enrolled the task again is
+// not refused as a protection violation: it is dropped, and the task's resend
+// after the enrolment executes, once.
+TEST(Copd, FrameBeforeReEnrolmentIsNotRefusedAndExecutesOnItsResend) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  const uint64_t token = 0xBEEF;
+  auto f = node.command(1, {faa(3, 7, 1)}, 3, token);
+  node.send(f);  // TKNO 3 not enrolled (yet)
+  std::vector<cop::link::Frame> seen;
+  ASSERT_TRUE(heartbeat_round_trip(node, 1, &seen));
+  for (const auto& r : seen)
+    for (const auto& e : r.entries)
+      if (e.seq == 1 && e.kind == cop::link::EntryKind::answer) {
+        const auto m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        EXPECT_NE(m.ins.opcode, Opcode::NACK) << "a frame before the enrolment got NACK "
+                                              << cop::wire::error_name(cop::wire::nack_error(m.data1));
+      }
+  ASSERT_TRUE(node.enrol(3, token));
+  node.send(f);  // the task's resend
+  EXPECT_EQ(fetched(node, 1), 0u);
+  node.send(node.command(2, {faa(3, 7, 0)}, 3, token));
+  EXPECT_EQ(fetched(node, 2), 1u);  // executed once
+}
+
+// A frame of more than kMaxEntries entries is refused whole (a frame NACK),
+// never executed.
+TEST(Copd, FrameOfMoreThanMaxEntriesIsRefused) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(6));
+  std::vector<Message> many(size_t(cop::link::kMaxEntries) + 1, faa(3, 7, 1));
+  node.send(node.command(1, many));
+  std::vector<cop::link::Frame> seen;
+  ASSERT_TRUE(heartbeat_round_trip(node, 1, &seen));
+  bool nacked = false;
+  for (const auto& r : seen) {
+    nacked |= r.type == cop::link::FrameType::frame_nack;
+    EXPECT_NE(r.type, cop::link::FrameType::reply) << "a frame of " << many.size() << " entries was answered";
+  }
+  EXPECT_TRUE(nacked);
+  node.send(node.command(2, {faa(3, 7, 0)}));
+  EXPECT_EQ(fetched(node, 2), 0u);  // none of its adds executed
+}
+
 // A reply frame the node does not acknowledge (lost on the way) is sent
 // again until it is: here a broadcast result, which only copd has.
 TEST(Copd, LostResultIsResentUntilAcknowledged) {
@@ -367,7 +452,6 @@ TEST(Copd, LostResultIsResentUntilAcknowledged) {
   node.ack_replies = true;
   cop::link::Frame ack;
   ack.type = cop::link::FrameType::ack;
-  ack.token = node.secret;
   node.send(ack);
   std::vector<cop::link::Frame> seen;
   ASSERT_TRUE(heartbeat_round_trip(node, 4711, &seen)) << "copd did not answer a heartbeat sent after the acknowledgment";
@@ -377,10 +461,11 @@ TEST(Copd, LostResultIsResentUntilAcknowledged) {
   expect_no_new_reply(node, std::chrono::milliseconds(500));
 }
 
-// Who sent a frame is the link's to say (its token), never the frame's: a
-// wrong token, a TKNO nobody enrolled and a task claiming U/S are refused
-// and change nothing.
-TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
+// Who sent a frame is the link's to say (the key of its MAC), never the
+// frame's: a wrong key, a TKNO nobody enrolled and a task claiming U/S are
+// refused and change nothing; a frame without the task's key is not answered
+// (an answer could reach the task it names).
+TEST(Copd, ForgedKeyTknoAndSupervisorAreRefused) {
   Stack s(0, 8);
   RawNode node(s);
   ASSERT_TRUE(node.register_channel(2));
@@ -399,14 +484,24 @@ TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
           return m.ins.opcode == Opcode::ACK ? Error::none : cop::wire::nack_error(m.data1);
     return std::nullopt;
   };
+  // Not answered: nothing for frame `seq` up to a heartbeat sent after it.
+  uint32_t hb = 100;
+  auto unanswered = [&](uint32_t seq) {
+    std::vector<cop::link::Frame> seen;
+    if (!heartbeat_round_trip(node, ++hb, &seen)) return false;
+    for (const auto& f : seen)
+      for (const auto& e : f.entries)
+        if (e.seq == seq && e.kind == cop::link::EntryKind::answer) return false;
+    return true;
+  };
   node.send(node.command(1, {write(3, 77)}, 3, token));
   EXPECT_EQ(error_of(1), Error::none);
-  node.send(node.command(2, {write(3, 13)}, 3, token ^ 1));  // a wrong token
-  EXPECT_EQ(error_of(2), Error::protection);
+  node.send(node.command(2, {write(3, 13)}, 3, token ^ 1));  // another task's key
+  EXPECT_TRUE(unanswered(2));
   node.send(node.command(3, {write(4, 13)}, 4, token));  // a TKNO nobody enrolled
-  EXPECT_EQ(error_of(3), Error::protection);
+  EXPECT_TRUE(unanswered(3));
   node.send(node.command(4, {write(3, 13)}, 600, token));  // beyond the channel's tasks
-  EXPECT_EQ(error_of(4), Error::protection);
+  EXPECT_TRUE(unanswered(4));
   Message sas = cop::wire::make(Opcode::WSRAM64, 3, Space::SAS, 3);
   sas.ins.supervisor = true;  // U/S from a task
   sas.set_data64(1);
@@ -423,11 +518,12 @@ TEST(Copd, ForgedTokenTknoAndSupervisorAreRefused) {
       if (e.seq == 6 && m.ins.opcode == Opcode::RSRAM64) (e.index == 0 ? tas : sas_word) = m.data64();
   EXPECT_EQ(tas, 77u);
   EXPECT_EQ(sas_word, 0u);
-  EXPECT_NE(s.copd_log().find("NACK protection"), std::string::npos) << s.copd_log();
-  // The task ended: its token is forgotten.
+  EXPECT_NE(s.copd_log().find("MAC is not the task's"), std::string::npos) << s.copd_log();
+  // The task ended: its key is forgotten.
   ASSERT_TRUE(node.enrol(3, 0, cop::link::FrameType::task_end));
   node.send(node.command(7, {write(3, 13)}, 3, token));
-  EXPECT_EQ(error_of(7), Error::protection);
+  EXPECT_TRUE(unanswered(7));
+  EXPECT_EQ(node.bad_down_macs, 0u);
 }
 
 // copdrv killed and started again on its node within the lease takes its
@@ -971,7 +1067,7 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
   o.ack_timeout_ms = 20;
   o.retry_limit = 3;
   o.dead_ms = 60000;
-  cop::driver::ChannelClient client(window.get(), node.fd(), 1, 0x1234, o);
+  cop::driver::ChannelClient client(window.get(), node.fd(), 1, cop::link::Key{}, cop::link::Key{}, o);
   std::vector<Answer> a;
   std::vector<Message> probe = {cop::wire::make(Opcode::PROBE, 1)};
   EXPECT_EQ(client.exchange(probe, a), Error::retry_limit);

@@ -17,9 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "link/auth.h"
 
 extern char** environ;
 
@@ -77,8 +80,12 @@ class Stack {
     char tmpl[] = "/tmp/copstack.XXXXXX";
     dir_ = ::mkdtemp(tmpl);
     port_ = free_udp_port();
+    // The stack's cluster key (cop/link.h "Keys"), as scripts/cop-stack makes one.
+    std::string why;
+    if (!cop::link::write_key_file(key_file(), why)) throw std::runtime_error(why);
+    key_ = *cop::link::load_key_file(key_file(), why);
     std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
-                                     "--lease-ms", "1000"};
+                                     "--lease-ms", "1000", "--key", key_file()};
     args.insert(args.end(), copd_extra.begin(), copd_extra.end());
     copd_args_ = args;
     start_copd();
@@ -95,6 +102,8 @@ class Stack {
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string driver_dir(int k) const { return dir_ + "/node" + std::to_string(k); }
   std::string dir() const { return dir_; }
+  std::string key_file() const { return dir_ + "/cluster.key"; }
+  const cop::link::Key& key() const { return key_; }
   pid_t copd_pid() const { return copd_; }
   pid_t driver_pid(int k) const { return drivers_[size_t(k - 1)]; }
   std::string copd_log() const { return read_file(dir_ + "/copd.log"); }
@@ -104,7 +113,7 @@ class Stack {
   pid_t start_driver(int k, const std::string& channel = "", const std::string& local = "127.0.0.1") {
     if (drivers_.size() < size_t(k)) drivers_.resize(size_t(k), -1);
     const pid_t p = spawn({COPDRV_BIN, "--channel", channel.empty() ? std::to_string(k) : channel, "--controller",
-                           endpoint(), "--local", local, "--dir", driver_dir(k), "--heartbeat-ms", "50",
+                           endpoint(), "--local", local, "--dir", driver_dir(k), "--key", key_file(), "--heartbeat-ms", "50",
                            "--dead-ms", "1000", "--register-timeout-ms", "5000"},
                           dir_ + "/copdrv" + std::to_string(k) + ".log");
     drivers_[size_t(k - 1)] = p;
@@ -169,6 +178,7 @@ class Stack {
     p = -1;
   }
   std::string dir_;
+  cop::link::Key key_{};
   std::vector<std::string> copd_args_;
   int port_ = 0;
   pid_t copd_ = -1;

@@ -178,13 +178,8 @@ TEST(Wire, NackDataCarriesTheErrorCodeAndTheRefusedOpcode) {
   EXPECT_EQ(nack_opcode(std::get<Message>(r).data1), uint32_t(Opcode::SETTC));
 }
 
-// The link frame's 64-bit info (an enrolled task's token) and a node's fault salt.
-TEST(Wire, FrameInfo64AndNodeFaultSalt) {
-  cop::link::Frame f;
-  f.set_info64(0x0123456789ABCDEFull);
-  EXPECT_EQ(f.info[0], 0x89ABCDEFu);
-  EXPECT_EQ(f.info[1], 0x01234567u);
-  EXPECT_EQ(f.info64(), 0x0123456789ABCDEFull);
+// A node's fault salt.
+TEST(Wire, NodeFaultSalt) {
   EXPECT_EQ(cop::link::node_fault_salt(3, 5), 0x30005u);
   EXPECT_NE(cop::link::node_fault_salt(1, 2), cop::link::node_fault_salt(2, 1));
 }

@@ -12,46 +12,49 @@
 // them.
 //
 // Frame (little-endian, one per datagram):
-//   header  magic 'COPL', version, type, channel, tkno, entry count, seq,
-//           cycles (copd -> node: copd's modelled clock when sent; a COMMAND
-//           frame: the modelled time of the last global result the node took,
-//           when it starts writing the frame: its commands are ready t_CN-COP
-//           later, seed 000 ch. VI), info[4], token (u64),
-//           ack (u32), session (u32), payload length, CRC-32 of header (with
-//           checksum 0) and payload
+//   header  (kHeaderBytes = 80)
+//           0 magic 'COPL' (u32), 4 version (u8), 5 type (u8), 6 channel (u16),
+//           8 tkno (u16), 10 entry count (u16, at most kMaxEntries), 12 seq (u32),
+//           16 cycles (u64; copd -> node: copd's modelled clock when sent; a
+//           COMMAND frame: the modelled time of the last global result the
+//           node took, when it starts writing the frame: its commands are ready
+//           t_CN-COP later, seed 000 ch. VI), 24 info[4] (u32 each),
+//           40 nonce (u64: REGISTER/CHALLENGE/PROVE/REGISTERED the driver's
+//           nonce Nc, ENROL the task's enrolment nonce; else 0),
+//           48 ack (u32), 52 session (u32), 56 payload length (u32),
+//           60 CRC-32 (u32) of the whole frame with this field as zero,
+//           64 MAC (16 bytes, kMacBytes): keyed BLAKE2b (libsodium
+//           crypto_generichash) of bytes 0..59 and the payload, under the key
+//           of the sender's role (below); zero in frames nobody can key
+//           (REGISTER, CHALLENGE, REFUSED)
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
 //           word count (u8), then the COP message's 1..4 words
 //   text    the rest of the payload (REFUSED: the reason)
+// The CRC tells a frame damaged on the way (FRAME_NACK: resend it) from one
+// that arrived intact; the MAC tells who sent an intact one. Session and seq
+// are in the MACed bytes: a frame of another session, a replayed older seq or
+// an altered frame is refused (and counted by copd, server.h).
 //
-// Exactly once, both ways (seed 000 ch. V's interface protocol, done as seed
-// 001's go-back-N):
-//   node -> copd  A COMMAND frame carries up to kMaxEntries commands of one
-//           task (its TKNO in the header) under that task's next sequence
-//           number: whole bursts (LOCK ... UNLOCK), never half of one. copd answers each command with an ANSWER entry tagged
-//           (seq, index): the ACK or NACK, then the command's data (RSRAM,
-//           RMW, PROBE) if any. It executes a frame once: the same seq again
-//           is a resend (XMIT), answered from the task's one cached frame
-//           (and, while its commands still wait for service, with an "in
-//           progress" entry, kInProgressIndex, so the node's retry count
-//           restarts); an older seq (late or duplicated on the way) is ignored.
-//   copd -> node  Every REPLY frame to a channel (answers, and the BROADCAST
-//           entries: barrier exits, reduction results, BCAST data) carries the
-//           channel's next seq and copd's session of the registration, and is
-//           kept until acknowledged: the `ack` of any authenticated frame from
-//           the node is cumulative; on the resend timer (or an ACK frame
-//           reporting a gap) copd sends every unacknowledged frame again. The
-//           reader of the channel (the task holding the channel lock, or
-//           copdrv's drain) takes only the expected seq (kept in the channel
-//           window), drops duplicates and frames after a gap. A node that stops
-//           acknowledging fills the bounded window: copd fails the channel.
-//           REPLY frames with seq 0 are outside the stream (NACKs for a frame
-//           copd did not accept).
-// Who sent it: REGISTER carries a random driver secret in `token`; frames of
-// the driver (HEARTBEAT, BYE, ENROL, TASK_END, its ACKs) carry it. ENROL tells
-// copd a task's TKNO and token (random, per enrolment; TASK_END forgets it);
-// those requests are sequenced too and confirmed by SUP_ACK. A COMMAND frame
-// is executed only with the token of the task it names; the controller gets
-// that authenticated sender (controller.h Sender), never the frame's claim.
+// Keys (cop/link/auth.h derives them; libsodium BLAKE2b, 32-byte keys): the
+// cluster key K (a key file shared by copd, every copdrv and a level-1 copd's
+// parent, as Slurm's munge key) never travels. A channel is claimed by
+// challenge and answer: REGISTER (nonce Nc) -> CHALLENGE (Ns in info[0..3])
+// -> PROVE (Nc, Ns; MACed with K_reg = H_K("register", channel, Nc, Ns)) ->
+// REGISTERED (the new session S; nonce = Nc). Then
+//   driver frames (HEARTBEAT, BYE, ENROL, TASK_END, the driver's ACKs and
+//     commands, a level-1 copd's frames up): H_K("driver", channel, S, Nc, Ns);
+//   copd -> node (REPLY, SUP_ACK, HEARTBEAT_ACK, FRAME_NACK, REGISTERED):
+//     H(H_K("down", channel), "session", S), which the channel's tasks can
+//     derive too (they read the channel; copdrv gives them H_K("down", channel));
+//   a task's COMMAND and ACK frames: H(T, "session", S), T = H_K("task",
+//     channel, TKNO, E) for the enrolment nonce E that copdrv puts in ENROL
+//     (copd derives T itself) and gives T to the task over its Unix socket.
+// No secret is on the wire; a task cannot derive another task's key or the
+// driver's; every key changes with the session. (A task holds its channel's
+// down key, as it maps the channel window: the tasks of one node trust each
+// other as far as reading the channel goes, never as far as acting as each
+// other or as the driver.) CHALLENGE and REFUSED carry no MAC: a forged one
+// can only make a driver prove or register again.
 #pragma once
 #include <cop/wire.h>
 
@@ -65,12 +68,18 @@
 namespace cop::link {
 
 inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
-inline constexpr uint8_t kVersion = 2;
-inline constexpr size_t kHeaderBytes = 64;
+inline constexpr uint8_t kVersion = 3;
+inline constexpr size_t kHeaderBytes = 80;
+inline constexpr size_t kMacBytes = 16;
+inline constexpr size_t kKeyBytes = 32;
+using Key = std::array<uint8_t, kKeyBytes>;
+using Mac = std::array<uint8_t, kMacBytes>;
+// copd's registration challenge Ns (128 bits): info[0..3] of CHALLENGE and PROVE.
+using Challenge = std::array<uint32_t, 4>;
 inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr size_t kMaxFrameBytes = 65000;
 // Entries a frame may carry: as many 4-word entries as fit in one datagram
-// (64 + 2000 x 32 bytes), so a burst of element commands (up to t_MAX-OP's 128
+// (80 + 2000 x 32 bytes), so a burst of element commands (up to t_MAX-OP's 128
 // inside one LOCK/UNLOCK, seed 000 ch. VI), and the many bursts of one array
 // call, travel in one frame and are answered in as few.
 inline constexpr int kMaxEntries = 2000;
@@ -88,17 +97,19 @@ constexpr bool seq_after(uint32_t a, uint32_t b) { return int32_t(a - b) > 0; }
 enum class FrameType : uint8_t {
   command = 1,        // node -> copd: COP commands of one task
   reply = 2,          // copd -> node: answers and broadcasts for one channel
-  register_ = 3,      // node -> copd: copdrv claims its channel
+  register_ = 3,      // node -> copd: copdrv claims its channel (nonce = Nc); copd answers CHALLENGE
   registered = 4,     // copd -> node: info = {channels, tasks per channel, tas words, gas words}
   refused = 5,        // copd -> node: info[0] = reason (Refusal), text = why
   heartbeat = 6,      // node -> copd: the channel is alive (renews its lease)
   heartbeat_ack = 7,  // copd -> node
   bye = 8,            // node -> copd: copdrv leaves, the channel is free
   frame_nack = 9,     // copd -> node: the frame (seq) failed its checksum; resend it
-  enrol = 10,         // driver -> copd: task tkno enrolled, info[0..1] = its token (low, high word)
+  enrol = 10,         // driver -> copd: task tkno enrolled under enrolment nonce `nonce`
   task_end = 11,      // driver -> copd: task tkno ended
   sup_ack = 12,       // copd -> node: the driver's request seq (enrol, task_end) is done
   ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
+  challenge = 14,     // copd -> node: nonce = Nc, info[0..3] = Ns (128 bits): prove the cluster key
+  prove = 15,         // node -> copd: nonce = Nc, info[0..3] = Ns, MACed with K_reg
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };
@@ -108,7 +119,7 @@ enum class Refusal : uint32_t {
   unknown_channel = 1,       // channel 0 or above copd's --channels
   already_registered = 2,    // another copdrv holds the channel
   not_registered = 3,        // frame from an address that registered no channel
-  bad_secret = 4,            // a driver frame without the channel's driver secret
+  bad_secret = 4,            // a registration without a valid proof of the cluster key
 };
 
 struct Entry {
@@ -128,18 +139,12 @@ struct Frame {
   uint32_t seq = 0;
   uint64_t cycles = 0;
   std::array<uint32_t, 4> info{};
-  uint64_t token = 0;    // command: the task's token; driver frames: the driver secret
+  uint64_t nonce = 0;    // registration: Nc; ENROL: the task's enrolment nonce (header)
   uint32_t ack = 0;      // node -> copd: the last in-order reply frame received
   uint32_t session = 0;  // copd's number for the channel's current registration
+  Mac mac{};             // as decoded; encode without a key writes it back as is
   std::vector<Entry> entries;
   std::string text;
-
-  // A 64-bit value in info[0..1] (low word first): an enrolled task's token.
-  uint64_t info64() const { return uint64_t{info[0]} | (uint64_t{info[1]} << 32); }
-  void set_info64(uint64_t v) {
-    info[0] = static_cast<uint32_t>(v);
-    info[1] = static_cast<uint32_t>(v >> 32);
-  }
 };
 
 struct LinkError {
@@ -150,9 +155,14 @@ struct LinkError {
 std::string_view frame_type_name(FrameType t);
 std::string_view refusal_name(Refusal r);
 
-// Appends the frame's bytes to out (cleared first); returns the size.
-size_t encode(const Frame& frame, std::vector<uint8_t>& out);
+// Appends the frame's bytes to out (cleared first); returns the size. With a
+// key the MAC is computed under it; without, frame.mac is written as is.
+size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key = nullptr);
+// Checks framing, version, lengths (at most kMaxEntries entries) and the CRC;
+// not the MAC (verify, once the receiver knows which key the sender must have).
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);
+// Whether the encoded frame's MAC is the one `key` gives (constant time).
+bool verify(std::span<const uint8_t> bytes, const Key& key);
 
 // An entry for a message going `dir`.
 Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, uint32_t seq = 0,

@@ -5,8 +5,10 @@
 // version, payload length and CRC-32 written in) so the fuzzer reaches the entry
 // parser instead of stopping at the checksum; with it clear the bytes go in raw.
 // Invariants: a decoded frame encodes back to exactly the same bytes (every byte
-// of the layout is a field) and re-decodes equal; a refusal is a checksum or
-// word-count error with a reason; the entries' COP messages decode without harm.
+// of the layout is a field, the MAC included) and re-decodes equal; encoded
+// under a key it verifies under that key only, and not once a byte of it
+// changes; a refusal is a checksum or word-count error with a reason; the
+// entries' COP messages decode without harm.
 #include <cop/link.h>
 #include <zlib.h>
 
@@ -22,7 +24,8 @@ namespace {
 
 bool same(const Frame& a, const Frame& b) {
   if (a.type != b.type || a.channel != b.channel || a.tkno != b.tkno || a.seq != b.seq || a.cycles != b.cycles ||
-      a.info != b.info || a.text != b.text || a.entries.size() != b.entries.size())
+      a.info != b.info || a.nonce != b.nonce || a.ack != b.ack || a.session != b.session || a.mac != b.mac ||
+      a.text != b.text || a.entries.size() != b.entries.size())
     return false;
   for (size_t i = 0; i < a.entries.size(); ++i) {
     const auto &x = a.entries[i], &y = b.entries[i];
@@ -40,15 +43,16 @@ void make_outer_valid(std::vector<uint8_t>& b) {
   if (b.size() < link::kHeaderBytes) b.resize(link::kHeaderBytes, 0);
   std::memcpy(b.data(), &link::kMagic, 4);
   b[4] = link::kVersion;
+  // Payload length at 56, CRC-32 at 60 (over everything, itself as zero), MAC at 64.
   const uint32_t payload = uint32_t(b.size() - link::kHeaderBytes);
-  std::memcpy(b.data() + 40, &payload, 4);
+  std::memcpy(b.data() + 56, &payload, 4);
   uLong c = crc32(0L, Z_NULL, 0);
-  c = crc32(c, b.data(), 44);
+  c = crc32(c, b.data(), 60);
   static const uint8_t zero[4] = {0, 0, 0, 0};
   c = crc32(c, zero, 4);
-  c = crc32(c, b.data() + link::kHeaderBytes, uInt(b.size() - link::kHeaderBytes));
+  c = crc32(c, b.data() + 64, uInt(b.size() - 64));
   const uint32_t sum = uint32_t(c);
-  std::memcpy(b.data() + 44, &sum, 4);
+  std::memcpy(b.data() + 60, &sum, 4);
 }
 
 }  // namespace
@@ -69,6 +73,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(std::holds_alternative<Frame>(again), "re-decode refused: %s",
                std::get<link::LinkError>(again).detail.c_str());
     FUZZ_CHECK(same(std::get<Frame>(again), *f), "re-decoded frame differs");
+    // The MAC: under the key it was made with, and under no other; any byte changed breaks it.
+    link::Key key{}, other{};
+    for (size_t i = 0; i < key.size(); ++i) {
+      key[i] = uint8_t(i * 7 + 1);
+      other[i] = uint8_t(i * 7 + 2);
+    }
+    std::vector<uint8_t> macd;
+    link::encode(*f, macd, &key);
+    FUZZ_CHECK(link::verify(macd, key), "a frame MACed under a key does not verify under it");
+    FUZZ_CHECK(!link::verify(macd, other), "a frame verifies under another key");
+    const size_t at = size_t(data[0]) * 131 % macd.size();
+    if (at < 60 || at >= 64) {  // a MACed byte or the MAC (not the CRC, whose bytes are not MACed)
+      macd[at] ^= 0x01;
+      FUZZ_CHECK(!link::verify(macd, key), "a frame with byte %zu changed still verifies", at);
+    }
     (void)link::frame_type_name(f->type);
     for (const link::Entry& e : f->entries) {
       FUZZ_CHECK(e.nwords >= 1 && e.nwords <= wire::kMaxWords, "entry with %d words", e.nwords);

@@ -79,9 +79,13 @@ void frame_seeds(const fs::path& dir) {
   using link::EntryKind;
   using link::Frame;
   using link::FrameType;
+  // MACed as the link MACs them (cop/link.h "Keys"), under a fixed key.
+  link::Key key{};
+  for (size_t i = 0; i < key.size(); ++i) key[i] = uint8_t(i * 7 + 1);
   auto emit = [&](const std::string& name, const Frame& f) {
     std::vector<uint8_t> bytes;
-    link::encode(f, bytes);
+    const bool keyed = f.type != FrameType::register_ && f.type != FrameType::challenge && f.type != FrameType::refused;
+    link::encode(f, bytes, keyed ? &key : nullptr);
     std::vector<uint8_t> b{0};
     b.insert(b.end(), bytes.begin(), bytes.end());
     write(dir, name, b);
@@ -91,7 +95,6 @@ void frame_seeds(const fs::path& dir) {
   cmd.channel = 3;
   cmd.tkno = 2;
   cmd.seq = 7;
-  cmd.token = 0xfeedfacecafebeefull;  // the task's token
   cmd.ack = 5;                        // the last in-order reply frame
   cmd.session = 1;
   for (Opcode op : {Opcode::SETTC, Opcode::BENTRY, Opcode::SUMI64, Opcode::RSRAM32, Opcode::WSRAM64, Opcode::LOCK})
@@ -111,11 +114,21 @@ void frame_seeds(const fs::path& dir) {
   Frame reg;
   reg.type = FrameType::register_;
   reg.channel = 5;
+  reg.nonce = 0x5ec2e7d21a3b4c5dull;  // Nc
   emit("register", reg);
+  Frame challenge = reg;
+  challenge.type = FrameType::challenge;
+  challenge.info = {0x11111111u, 0x22222222u, 0x33333333u, 0x44444444u};  // Ns
+  emit("challenge", challenge);
+  Frame prove = challenge;
+  prove.type = FrameType::prove;
+  emit("prove", prove);
   Frame ok;
   ok.type = FrameType::registered;
   ok.channel = 5;
   ok.info = {64, 16, 256, 65536};
+  ok.nonce = reg.nonce;
+  ok.session = 77;
   emit("registered", ok);
   Frame refused;
   refused.type = FrameType::refused;
@@ -130,10 +143,9 @@ void frame_seeds(const fs::path& dir) {
     f.channel = 9;
     f.tkno = 4;
     f.seq = 3;
-    f.token = 0x0123456789abcdefull;  // driver frames carry the driver secret, ENROL a task token in info
     f.ack = 2;
     f.session = 1;
-    if (t == FrameType::enrol) f.info = {0x89abcdefu, 0x01234567u, 0, 0};
+    if (t == FrameType::enrol) f.nonce = 0x0123456789abcdefull;  // the task's enrolment nonce
     emit(std::string(link::frame_type_name(t)), f);
   }
   // Mode 1: the target writes magic, length and CRC itself (entries reached at once).
