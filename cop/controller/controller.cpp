@@ -72,12 +72,52 @@ Controller::Controller(Config config, model::Timing timing)
       queues_(size_t(config_.channels)),
       last_sent_(size_t(config_.channels)),
       has_last_sent_(size_t(config_.channels), false),
-      live_(size_t(config_.channels)) {
+      live_(size_t(config_.channels)),
+      task_ppn_(size_t(config_.channels) * config_.tasks_per_channel, kChannelPartition) {
   ram_.sas(0) = config_.cntno;
 }
 
 uint8_t Controller::channel_partition(int channel) const {
   return static_cast<uint8_t>(ram_.sas(uint32_t(channel)));
+}
+
+void Controller::set_task_partition(int channel, uint16_t tkno, uint8_t ppn) {
+  if (channel < 1 || channel > config_.channels || tkno >= config_.tasks_per_channel)
+    throw std::out_of_range("no task " + std::to_string(tkno) + " on channel " + std::to_string(channel));
+  if (ppn != kChannelPartition && ppn >= ram_.partitions())
+    throw std::out_of_range("partition " + std::to_string(ppn) + " does not exist");
+  uint8_t& cur = task_ppn_[size_t(channel - 1) * config_.tasks_per_channel + tkno];
+  if (cur != kChannelPartition) ppn_tasks_[cur]--;
+  cur = ppn;
+  if (cur != kChannelPartition) ppn_tasks_[cur]++;
+}
+
+uint8_t Controller::task_partition(int channel, uint16_t tkno) const {
+  if (channel < 1 || channel > config_.channels || tkno >= config_.tasks_per_channel) return kChannelPartition;
+  return task_ppn_[size_t(channel - 1) * config_.tasks_per_channel + tkno];
+}
+
+uint8_t Controller::partition_of(int channel, Sender from) const {
+  // A level 2's channels are level-1 controllers: their partition is SAS word [c].
+  if (from.supervisor || config_.level == 2) return channel_partition(channel);
+  const uint8_t p = task_partition(channel, from.tkno);
+  return p == kChannelPartition ? channel_partition(channel) : p;
+}
+
+bool Controller::in_partition(int channel, uint8_t ppn) const {
+  return channel_partition(channel) == ppn || (ppn <= wire::kMaxPpn && ppn_tasks_[ppn] > 0);
+}
+
+void Controller::clear_partition(uint8_t ppn) {
+  if (ppn >= ram_.partitions()) return;
+  for (uint32_t w = 0; w < config_.gas_words; ++w) {
+    ram_.gas(ppn, w) = 0;
+    ram_.tc(ppn, w) = TcEntry{};
+    ram_.bm(ppn, w) = BmEntry{};
+  }
+  for (int c = 1; c <= config_.channels; ++c)
+    for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) ram_.clear_task(ppn, c, t);
+  std::erase_if(parked_, [&](const Message& m) { return m.ins.ppn == ppn; });
 }
 
 Sender Controller::in_process_sender(const Message& msg) {
@@ -203,6 +243,8 @@ void Controller::reset_channel(int channel) {
   queue(channel).clear();
   live_[size_t(channel - 1)].reset();
   if (locked_ == channel) locked_ = 0;
+  // Its tasks are gone with it: none acts in a job's partition any more.
+  for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) set_task_partition(channel, uint16_t(t), kChannelPartition);
 }
 
 uint64_t Controller::cost(const Message& msg) const {
@@ -278,7 +320,9 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
   if (msg.ins.supervisor && !from.supervisor) return Error::protection;
   // A task acts as itself only: the TKNO field is its Pid register.
   if (!from.supervisor && names_task(msg.ins.opcode) && msg.ins.tkno != from.tkno) return Error::protection;
-  const uint8_t ppn = channel_partition(channel);
+  // The task's partition (its job's, ch. V), else the channel's: a task of another job
+  // on this channel or any other cannot name this one's.
+  const uint8_t ppn = partition_of(channel, from);
   // The operating system (supervisor mode) assigns partitions, so it is not confined to one.
   if (msg.ins.ppn != ppn && !msg.ins.supervisor) return Error::partition;
   if (msg.ins.x && config_.level == 1) {

@@ -110,6 +110,7 @@
 
 #include <cop/wire.h>
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <deque>
@@ -237,6 +238,23 @@ class Controller {
   // Inspection, for tests and the daemon's status output.
   const DataRam& ram() const { return ram_; }
   uint8_t channel_partition(int channel) const;
+  // Jobs (seed 000 ch. V, partitions): several jobs may have tasks on one
+  // channel, each job in its own partition. The operating system (copd, when
+  // the task joins its job) says which partition task `tkno` of `channel`
+  // acts in; its commands must name that PPN (else NACK partition). A
+  // channel may be named in a partition's masks and task address space
+  // accesses when the partition is the channel's own (SAS word [c]) or a
+  // job's (some task is in it: a job's tasks may be on any node, and each
+  // task takes only its own partition's results). kChannelPartition: the channel's own (the
+  // default, what a task that joined no job acts in). end_task and
+  // reset_channel set it back to kChannelPartition. Level 1 only.
+  static constexpr uint8_t kChannelPartition = 0xFF;
+  void set_task_partition(int channel, uint16_t tkno, uint8_t ppn);
+  uint8_t task_partition(int channel, uint16_t tkno) const;
+  // A job's partition is free again (its last task ended): its GAS words,
+  // mask entries, task address spaces and parked results are cleared, so the
+  // next job given the PPN finds nothing of the last one.
+  void clear_partition(uint8_t ppn);
   // Forgets a channel's queued commands and releases its lock (its node is gone).
   void reset_channel(int channel);
   // The channel's node is gone for good (copd's lease on it ran out): besides
@@ -305,6 +323,10 @@ class Controller {
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
+  // The partition `from`'s commands on `channel` act in (its job's, else the channel's).
+  uint8_t partition_of(int channel, Sender from) const;
+  // Whether `channel` may take part in partition `ppn` (its own, or a job's).
+  bool in_partition(int channel, uint8_t ppn) const;
   // The last contribution is in: the result (or the barrier exit) goes to the
   // broadcast mask's channels and the entries are free again.
   void complete_operation(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
@@ -353,6 +375,8 @@ class Controller {
   bool from_parent_ = false;
   bool passed_on_ = false;
   std::vector<wire::Message> parked_;
+  std::vector<uint8_t> task_ppn_;  // per (channel, TKNO): set_task_partition's PPN or kChannelPartition
+  std::array<uint32_t, wire::kMaxPpn + 1> ppn_tasks_{};  // tasks set_task_partition put in each partition
 };
 
 }  // namespace cop::controller

@@ -27,6 +27,7 @@ Server::Server(const ServerConfig& config, Log log)
       log_(std::move(log)),
       socket_(config.listen),
       controller_(config.controller),
+      jobs_(config.controller.partitions),
       channels_(size_t(config.controller.channels)) {
   // Sessions start at a random number, so a frame from before a restart of copd
   // is not taken for one of the new registration.
@@ -149,6 +150,7 @@ std::string Server::unauthorised(const Channel& ch, const Frame& f, bool driver,
       return driver || task ? "" : "acknowledgment with a wrong token";
     case FrameType::heartbeat:
     case FrameType::enrol:
+    case FrameType::join:
     case FrameType::task_end:
     case FrameType::bye:
       return driver ? "" : fmt::format("{} without the driver secret", link::frame_type_name(f.type));
@@ -186,6 +188,7 @@ void Server::handle_channel_frame(int c, const Frame& f, const sockaddr_in& from
       answer_heartbeat(c, f, from);
       break;
     case FrameType::enrol:
+    case FrameType::join:
     case FrameType::task_end:
       ch.last_heard = Clock::now();
       handle_driver_request(c, f);
@@ -272,7 +275,10 @@ void Server::handle_driver_request(int c, const Frame& f) {
     if (f.tkno >= ch.tasks.size()) {
       log_limited(fmt::format("channel {}: {} of TKNO {} beyond the channel's {} tasks ignored", c,
                               link::frame_type_name(f.type), f.tkno, ch.tasks.size()));
+    } else if (f.type == FrameType::join) {
+      ch.sup_answer = join_job(c, f);
     } else {
+      ch.sup_answer = {};
       // Enrolling a number ends whoever held it before.
       if (ch.tasks[f.tkno].enrolled || f.type == FrameType::task_end) end_task(c, f.tkno);
       if (f.type == FrameType::enrol) {
@@ -292,7 +298,41 @@ void Server::handle_driver_request(int c, const Frame& f) {
   ack.tkno = f.tkno;
   ack.seq = f.seq;
   ack.session = ch.session;
+  if (f.seq == ch.sup_seq) {
+    ack.info[0] = ch.sup_answer[0];
+    ack.info[1] = ch.sup_answer[1];
+  }
   send_frame(ack, ch.addr);
+}
+
+std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
+  Channel& ch = chan(c);
+  const std::string job = f.text;
+  const uint32_t uid = f.info[2];
+  if (!ch.tasks[f.tkno].enrolled) return {0, uint32_t(link::JoinRefusal::bad_request)};
+  // Not done for two levels: the partition of a level-1 controller's nodes is the
+  // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
+  if (config_.controller.level != 1 || config_.controller.has_parent) return {1u + controller_.channel_partition(c), 0};
+  uint8_t ppn = 0;
+  const link::JoinRefusal why = jobs_.join(c, f.tkno, job, uid, f.info[3] ? int(f.info[3]) - 1 : -1, ppn);
+  if (why != link::JoinRefusal::none) {
+    log_limited(fmt::format("channel {}: task {} of uid {} refused job '{}' ({})", c, f.tkno, uid, job,
+                            why == link::JoinRefusal::other_user     ? "another user's job"
+                            : why == link::JoinRefusal::no_partition ? "no partition free"
+                                                                     : "bad request"));
+    return {0, uint32_t(why)};
+  }
+  controller_.set_task_partition(c, f.tkno, ppn);
+  if (config_.verbose)
+    log_(link::LogLevel::info, fmt::format("channel {}: task {} joined job '{}' (uid {}) in partition {}", c, f.tkno, job, uid, ppn));
+  return {1u + ppn, 0};
+}
+
+void Server::leave_job(int c, uint16_t tkno) {
+  if (const auto freed = jobs_.leave(c, tkno)) {
+    controller_.clear_partition(*freed);
+    if (config_.verbose) log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task ended)", *freed));
+  }
 }
 
 void Server::end_task(int c, uint16_t tkno) {
@@ -309,6 +349,7 @@ void Server::end_task(int c, uint16_t tkno) {
     log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,
          fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
   ch.tasks[tkno] = Task{};
+  leave_job(c, tkno);
   route_failures();
 }
 
@@ -330,6 +371,7 @@ void Server::drop_channel(int c, const std::string& why) {
   route_deliveries(deliveries_);
   ch = Channel{};
   const int failed = controller_.fail_channel(c, deliveries_);
+  for (uint32_t t = 0; t < config_.controller.tasks_per_channel; ++t) leave_job(c, uint16_t(t));
   log_(link::LogLevel::warn, fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
                    failed));
   route_failures();

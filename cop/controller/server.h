@@ -36,6 +36,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "controller/jobs.h"
 #include "controller/parent_link.h"
 #include "link/daemon.h"
 #include "link/fault.h"
@@ -131,6 +132,7 @@ class Server {
     int rto_ms = 0;
     Clock::time_point fast_resend_at{};
     uint64_t forged = 0;  // frames refused for a wrong token (logged rate-limited)
+    std::array<uint32_t, 2> sup_answer{};  // what the sup_ack of request sup_seq says (a JOIN's partition)
   };
   static constexpr std::chrono::milliseconds kHoldAck{2};
   // The resend timer of the stream (doubling up to kRtoMaxMs while nothing is
@@ -153,6 +155,10 @@ class Server {
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);
+  // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..1].
+  std::array<uint32_t, 2> join_job(int channel, const link::Frame& f);
+  // Task tkno of channel c left its job: a job left without tasks frees its partition.
+  void leave_job(int channel, uint16_t tkno);
   void take_ack(int channel, const link::Frame& f);
   // A frame whose sender may not send it: logged, and a command frame's
   // commands each NACKed protection (outside the sequenced stream).
@@ -195,6 +201,7 @@ class Server {
   Log log_;
   link::UdpSocket socket_;
   Controller controller_;
+  Jobs jobs_;
   std::unique_ptr<ParentLink> parent_;
   // Level 2: channels whose last frame is to be confirmed (force: a resend, confirmed again).
   std::vector<std::pair<int, bool>> confirm_;

@@ -86,6 +86,10 @@ class ChannelClient {
   Window* window() const { return w_; }
   const LinkOptions& options() const { return opt_; }
   void set_options(const LinkOptions& o) { opt_ = o; }
+  // The task's partition (its job's PPN, RegisterReply::ppn): results and
+  // broadcasts of other partitions on the channel (other jobs' operations on
+  // the same tags) are not its (seed 000 ch. V).
+  void set_partition(uint8_t ppn) { ppn_ = ppn; }
   // A task's link error as the CSR shows it, if any.
   wire::Error csr_error() const;
   // The driver's side: when nobody reads the channel, take what is there
@@ -149,6 +153,7 @@ class ChannelClient {
   uint64_t wait_start_ns_ = 0;
   uint64_t driver_checked_ns_ = 0;
   std::vector<uint8_t> rx_;
+  uint8_t ppn_ = 0;
 };
 
 }  // namespace cop::driver

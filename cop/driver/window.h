@@ -122,6 +122,10 @@ struct Window {
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];
+  // The answer of copd's last sup_ack that carried one (a JOIN's): its seq in
+  // the high word, then info[0] (1 + the job's PPN, 0: refused) and info[1]
+  // (link::JoinRefusal), 16 bits each.
+  std::atomic<uint64_t> sup_answer;
 };
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.

@@ -43,6 +43,9 @@ class HostArea {
 
   // Milliseconds a task waits for its local partners (0: as long as they live).
   void set_timeout(int ms) { timeout_ms_ = ms; }
+  // The task's partition (its job's): tasks of other jobs on this host share the
+  // area, and their operations on the same group names and tags are not ours.
+  void set_partition(uint8_t ppn) { ppn_ = ppn; }
 
   // The key of this task's next operation of this kind on (group, tag, chunk).
   uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk);
@@ -97,6 +100,7 @@ class HostArea {
   driver::Window* w_;
   int tkno_;
   int timeout_ms_ = 10000;
+  uint8_t ppn_ = 0;
   std::map<uint64_t, uint64_t> generation_;
 };
 

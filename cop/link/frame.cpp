@@ -35,7 +35,7 @@ uint32_t crc(std::span<const uint8_t> bytes) {
   return static_cast<uint32_t>(c);
 }
 
-bool known_type(uint8_t t) { return t >= 1 && t <= 13; }
+bool known_type(uint8_t t) { return t >= 1 && t <= 14; }
 
 }  // namespace
 
@@ -54,6 +54,7 @@ std::string_view frame_type_name(FrameType t) {
     case FrameType::task_end: return "task_end";
     case FrameType::sup_ack: return "sup_ack";
     case FrameType::ack: return "ack";
+    case FrameType::join: return "join";
   }
   return "?";
 }

@@ -47,7 +47,7 @@
 //           REPLY frames with seq 0 are outside the stream (NACKs for a frame
 //           copd did not accept).
 // Who sent it: REGISTER carries a random driver secret in `token`; frames of
-// the driver (HEARTBEAT, BYE, ENROL, TASK_END, its ACKs) carry it. ENROL tells
+// the driver (HEARTBEAT, BYE, ENROL, JOIN, TASK_END, its ACKs) carry it. ENROL tells
 // copd a task's TKNO and token (random, per enrolment; TASK_END forgets it);
 // those requests are sequenced too and confirmed by SUP_ACK. A COMMAND frame
 // is executed only with the token of the task it names; the controller gets
@@ -99,6 +99,19 @@ enum class FrameType : uint8_t {
   task_end = 11,      // driver -> copd: task tkno ended
   sup_ack = 12,       // copd -> node: the driver's request seq (enrol, task_end) is done
   ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
+  // driver -> copd, sequenced like enrol (after the task's enrol): enrolled task tkno
+  // belongs to job `text` (at most kMaxJobId bytes) of user info[2]; info[3] = 1 + the
+  // PPN it had (re-enrolment after a copd restart), 0 none. Its sup_ack says in info[0]
+  // 1 + the job's partition (PPN), or 0 with info[1] a JoinRefusal.
+  join = 14,
+};
+
+inline constexpr size_t kMaxJobId = 64;
+enum class JoinRefusal : uint32_t {
+  none = 0,
+  other_user = 1,    // the job is another user's on this controller
+  no_partition = 2,  // every partition belongs to another job
+  bad_request = 3,   // the task is not enrolled, or the job id is empty or too long
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };
