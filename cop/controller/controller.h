@@ -39,10 +39,12 @@
 //    tag) is not serviced: its DATA_RDY stays up and the poll counter passes it
 //    until that operation completes. For a head LOCK the commands up to its
 //    UNLOCK are looked at, so a locked sequence never stalls the round robin.
-//    Commands of a channel stay in FIFO order (copd matches answers to
-//    commands by channel order). A SETTC/SETBM on an entry of the operation in
-//    progress from a channel still pending in it is answered mask_in_use as
-//    before: libcop reads that as "initialised by a peer" (SPMD). As with any
+//    Commands of a channel stay in FIFO order within a partition; a command
+//    of another partition (another job on the channel) passes a held head,
+//    as the jobs' operations are independent (copd matches each answer to
+//    the oldest queued command of its task and PPN: Delivery::hop.origin).
+//    A SETTC/SETBM on an entry of the operation in progress from a channel
+//    still pending in it is answered mask_in_use as before: libcop reads that as "initialised by a peer" (SPMD). As with any
 //    blocking collective, every channel must enter the operations on a tag in
 //    the same order. A held command is ACKed when it is serviced, so a
 //    transport's transmit timer must allow for the wait (the time the slowest
@@ -306,6 +308,13 @@ class Controller {
   int next_channel();
   // Whether `msg` from `channel` would take part a second time in an operation in progress.
   bool repeats_in_progress(int channel, const wire::Message& msg) const;
+  // Whether queued command i of `channel` waits for an operation in progress
+  // (a LOCK: its partition's commands up to the UNLOCK).
+  bool waits(int channel, size_t i) const;
+  // The queued command of `channel` the poll counter may service: the head, or
+  // when it waits, the first of another partition (another job) whose own
+  // commands before it do not wait; -1 when none.
+  int serviceable(int channel) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
   // RSRAM/WSRAM/RMW (data_ram_access.cpp).
@@ -367,6 +376,7 @@ class Controller {
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs
   Sender lock_owner_;  // who sent the LOCK
+  uint8_t lock_ppn_ = 0;  // and in which partition
   uint64_t cycles_ = 0;
   Stats stats_;
   // The command being serviced: whom its answers go to, and whether it came
@@ -377,6 +387,8 @@ class Controller {
   std::vector<wire::Message> parked_;
   std::vector<uint8_t> task_ppn_;  // per (channel, TKNO): set_task_partition's PPN or kChannelPartition
   std::array<uint32_t, wire::kMaxPpn + 1> ppn_tasks_{};  // tasks set_task_partition put in each partition
+  std::vector<std::array<uint32_t, wire::kMaxPpn + 1>> queued_ppn_;  // per channel: queued commands per PPN
+  size_t chosen_ = 0;  // next_channel's pick in its channel's queue
 };
 
 }  // namespace cop::controller

@@ -163,6 +163,7 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
                                m.ins.space == Space::GAS);
     if (contribution && m.ins.ppn < ram_.partitions() && m.addr.msgtag < config_.gas_words)
       lost.push_back(Lost{m.ins.ppn, m.addr.msgtag});
+    queued_ppn_[size_t(channel - 1)][m.ins.ppn & wire::kMaxPpn]--;
     it = q.erase(it);
   }
   if (locked_ == channel && is_task(lock_owner_)) locked_ = 0;

@@ -24,8 +24,9 @@ class Jobs {
  public:
   explicit Jobs(int partitions) : partitions_(partitions) {}
 
-  // Task (channel, tkno) joins job `id` of user `uid`; `wanted` is the PPN it
-  // had before copd restarted (-1: none), given again when free. Sets `ppn`.
+  // Task (channel, tkno), which is in no job (leave() first), joins job `id` of
+  // user `uid`; `wanted` is the PPN it had before copd restarted (-1: none),
+  // given again when free. Sets `ppn`.
   link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted, uint8_t& ppn);
   // The task ended: the job's PPN when it was the job's last task (free again).
   std::optional<uint8_t> leave(int channel, uint16_t tkno);

@@ -271,6 +271,10 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
 void Server::handle_driver_request(int c, const Frame& f) {
   Channel& ch = chan(c);
   if (f.session != ch.session) return;  // a request of the previous registration
+  // In order only (the driver resends the oldest unconfirmed one): a JOIN is done
+  // before the ENROL after it, even when the two are sent together and arrive swapped.
+  const uint32_t next = ch.sup_seq + 1 == 0 ? 1 : ch.sup_seq + 1;
+  if (link::seq_after(f.seq, ch.sup_seq) && f.seq != next) return;
   if (link::seq_after(f.seq, ch.sup_seq)) {
     if (f.tkno >= ch.tasks.size()) {
       log_limited(fmt::format("channel {}: {} of TKNO {} beyond the channel's {} tasks ignored", c,
@@ -279,13 +283,19 @@ void Server::handle_driver_request(int c, const Frame& f) {
       ch.sup_answer = join_job(c, f);
     } else {
       ch.sup_answer = {};
+      // The task's job, when its JOIN came first (copdrv sends it before the ENROL, so
+      // the task's first command already acts in its job's partition).
+      const auto joined = ch.joined.find(f.tkno);
+      const bool has_job = f.type == FrameType::enrol && joined != ch.joined.end();
       // Enrolling a number ends whoever held it before.
-      if (ch.tasks[f.tkno].enrolled || f.type == FrameType::task_end) end_task(c, f.tkno);
+      if (ch.tasks[f.tkno].enrolled || f.type == FrameType::task_end) end_task(c, f.tkno, !has_job);
       if (f.type == FrameType::enrol) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
         t.token = f.info64();
+        if (has_job) controller_.set_task_partition(c, f.tkno, joined->second);
       }
+      ch.joined.erase(f.tkno);
       if (config_.verbose)
         log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
     }
@@ -309,11 +319,12 @@ std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
   Channel& ch = chan(c);
   const std::string job = f.text;
   const uint32_t uid = f.info[2];
-  if (!ch.tasks[f.tkno].enrolled) return {0, uint32_t(link::JoinRefusal::bad_request)};
   // Not done for two levels: the partition of a level-1 controller's nodes is the
   // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
   if (config_.controller.level != 1 || config_.controller.has_parent) return {1u + controller_.channel_partition(c), 0};
   uint8_t ppn = 0;
+  leave_job(c, f.tkno);  // whatever job the number's last task was in
+  ch.joined.erase(f.tkno);
   const link::JoinRefusal why = jobs_.join(c, f.tkno, job, uid, f.info[3] ? int(f.info[3]) - 1 : -1, ppn);
   if (why != link::JoinRefusal::none) {
     log_limited(fmt::format("channel {}: task {} of uid {} refused job '{}' ({})", c, f.tkno, uid, job,
@@ -322,7 +333,7 @@ std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
                                                                      : "bad request"));
     return {0, uint32_t(why)};
   }
-  controller_.set_task_partition(c, f.tkno, ppn);
+  ch.joined[f.tkno] = ppn;  // for its ENROL, which follows
   if (config_.verbose)
     log_(link::LogLevel::info, fmt::format("channel {}: task {} joined job '{}' (uid {}) in partition {}", c, f.tkno, job, uid, ppn));
   return {1u + ppn, 0};
@@ -335,7 +346,7 @@ void Server::leave_job(int c, uint16_t tkno) {
   }
 }
 
-void Server::end_task(int c, uint16_t tkno) {
+void Server::end_task(int c, uint16_t tkno, bool leave) {
   Channel& ch = chan(c);
   // Results still queued for routing go first: they are not the ended task's.
   route_deliveries(deliveries_);
@@ -349,7 +360,7 @@ void Server::end_task(int c, uint16_t tkno) {
     log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,
          fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
   ch.tasks[tkno] = Task{};
-  leave_job(c, tkno);
+  if (leave) leave_job(c, tkno);
   route_failures();
 }
 

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -133,6 +134,7 @@ class Server {
     Clock::time_point fast_resend_at{};
     uint64_t forged = 0;  // frames refused for a wrong token (logged rate-limited)
     std::array<uint32_t, 2> sup_answer{};  // what the sup_ack of request sup_seq says (a JOIN's partition)
+    std::map<uint16_t, uint8_t> joined;     // TKNO -> the PPN its JOIN gave, applied at its ENROL
   };
   static constexpr std::chrono::milliseconds kHoldAck{2};
   // The resend timer of the stream (doubling up to kRtoMaxMs while nothing is
@@ -163,7 +165,8 @@ class Server {
   // A frame whose sender may not send it: logged, and a command frame's
   // commands each NACKed protection (outside the sequenced stream).
   void refuse_forged(int channel, const link::Frame& f, const std::string& why);
-  void end_task(int channel, uint16_t tkno);
+  // leave: the task leaves its job too (not when a JOIN for the number's next task came first).
+  void end_task(int channel, uint16_t tkno, bool leave = true);
   // What the controller core sent: answers to the asking task (by the
   // channel's FIFO of origins), results and broadcasts to every channel of
   // the mask; queued in each channel's `out` for send_replies.

@@ -296,23 +296,28 @@ void Driver::accept_task() {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = token;
   }
-  request(FrameType::enrol, uint16_t(slot), token);
-  // Then its job (cop.h "Jobs"): copd gives the job's partition, the same on every node.
-  const uint32_t seq = request(FrameType::join, uint16_t(slot), 0, job, cred.uid, 0);
+  const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
+  auto wait_confirmed = [&](uint32_t seq) {
+    while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
+      send_pending_request();
+      if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
+      heartbeat();
+    }
+    return confirmed(seq);
+  };
+  // First its job (cop.h "Jobs"): copd gives the job's partition, the same on every
+  // node, and the enrolment that follows puts the task in it.
+  uint32_t seq = request(FrameType::join, uint16_t(slot), 0, job, cred.uid, 0);
   {
     std::lock_guard lock(requests_mu_);
     jobs_[slot] = SlotJob{job, cred.uid, 0};
   }
-  const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
-  while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
-    send_pending_request();
-    if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
-    heartbeat();
-  }
+  const bool answered = wait_confirmed(seq);
   const uint64_t answer = window_->sup_answer.load();
-  const uint32_t joined = confirmed(seq) && uint32_t(answer >> 32) == seq ? uint32_t(answer >> 16) & 0xFFFFu : 0;
-  if (confirmed(seq) && joined == 0) {
-    const auto why_not = static_cast<link::JoinRefusal>(confirmed(seq) && uint32_t(answer >> 32) == seq ? answer & 0xFFFFu : 0);
+  const bool ours = answered && uint32_t(answer >> 32) == seq;
+  const uint32_t joined = ours ? uint32_t(answer >> 16) & 0xFFFFu : 0;
+  if (answered && joined == 0) {
+    const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
     free_slot(slot);
     rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition : CopErrNotPermitted;
     std::snprintf(rep.detail, sizeof rep.detail, "copd refused job '%s' of uid %d: %s", job.c_str(), int(cred.uid),
@@ -323,6 +328,10 @@ void Driver::accept_task() {
     log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
     ::close(fd);
     return;
+  }
+  if (answered) {
+    seq = request(FrameType::enrol, uint16_t(slot), token);
+    wait_confirmed(seq);
   }
   if (!confirmed(seq)) {
     free_slot(slot);
@@ -380,11 +389,11 @@ void Driver::send_pending_request() {
     request_seq_ = 0;
     for (int t = 0; t < kMaxLocalTasks; ++t)
       if (tokens_[t]) {
-        requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
-        // Its job again, asking for the partition it has (every node asks the same).
+        // Its job again first, asking for the partition it has (every node asks the same).
         if (!jobs_[t].job.empty())
           requests_.push_back(DriverRequest{FrameType::join, uint16_t(t), 0, ++request_seq_, 0, jobs_[t].job,
                                             jobs_[t].uid, jobs_[t].ppn});
+        requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
       }
   }
   const uint32_t acked = window_->sup_acked.load();
@@ -400,6 +409,13 @@ void Driver::send_pending_request() {
       f.info[3] = r.had_ppn;
       f.text = r.job;
     });
+    // A task enrolled again (copd restarted) waits for both: its ENROL goes at once
+    // behind its JOIN (copd takes requests in order), one round trip as before.
+    if (requests_.size() > 1 && requests_[1].type == FrameType::enrol && requests_[1].tkno == r.tkno) {
+      DriverRequest& e = requests_[1];
+      e.sent_ns = now;
+      send_frame(e.type, e.seq, e.tkno, e.token);
+    }
     return;
   }
   send_frame(r.type, r.seq, r.tkno, r.token);

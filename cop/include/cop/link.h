@@ -99,10 +99,11 @@ enum class FrameType : uint8_t {
   task_end = 11,      // driver -> copd: task tkno ended
   sup_ack = 12,       // copd -> node: the driver's request seq (enrol, task_end) is done
   ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
-  // driver -> copd, sequenced like enrol (after the task's enrol): enrolled task tkno
-  // belongs to job `text` (at most kMaxJobId bytes) of user info[2]; info[3] = 1 + the
-  // PPN it had (re-enrolment after a copd restart), 0 none. Its sup_ack says in info[0]
-  // 1 + the job's partition (PPN), or 0 with info[1] a JoinRefusal.
+  // driver -> copd, sequenced like enrol, just before the task's ENROL: the task that
+  // enrols as tkno next belongs to job `text` (at most kMaxJobId bytes) of user info[2]
+  // (its first command acts in the job's partition); info[3] = 1 + the PPN it had
+  // (enrolled again after a copd restart), 0 none. Its sup_ack says in info[0] 1 + the
+  // job's partition (PPN), or 0 with info[1] a JoinRefusal (the driver then does not enrol it).
   join = 14,
 };
 
