@@ -15,7 +15,10 @@
 //    the link authenticated as supervisor (the channel's driver) may set it;
 //    from a task it is refused with NACK protection. Only U/S commands write
 //    the system address space (CNTNO, each channel's PPN: privilege otherwise)
-//    or reach outside the channel's partition.
+//    or reach outside the sender's partition: the channel's, or the one the
+//    operating system put the task in (its job's, set_task_partition below;
+//    copd gives each job its own, cop/controller/jobs.h). A task naming
+//    another partition is refused (NACK partition).
 //  - Pid register / task address space protection: a task acts only as the
 //    task number its driver enrolled it under. A command whose TKNO names
 //    another task is refused (protection); SETTC/SETBM carry a count there and
