@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--partitions", config.controller.partitions,
                  "partitions (PPN 0..N-1): PPN 0 is the channels' own, each job sharing the controller takes "
-                 "one of the others while it has tasks")
+                 "one of the others while it has tasks (1: jobs are not kept apart)")
       ->check(CLI::Range(1, int(cop::wire::kMaxPpn) + 1))
       ->capture_default_str();
   app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")

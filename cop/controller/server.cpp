@@ -321,7 +321,9 @@ std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
   const uint32_t uid = f.info[2];
   // Not done for two levels: the partition of a level-1 controller's nodes is the
   // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
-  if (config_.controller.level != 1 || config_.controller.has_parent) return {1u + controller_.channel_partition(c), 0};
+  // With one partition (--partitions 1) every job shares the channels' own.
+  if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2)
+    return {1u + controller_.channel_partition(c), 0};
   uint8_t ppn = 0;
   leave_job(c, f.tkno);  // whatever job the number's last task was in
   ch.joined.erase(f.tkno);
