@@ -78,11 +78,19 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
   if (t > 64)
     throw std::invalid_argument(fmt::format("--tasks-per-node {}: a COP channel has 64 task spaces", t));
   const bool cluster = pvm::virtual_machine_hosts() > 1;
-  // libcop's settings reach tasks on other hosts only through PVM_EXPORT (a remote
-  // pvmd's environment is its own): the polling wait (COP_POLL_US) goes with them.
-  if (const char* poll = std::getenv("COP_POLL_US"); poll && *poll) {
+  // The run is one COP job (cop.h "Jobs": its own partition, whoever else shares the
+  // controller): COP_JOB as the launcher set it, else one of its own (this master).
+  if (const char* job = std::getenv("COP_JOB"); !job || !*job) {
+    char host[64] = {};
+    ::gethostname(host, sizeof host - 1);
+    ::setenv("COP_JOB", fmt::format("copbench-{:.32}-{}-{:x}", host, ::getpid(), mytid_).c_str(), 1);
+  }
+  // libcop's settings reach the spawned tasks only through PVM_EXPORT (a pvmd's
+  // environment is its own): the job (COP_JOB) and the polling wait (COP_POLL_US).
+  for (const char* name : {"COP_JOB", "COP_POLL_US"}) {
+    if (const char* v = std::getenv(name); !v || !*v) continue;
     const char* old = std::getenv("PVM_EXPORT");
-    const std::string exported = old && *old ? std::string(old) + ":COP_POLL_US" : "COP_POLL_US";
+    const std::string exported = old && *old ? std::string(old) + ":" + name : std::string(name);
     ::setenv("PVM_EXPORT", exported.c_str(), 1);
   }
   tids_ = pvm::spawn_ranks(mytid_, options.nodes, t, [&](int r) {

@@ -73,12 +73,53 @@ Controller::Controller(Config config, model::Timing timing)
       last_sent_(size_t(config_.channels)),
       has_last_sent_(size_t(config_.channels), false),
       live_(size_t(config_.channels)),
-      revoked_(size_t(config_.channels)) {
+      revoked_(size_t(config_.channels)),
+      task_ppn_(size_t(config_.channels) * config_.tasks_per_channel, kChannelPartition),
+      queued_ppn_(size_t(config_.channels)) {
   ram_.sas(0) = config_.cntno;
 }
 
 uint8_t Controller::channel_partition(int channel) const {
   return static_cast<uint8_t>(ram_.sas(uint32_t(channel)));
+}
+
+void Controller::set_task_partition(int channel, uint16_t tkno, uint8_t ppn) {
+  if (channel < 1 || channel > config_.channels || tkno >= config_.tasks_per_channel)
+    throw std::out_of_range("no task " + std::to_string(tkno) + " on channel " + std::to_string(channel));
+  if (ppn != kChannelPartition && ppn >= ram_.partitions())
+    throw std::out_of_range("partition " + std::to_string(ppn) + " does not exist");
+  uint8_t& cur = task_ppn_[size_t(channel - 1) * config_.tasks_per_channel + tkno];
+  if (cur != kChannelPartition) ppn_tasks_[cur]--;
+  cur = ppn;
+  if (cur != kChannelPartition) ppn_tasks_[cur]++;
+}
+
+uint8_t Controller::task_partition(int channel, uint16_t tkno) const {
+  if (channel < 1 || channel > config_.channels || tkno >= config_.tasks_per_channel) return kChannelPartition;
+  return task_ppn_[size_t(channel - 1) * config_.tasks_per_channel + tkno];
+}
+
+uint8_t Controller::partition_of(int channel, Sender from) const {
+  // A level 2's channels are level-1 controllers: their partition is SAS word [c].
+  if (from.supervisor || config_.level == 2) return channel_partition(channel);
+  const uint8_t p = task_partition(channel, from.tkno);
+  return p == kChannelPartition ? channel_partition(channel) : p;
+}
+
+bool Controller::in_partition(int channel, uint8_t ppn) const {
+  return channel_partition(channel) == ppn || (ppn <= wire::kMaxPpn && ppn_tasks_[ppn] > 0);
+}
+
+void Controller::clear_partition(uint8_t ppn) {
+  if (ppn >= ram_.partitions()) return;
+  for (uint32_t w = 0; w < config_.gas_words; ++w) {
+    ram_.gas(ppn, w) = 0;
+    ram_.tc(ppn, w) = TcEntry{};
+    ram_.bm(ppn, w) = BmEntry{};
+  }
+  for (int c = 1; c <= config_.channels; ++c)
+    for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) ram_.clear_task(ppn, c, t);
+  std::erase_if(parked_, [&](const Message& m) { return m.ins.ppn == ppn; });
 }
 
 Sender Controller::in_process_sender(const Message& msg) {
@@ -101,6 +142,7 @@ void Controller::receive(int channel, const Message& msg, uint64_t ready_at, Sen
     default:
       if (!from.supervisor && from.tkno <= wire::kMaxTkno) live_[size_t(channel - 1)].set(from.tkno);
       queue(channel).push_back(Pending{msg, ready_at, from});
+      queued_ppn_[size_t(channel - 1)][msg.ins.ppn & wire::kMaxPpn]++;
   }
 }
 
@@ -139,15 +181,41 @@ bool Controller::repeats_in_progress(int channel, const Message& m) const {
   return false;
 }
 
-bool Controller::held(int channel) const {
+bool Controller::waits(int channel, size_t i) const {
   const auto& q = queue(channel);
-  if (q.empty()) return false;
-  if (q.front().msg.ins.opcode != Opcode::LOCK) return repeats_in_progress(channel, q.front().msg);
+  if (q[i].msg.ins.opcode != Opcode::LOCK) return repeats_in_progress(channel, q[i].msg);
   // A locked sequence is taken whole: holding it half-way would stop every channel.
-  for (auto it = q.begin() + 1; it != q.end() && it->msg.ins.opcode != Opcode::UNLOCK; ++it)
-    if (repeats_in_progress(channel, it->msg)) return true;
+  const uint8_t ppn = q[i].msg.ins.ppn;
+  for (size_t k = i + 1; k < q.size(); ++k) {
+    if (q[k].msg.ins.ppn != ppn) continue;  // another job's
+    if (q[k].msg.ins.opcode == Opcode::UNLOCK) break;
+    if (repeats_in_progress(channel, q[k].msg)) return true;
+  }
   return false;
 }
+
+int Controller::serviceable(int channel) const {
+  const auto& q = queue(channel);
+  if (q.empty()) return -1;
+  if (!waits(channel, 0)) return 0;
+  // The head waits for an operation in progress. Commands of its partition stay
+  // behind it (channel order, as always); another partition's, another job's with
+  // its own operations, must not wait for it (two jobs on one channel would
+  // deadlock: each one's next operation behind the other's).
+  const auto& counts = queued_ppn_[size_t(channel - 1)];
+  uint32_t blocked = 1u << (q[0].msg.ins.ppn & wire::kMaxPpn);
+  size_t behind = counts[q[0].msg.ins.ppn & wire::kMaxPpn];
+  for (size_t i = 1; i < q.size() && behind < q.size(); ++i) {
+    const uint32_t bit = 1u << (q[i].msg.ins.ppn & wire::kMaxPpn);
+    if (blocked & bit) continue;
+    if (!waits(channel, i)) return int(i);
+    blocked |= bit;
+    behind += counts[q[i].msg.ins.ppn & wire::kMaxPpn];
+  }
+  return -1;
+}
+
+bool Controller::held(int channel) const { return !queue(channel).empty() && serviceable(channel) < 0; }
 
 int Controller::next_channel() {
   if (locked_) {
@@ -156,29 +224,48 @@ int Controller::next_channel() {
     // (mask_in_use, not_participant) instead of stopping the controller.
     const auto& q = queue(locked_);
     if (q.empty()) return 0;
-    cycles_ = std::max(cycles_, q.front().ready_at);
+    // The locked sequence's own partition first: another job's commands on the
+    // channel (one held, say) are not part of it.
+    chosen_ = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      if (q[i].msg.ins.ppn == lock_ppn_) {
+        chosen_ = i;
+        break;
+      }
+    cycles_ = std::max(cycles_, q[chosen_].ready_at);
     return locked_;
   }
   // The earliest ready head that is not held sets the clock; held() is asked
   // only of channels the poll counter reaches (a LOCK's look-ahead costs).
+  // A held head's channel may still have another job's command to service (serviceable()).
   std::bitset<wire::kChannels> passed;  // held: DATA_RDY up, but not serviceable yet
+  std::array<int, wire::kChannels> pick;
+  pick.fill(-2);  // not asked yet
+  auto candidate = [&](int c) -> const Pending& {
+    const int k = pick[size_t(c - 1)];
+    return queue(c)[k >= 0 ? size_t(k) : 0];
+  };
   for (;;) {
     uint64_t earliest = UINT64_MAX;
     for (int c = 1; c <= config_.channels; ++c) {
       const auto& q = queue(c);
-      if (!q.empty() && !passed.test(size_t(c - 1))) earliest = std::min(earliest, q.front().ready_at);
+      if (!q.empty() && !passed.test(size_t(c - 1))) earliest = std::min(earliest, candidate(c).ready_at);
     }
     if (earliest == UINT64_MAX) return 0;
     const uint64_t now = std::max(cycles_, earliest);
     for (int i = 1; i <= config_.channels; ++i) {
       const int c = (poll_ + i - 1) % config_.channels + 1;
       const auto& q = queue(c);
-      if (q.empty() || passed.test(size_t(c - 1)) || q.front().ready_at > now) continue;
-      if (held(c)) {
+      if (q.empty() || passed.test(size_t(c - 1)) || candidate(c).ready_at > now) continue;
+      int& k = pick[size_t(c - 1)];
+      if (k == -2) k = serviceable(c);
+      if (k < 0) {
         passed.set(size_t(c - 1));
         continue;
       }
+      if (q[size_t(k)].ready_at > now) continue;
       cycles_ = now;
+      chosen_ = size_t(k);
       return c;
     }
   }
@@ -187,8 +274,10 @@ int Controller::next_channel() {
 bool Controller::step(std::vector<Delivery>& out) {
   const int c = next_channel();
   if (c == 0) return false;
-  const Pending p = queue(c).front();
-  queue(c).pop_front();
+  auto& q = queue(c);
+  const Pending p = q[chosen_];
+  q.erase(q.begin() + std::ptrdiff_t(chosen_));
+  queued_ppn_[size_t(c - 1)][p.msg.ins.ppn & wire::kMaxPpn]--;
   poll_ = c;
   service(c, p, out);
   return true;
@@ -202,10 +291,13 @@ int Controller::run(std::vector<Delivery>& out) {
 
 void Controller::reset_channel(int channel) {
   queue(channel).clear();
+  queued_ppn_[size_t(channel - 1)] = {};
   live_[size_t(channel - 1)].reset();
   revoked_[size_t(channel - 1)] = Revoked{};
   vacant_ &= ~channel_bit(channel);
   if (locked_ == channel) locked_ = 0;
+  // Its tasks are gone with it: none acts in a job's partition any more.
+  for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) set_task_partition(channel, uint16_t(t), kChannelPartition);
 }
 
 void Controller::set_vacant(int channel, bool vacant) {
@@ -288,6 +380,7 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
     // The interface acknowledges as soon as the command is read, before any answer.
     Delivery ack{channel_bit(channel), acknowledgment(msg, p.from, e), read_at, true};
     if (config_.level == 2) ack.hop = Hop{Hop::answer, p.from};
+    else ack.hop.origin = p.from;  // whose command (a daemon matches it to its queue)
     out.push_back(ack);
     remember(ack.channels, ack.msg);
   }
@@ -329,7 +422,9 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
   if (msg.ins.supervisor && !from.supervisor) return Error::protection;
   // A task acts as itself only: the TKNO field is its Pid register.
   if (!from.supervisor && names_task(msg.ins.opcode) && msg.ins.tkno != from.tkno) return Error::protection;
-  const uint8_t ppn = channel_partition(channel);
+  // The task's partition (its job's, ch. V), else the channel's: a task of another job
+  // on this channel or any other cannot name this one's.
+  const uint8_t ppn = partition_of(channel, from);
   // The operating system (supervisor mode) assigns partitions, so it is not confined to one.
   if (msg.ins.ppn != ppn && !msg.ins.supervisor) return Error::partition;
   if (msg.ins.x && config_.level == 1) {
@@ -344,6 +439,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
       locked_ = channel;
       lock_owner_ = from;
       locked_at_us_ = now_us_;
+      lock_ppn_ = msg.ins.ppn;
       return Error::none;
     case Opcode::UNLOCK:
       if (locked_ != channel) return Error::not_locked;

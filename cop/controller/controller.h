@@ -15,7 +15,10 @@
 //    the link authenticated as supervisor (the channel's driver) may set it;
 //    from a task it is refused with NACK protection. Only U/S commands write
 //    the system address space (CNTNO, each channel's PPN: privilege otherwise)
-//    or reach outside the channel's partition.
+//    or reach outside the sender's partition: the channel's, or the one the
+//    operating system put the task in (its job's, set_task_partition below;
+//    copd gives each job its own, cop/controller/jobs.h). A task naming
+//    another partition is refused (NACK partition).
 //  - Pid register / task address space protection: a task acts only as the
 //    task number its driver enrolled it under. A command whose TKNO names
 //    another task is refused (protection); SETTC/SETBM carry a count there and
@@ -39,10 +42,12 @@
 //    tag) is not serviced: its DATA_RDY stays up and the poll counter passes it
 //    until that operation completes. For a head LOCK the commands up to its
 //    UNLOCK are looked at, so a locked sequence never stalls the round robin.
-//    Commands of a channel stay in FIFO order (copd matches answers to
-//    commands by channel order). A SETTC/SETBM on an entry of the operation in
-//    progress from a channel still pending in it is answered mask_in_use as
-//    before: libcop reads that as "initialised by a peer" (SPMD). As with any
+//    Commands of a channel stay in FIFO order within a partition; a command
+//    of another partition (another job on the channel) passes a held head,
+//    as the jobs' operations are independent (copd matches each answer to
+//    the oldest queued command of its task and PPN: Delivery::hop.origin).
+//    A SETTC/SETBM on an entry of the operation in progress from a channel
+//    still pending in it is answered mask_in_use as before: libcop reads that as "initialised by a peer" (SPMD). As with any
 //    blocking collective, every channel must enter the operations on a tag in
 //    the same order. A held command is ACKed when it is serviced, so a
 //    transport's transmit timer must allow for the wait (the time the slowest
@@ -119,6 +124,7 @@
 
 #include <cop/wire.h>
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <deque>
@@ -267,6 +273,23 @@ class Controller {
   // Inspection, for tests and the daemon's status output.
   const DataRam& ram() const { return ram_; }
   uint8_t channel_partition(int channel) const;
+  // Jobs (seed 000 ch. V, partitions): several jobs may have tasks on one
+  // channel, each job in its own partition. The operating system (copd, when
+  // the task joins its job) says which partition task `tkno` of `channel`
+  // acts in; its commands must name that PPN (else NACK partition). A
+  // channel may be named in a partition's masks and task address space
+  // accesses when the partition is the channel's own (SAS word [c]) or a
+  // job's (some task is in it: a job's tasks may be on any node, and each
+  // task takes only its own partition's results). kChannelPartition: the channel's own (the
+  // default, what a task that joined no job acts in). end_task and
+  // reset_channel set it back to kChannelPartition. Level 1 only.
+  static constexpr uint8_t kChannelPartition = 0xFF;
+  void set_task_partition(int channel, uint16_t tkno, uint8_t ppn);
+  uint8_t task_partition(int channel, uint16_t tkno) const;
+  // A job's partition is free again (its last task ended): its GAS words,
+  // mask entries, task address spaces and parked results are cleared, so the
+  // next job given the PPN finds nothing of the last one.
+  void clear_partition(uint8_t ppn);
   // Forgets a channel's queued commands and releases its lock (its node is gone).
   void reset_channel(int channel);
   // The channel's node is gone for good (copd's lease on it ran out): besides
@@ -329,6 +352,13 @@ class Controller {
   int next_channel();
   // Whether `msg` from `channel` would take part a second time in an operation in progress.
   bool repeats_in_progress(int channel, const wire::Message& msg) const;
+  // Whether queued command i of `channel` waits for an operation in progress
+  // (a LOCK: its partition's commands up to the UNLOCK).
+  bool waits(int channel, size_t i) const;
+  // The queued command of `channel` the poll counter may service: the head, or
+  // when it waits, the first of another partition (another job) whose own
+  // commands before it do not wait; -1 when none.
+  int serviceable(int channel) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
   // RSRAM/WSRAM/RMW (data_ram_access.cpp).
@@ -346,6 +376,10 @@ class Controller {
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);
   wire::Error broadcast(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
+  // The partition `from`'s commands on `channel` act in (its job's, else the channel's).
+  uint8_t partition_of(int channel, Sender from) const;
+  // Whether `channel` may take part in partition `ppn` (its own, or a job's).
+  bool in_partition(int channel, uint8_t ppn) const;
   // The last contribution is in: the result (or the barrier exit) goes to the
   // broadcast mask's channels and the entries are free again.
   void complete_operation(uint8_t ppn, uint32_t tag, const wire::Message& op, std::vector<Delivery>& out);
@@ -404,6 +438,7 @@ class Controller {
   };
   std::vector<Revoked> revoked_;
   bool refused_as_revoked(int channel, const Pending& p);
+  uint8_t lock_ppn_ = 0;  // and in which partition
   uint64_t cycles_ = 0;
   Stats stats_;
   // The command being serviced: whom its answers go to, and whether it came
@@ -412,6 +447,10 @@ class Controller {
   bool from_parent_ = false;
   bool passed_on_ = false;
   std::vector<wire::Message> parked_;
+  std::vector<uint8_t> task_ppn_;  // per (channel, TKNO): set_task_partition's PPN or kChannelPartition
+  std::array<uint32_t, wire::kMaxPpn + 1> ppn_tasks_{};  // tasks set_task_partition put in each partition
+  std::vector<std::array<uint32_t, wire::kMaxPpn + 1>> queued_ppn_;  // per channel: queued commands per PPN
+  size_t chosen_ = 0;  // next_channel's pick in its channel's queue
 };
 
 }  // namespace cop::controller

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1";
   cop::controller::ServerConfig config;
   config.controller.tasks_per_channel = 64;
+  // Each job sharing the controller gets its own partition (jobs.h); PPN 0 is
+  // the channels' own. 8: seven jobs at once (each partition is its own CAS,
+  // GAS and mask RAMs, about 12 MB here; 16 would be ~200 MB per copd).
+  config.controller.partitions = 8;
   app.add_option("--listen", listen, "IP[:PORT] to serve on (port default 7040; 0 = any free port, printed)")
       ->capture_default_str();
   app.add_option("--channels", config.controller.channels, "channels 1..N this controller has (N <= 64)")
@@ -82,6 +86,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gas-words", config.controller.gas_words, "words of the global address space")
       ->check(CLI::Range(1u, cop::wire::kMaxMsgtag + 1))
+      ->capture_default_str();
+  app.add_option("--partitions", config.controller.partitions,
+                 "partitions (PPN 0..N-1): PPN 0 is the channels' own, each job sharing the controller takes "
+                 "one of the others while it has tasks (1: jobs are not kept apart)")
+      ->check(CLI::Range(1, int(cop::wire::kMaxPpn) + 1))
       ->capture_default_str();
   app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")
       ->check(CLI::Range(50, 600000))

@@ -88,7 +88,7 @@ Error Controller::locate_word(int channel, const Message& msg, Sender from, uint
   switch (msg.ins.space) {
     case wire::Space::TAS: {
       const int target = msg.ins.z ? msg.addr.chno : channel;
-      if (channel_partition(target) != ppn) return Error::partition;
+      if (!in_partition(target, ppn)) return Error::partition;
       const uint32_t task = msg.addr.ttkno();
       // ch. V: only the owner task writes its task address space (anyone reads;
       // RMW may update others'). The owner is this channel and the sender's own

@@ -22,7 +22,7 @@ Error Controller::check_mask(uint64_t mask, uint8_t ppn) const {
   if (mask == 0) return Error::bad_mask;
   if (config_.channels < 64 && (mask >> config_.channels) != 0) return Error::bad_mask;
   for (int c = 1; c <= config_.channels; ++c)
-    if ((mask & channel_bit(c)) && channel_partition(c) != ppn) return Error::partition;
+    if ((mask & channel_bit(c)) && !in_partition(c, ppn)) return Error::partition;
   return Error::none;
 }
 
@@ -163,6 +163,7 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
                                m.ins.space == Space::GAS);
     if (contribution && m.ins.ppn < ram_.partitions() && m.addr.msgtag < config_.gas_words)
       lost.push_back(Lost{m.ins.ppn, m.addr.msgtag});
+    queued_ppn_[size_t(channel - 1)][m.ins.ppn & wire::kMaxPpn]--;
     it = q.erase(it);
   }
   if (locked_ == channel && is_task(lock_owner_)) locked_ = 0;
@@ -173,6 +174,7 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
   const bool channel_left = live.none();
   if (tkno < config_.tasks_per_channel)
     for (int p = 0; p < ram_.partitions(); ++p) ram_.clear_task(static_cast<uint8_t>(p), channel, tkno);
+  if (tkno < config_.tasks_per_channel) set_task_partition(channel, tkno, kChannelPartition);
 
   int failed = 0;
   for (int p = 0; p < ram_.partitions(); ++p) {

@@ -34,6 +34,7 @@ Server::Server(const ServerConfig& config, Log log)
         c.vacant_limit_us = uint64_t(std::max(config.lease_ms, 0)) * 1000;
         return c;
       }()),
+      jobs_(config.controller.partitions),
       channels_(size_t(config.controller.channels)) {
   // Sessions start at a random number, so a frame from before a restart of copd
   // is not taken for one of the new registration.
@@ -179,6 +180,7 @@ std::string Server::unauthorised(const Channel& ch, const Frame& f, bool driver,
       return driver || task ? "" : "acknowledgment with a wrong MAC";
     case FrameType::heartbeat:
     case FrameType::enrol:
+    case FrameType::join:
     case FrameType::task_end:
     case FrameType::bye:
       return driver ? "" : fmt::format("{} not MACed with the driver's key", link::frame_type_name(f.type));
@@ -236,6 +238,7 @@ void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t
       answer_heartbeat(c, f, from);
       break;
     case FrameType::enrol:
+    case FrameType::join:
     case FrameType::task_end:
       ch.last_heard = Clock::now();
       handle_driver_request(c, f);
@@ -364,22 +367,35 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
 void Server::handle_driver_request(int c, const Frame& f) {
   Channel& ch = chan(c);
   if (f.session != ch.session) return;  // a request of the previous registration
+  // In order only (the driver resends the oldest unconfirmed one): a JOIN is done
+  // before the ENROL after it, even when the two are sent together and arrive swapped.
+  const uint32_t next = ch.sup_seq + 1 == 0 ? 1 : ch.sup_seq + 1;
+  if (link::seq_after(f.seq, ch.sup_seq) && f.seq != next) return;
   if (link::seq_after(f.seq, ch.sup_seq)) {
     if (f.tkno >= ch.tasks.size()) {
       log_limited(fmt::format("channel {}: {} of TKNO {} beyond the channel's {} tasks ignored", c,
                               link::frame_type_name(f.type), f.tkno, ch.tasks.size()));
+    } else if (f.type == FrameType::join) {
+      ch.sup_answer = join_job(c, f);
     } else {
+      ch.sup_answer = {};
+      // The task's job, when its JOIN came first (copdrv sends it before the ENROL, so
+      // the task's first command already acts in its job's partition).
+      const auto joined = ch.joined.find(f.tkno);
+      const bool has_job = f.type == FrameType::enrol && joined != ch.joined.end();
       // Enrolling a number ends whoever held it before.
-      if (ch.tasks[f.tkno].enrolled || f.type == FrameType::task_end) end_task(c, f.tkno);
+      if (ch.tasks[f.tkno].enrolled || f.type == FrameType::task_end) end_task(c, f.tkno, !has_job);
       if (f.type == FrameType::enrol) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
         t.key = link::session_key(link::task_key(config_.key, uint16_t(c), f.tkno, f.nonce), ch.session);
+        if (has_job) controller_.set_task_partition(c, f.tkno, joined->second);
         controller_.set_vacant(c, false);
       } else if (std::none_of(ch.tasks.begin(), ch.tasks.end(), [](const Task& t) { return t.enrolled; })) {
         // Its last task ended: operations waiting for the channel are voided unless one enrols in time.
         controller_.set_vacant(c, true);
       }
+      ch.joined.erase(f.tkno);
       if (config_.verbose)
         log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
     }
@@ -392,10 +408,47 @@ void Server::handle_driver_request(int c, const Frame& f) {
   ack.tkno = f.tkno;
   ack.seq = f.seq;
   ack.session = ch.session;
+  if (f.seq == ch.sup_seq) {
+    ack.info[0] = ch.sup_answer[0];
+    ack.info[1] = ch.sup_answer[1];
+  }
   send_frame(ack, ch.addr, &ch.down_key);
 }
 
-void Server::end_task(int c, uint16_t tkno) {
+std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
+  Channel& ch = chan(c);
+  const std::string job = f.text;
+  const uint32_t uid = f.info[2];
+  // Not done for two levels: the partition of a level-1 controller's nodes is the
+  // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
+  // With one partition (--partitions 1) every job shares the channels' own.
+  if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2)
+    return {1u + controller_.channel_partition(c), 0};
+  uint8_t ppn = 0;
+  leave_job(c, f.tkno);  // whatever job the number's last task was in
+  ch.joined.erase(f.tkno);
+  const link::JoinRefusal why = jobs_.join(c, f.tkno, job, uid, f.info[3] ? int(f.info[3]) - 1 : -1, ppn);
+  if (why != link::JoinRefusal::none) {
+    log_limited(fmt::format("channel {}: task {} of uid {} refused job '{}' ({})", c, f.tkno, uid, job,
+                            why == link::JoinRefusal::other_user     ? "another user's job"
+                            : why == link::JoinRefusal::no_partition ? "no partition free"
+                                                                     : "bad request"));
+    return {0, uint32_t(why)};
+  }
+  ch.joined[f.tkno] = ppn;  // for its ENROL, which follows
+  if (config_.verbose)
+    log_(link::LogLevel::info, fmt::format("channel {}: task {} joined job '{}' (uid {}) in partition {}", c, f.tkno, job, uid, ppn));
+  return {1u + ppn, 0};
+}
+
+void Server::leave_job(int c, uint16_t tkno) {
+  if (const auto freed = jobs_.leave(c, tkno)) {
+    controller_.clear_partition(*freed);
+    if (config_.verbose) log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task ended)", *freed));
+  }
+}
+
+void Server::end_task(int c, uint16_t tkno, bool leave) {
   Channel& ch = chan(c);
   // Results still queued for routing go first: they are not the ended task's.
   route_deliveries(deliveries_);
@@ -409,6 +462,7 @@ void Server::end_task(int c, uint16_t tkno) {
     log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,
          fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
   ch.tasks[tkno] = Task{};
+  if (leave) leave_job(c, tkno);
   route_failures();
 }
 
@@ -430,6 +484,7 @@ void Server::drop_channel(int c, const std::string& why) {
   route_deliveries(deliveries_);
   ch = Channel{};
   const int failed = controller_.fail_channel(c, deliveries_);
+  for (uint32_t t = 0; t < config_.controller.tasks_per_channel; ++t) leave_job(c, uint16_t(t));
   log_(link::LogLevel::warn, fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
                    failed));
   route_failures();

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,6 +43,7 @@
 #include <cop/link.h>
 
 #include "controller/controller.h"
+#include "controller/jobs.h"
 #include "controller/parent_link.h"
 #include "link/daemon.h"
 #include "link/fault.h"
@@ -154,6 +156,8 @@ class Server {
     int rto_ms = 0;
     Clock::time_point fast_resend_at{};
     uint64_t forged = 0;  // frames refused at the link (logged rate-limited)
+    std::array<uint32_t, 2> sup_answer{};  // what the sup_ack of request sup_seq says (a JOIN's partition)
+    std::map<uint16_t, uint8_t> joined;     // TKNO -> the PPN its JOIN gave, applied at its ENROL
   };
   // A challenge sent to a REGISTER, answered (once) by a PROVE within kChallengeMs.
   struct Pending {
@@ -187,10 +191,15 @@ class Server {
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   void handle_driver_request(int channel, const link::Frame& f);
+  // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..1].
+  std::array<uint32_t, 2> join_job(int channel, const link::Frame& f);
+  // Task tkno of channel c left its job: a job left without tasks frees its partition.
+  void leave_job(int channel, uint16_t tkno);
   void take_ack(int channel, const link::Frame& f);
   // A frame whose sender may not send it: logged and counted, not answered.
   void refuse_forged(int channel, const link::Frame& f, const std::string& why);
-  void end_task(int channel, uint16_t tkno);
+  // leave: the task leaves its job too (not when a JOIN for the number's next task came first).
+  void end_task(int channel, uint16_t tkno, bool leave = true);
   // What the controller core sent: answers to the asking task (by the
   // channel's FIFO of origins), results and broadcasts to every channel of
   // the mask; queued in each channel's `out` for send_replies.
@@ -229,6 +238,7 @@ class Server {
   Log log_;
   link::UdpSocket socket_;
   Controller controller_;
+  Jobs jobs_;
   std::unique_ptr<ParentLink> parent_;
   // Level 2: channels whose last frame is to be confirmed (force: a resend, confirmed again).
   std::vector<std::pair<int, bool>> confirm_;

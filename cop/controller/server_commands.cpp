@@ -132,8 +132,16 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
           log_limited(fmt::format("channel {}: answer with no command waiting for it: dropped", c));
           continue;
         }
-        ch.last_answered = ch.fifo.front();
-        ch.fifo.pop_front();
+        // The oldest queued command of the task (and partition) the core serviced: a
+        // channel's commands keep their order within a partition, and another job's may
+        // pass a held one (controller.h).
+        const Sender& who = d.hop.origin;
+        auto it = std::find_if(ch.fifo.begin(), ch.fifo.end(), [&](const Origin& o) {
+          return o.tkno == who.tkno && o.supervisor == who.supervisor && (o.ppn & wire::kMaxPpn) == d.msg.ins.ppn;
+        });
+        if (it == ch.fifo.end()) it = ch.fifo.begin();
+        ch.last_answered = *it;
+        ch.fifo.erase(it);
       }
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {

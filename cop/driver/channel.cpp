@@ -235,6 +235,7 @@ bool ChannelClient::take_result(const Entry& e) {
   const wire::Message& m = std::get<wire::Message>(decoded);
   const uint32_t tag = m.addr.msgtag;
   if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
+  if (m.ins.ppn != ppn_) return false;  // another job's operation on the same tag
   if (m.ins.opcode == Opcode::NACK) {
     result_error_ = wire::nack_error(m.data1);
     return true;
@@ -349,7 +350,12 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
       take_reply(f);
       break;
     case FrameType::sup_ack:
-      if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) w_->sup_acked.store(f.seq);
+      if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) {
+        // A JOIN's answer (its job's partition) before the seq that confirms it.
+        if (f.info[0] || f.info[1])
+          w_->sup_answer.store(uint64_t{f.seq} << 32 | (f.info[0] & 0xFFFFu) << 16 | (f.info[1] & 0xFFFFu));
+        w_->sup_acked.store(f.seq);
+      }
       break;
     case FrameType::frame_nack:
       if (f.seq == seq_ && answers_missing_ > 0 && ++resends_ <= opt_.retry_limit) {

@@ -98,6 +98,10 @@ class ChannelClient {
   Window* window() const { return w_; }
   const LinkOptions& options() const { return opt_; }
   void set_options(const LinkOptions& o) { opt_ = o; }
+  // The task's partition (its job's PPN, RegisterReply::ppn): results and
+  // broadcasts of other partitions on the channel (other jobs' operations on
+  // the same tags) are not its (seed 000 ch. V).
+  void set_partition(uint8_t ppn) { ppn_ = ppn; }
   // A task's link error as the CSR shows it, if any.
   wire::Error csr_error() const;
   // The task's connection to copdrv (its Unix socket): copdrv gone closes it,
@@ -174,6 +178,7 @@ class ChannelClient {
   uint64_t driver_checked_ns_ = 0;
   int driver_conn_ = -1;
   std::vector<uint8_t> rx_;
+  uint8_t ppn_ = 0;
 };
 
 }  // namespace cop::driver

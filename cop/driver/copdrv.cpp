@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--key", key_file,
                  "the cluster key copd has: a file of 32 random bytes, mode 0600 (default: $COP_KEY)")
       ->envname("COP_KEY");
+  app.add_option("--allow-uid", config.allow_uid,
+                 "the user whose tasks may enrol (checked with SO_PEERCRED; root's always may; the socket is "
+                 "mode 0600, owned by that user). Default: the user copdrv runs as; a root-run copdrv serving a "
+                 "job names the job's user")
+      ->check(CLI::Range(0, 2147483647));
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "

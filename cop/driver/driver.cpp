@@ -93,7 +93,8 @@ void Driver::update_keys() {
   drain_->set_driver_key(driver_key_, session);
 }
 
-void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t nonce) {
+void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t nonce,
+                        const std::function<void(link::Frame&)>& more) {
   Frame f;
   f.type = type;
   f.channel = static_cast<uint16_t>(config_.channel);
@@ -102,6 +103,7 @@ void Driver::send_frame(FrameType type, uint32_t seq, uint16_t tkno, uint64_t no
   f.nonce = type == FrameType::register_ ? nc_ : nonce;
   f.session = window_->rx_session.load();
   f.ack = window_->rx_next.load() - 1;
+  if (more) more(f);
   if (type != FrameType::register_) window_->ack_sent.store(f.ack);
   update_keys();
   std::vector<uint8_t> bytes;
@@ -214,8 +216,13 @@ void Driver::start(const std::atomic<bool>& stop) {
   std::strcpy(tmp_addr.sun_path, tmp.c_str());
   ::unlink(tmp.c_str());
   listener_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  // Only the job's user may connect (issue 25: a socket open to every local user let
+  // any of them enrol a task beside the job's): mode 0600, owned by that user when a
+  // root-run copdrv serves another (--allow-uid). accept_task checks SO_PEERCRED too.
+  const bool give = config_.allow_uid >= 0 && uid_t(config_.allow_uid) != ::geteuid();
   if (::bind(listener_, reinterpret_cast<sockaddr*>(&tmp_addr), sizeof tmp_addr) < 0 || ::listen(listener_, 64) < 0 ||
-      ::chmod(tmp.c_str(), 0666) < 0 || ::rename(tmp.c_str(), socket_path_.c_str()) < 0)
+      ::chmod(tmp.c_str(), 0600) < 0 || (give && ::chown(tmp.c_str(), uid_t(config_.allow_uid), gid_t(-1)) < 0) ||
+      ::rename(tmp.c_str(), socket_path_.c_str()) < 0)
     throw std::runtime_error(fmt::format("{}: {}", socket_path_, std::strerror(errno)));
   log_(link::LogLevel::info, fmt::format("channel {} registered with copd at {} (partition {}, {} task address spaces); tasks use "
                    "COP_DRIVER={}",
@@ -260,6 +267,7 @@ void Driver::free_slot(int slot) {
   {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = 0;
+    jobs_[slot] = SlotJob{};
   }
   // copd forgets the task's key and frees what it left in the controller.
   request(FrameType::task_end, uint16_t(slot), 0);
@@ -278,6 +286,10 @@ void Driver::free_slot(int slot) {
   pthread_mutex_unlock(&window_->buffer_lock);
 }
 
+bool Driver::admitted(uid_t uid) const {
+  return uid == 0 || uid == (config_.allow_uid >= 0 ? uid_t(config_.allow_uid) : ::geteuid());
+}
+
 void Driver::accept_task() {
   const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
@@ -291,6 +303,20 @@ void Driver::accept_task() {
   }
   RegisterReply rep;
   std::string why;
+  // Who the task is, as the kernel says (not the request): only the job's user enrols.
+  ucred cred{};
+  socklen_t cred_len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0 || !admitted(cred.uid)) {
+    rep.status = CopErrNotPermitted;
+    std::snprintf(rep.detail, sizeof rep.detail, "copdrv of channel %d admits only uid %d (and root); the task runs as uid %d",
+                  config_.channel, config_.allow_uid >= 0 ? config_.allow_uid : int(::geteuid()), int(cred.uid));
+    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    log_(link::LogLevel::warn, fmt::format("task pid {} refused: {}", int(cred.pid), rep.detail));
+    ::close(fd);
+    return;
+  }
+  req.job[sizeof req.job - 1] = '\0';
+  const std::string job = req.job[0] ? std::string(req.job) : fmt::format("uid:{}", cred.uid);
   const int slot = window_->csr_rdy.load() ? assign_slot(req, why) : -1;
   if (!window_->csr_rdy.load()) why = "the channel is not registered with copd (link down)";
   if (slot < 0) {
@@ -308,13 +334,43 @@ void Driver::accept_task() {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = token;
   }
-  const uint32_t seq = request(FrameType::enrol, uint16_t(slot), token);
   const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
-  while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
-    send_pending_request();
-    if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
-    heartbeat();
-    prove();
+  auto wait_confirmed = [&](uint32_t seq) {
+    while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
+      send_pending_request();
+      if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
+      heartbeat();
+      prove();
+    }
+    return confirmed(seq);
+  };
+  // First its job (cop.h "Jobs"): copd gives the job's partition, the same on every
+  // node, and the enrolment that follows puts the task in it.
+  uint32_t seq = request(FrameType::join, uint16_t(slot), 0, job, cred.uid, 0);
+  {
+    std::lock_guard lock(requests_mu_);
+    jobs_[slot] = SlotJob{job, cred.uid, 0};
+  }
+  const bool answered = wait_confirmed(seq);
+  const uint64_t answer = window_->sup_answer.load();
+  const bool ours = answered && uint32_t(answer >> 32) == seq;
+  const uint32_t joined = ours ? uint32_t(answer >> 16) & 0xFFFFu : 0;
+  if (answered && joined == 0) {
+    const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
+    free_slot(slot);
+    rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition : CopErrNotPermitted;
+    std::snprintf(rep.detail, sizeof rep.detail, "copd refused job '%s' of uid %d: %s", job.c_str(), int(cred.uid),
+                  why_not == link::JoinRefusal::other_user     ? "it is another user's job"
+                  : why_not == link::JoinRefusal::no_partition ? "every partition belongs to another job"
+                                                               : "bad job id");
+    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
+    ::close(fd);
+    return;
+  }
+  if (answered) {
+    seq = request(FrameType::enrol, uint16_t(slot), token);
+    wait_confirmed(seq);
   }
   if (!confirmed(seq)) {
     free_slot(slot);
@@ -332,7 +388,11 @@ void Driver::accept_task() {
   std::memcpy(rep.down_key, down_base_.data(), sizeof rep.down_key);
   rep.chno = static_cast<uint16_t>(config_.channel);
   rep.tkno = static_cast<uint16_t>(slot);
-  rep.ppn = window_->ppn;
+  rep.ppn = uint16_t(joined - 1);
+  {
+    std::lock_guard lock(requests_mu_);
+    jobs_[slot].ppn = joined;
+  }
   rep.channels = window_->channels;
   rep.tasks_per_channel = window_->tasks_per_channel;
   rep.tas_words = window_->tas_words;
@@ -350,10 +410,11 @@ void Driver::accept_task() {
   }
 }
 
-uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t token) {  // token: the enrolment nonce
+uint32_t Driver::request(FrameType type, uint16_t tkno, uint64_t nonce, const std::string& job, uint32_t uid,
+                         uint32_t had_ppn) {
   std::lock_guard lock(requests_mu_);
   if (++request_seq_ == 0) request_seq_ = 1;
-  requests_.push_back(DriverRequest{type, tkno, token, request_seq_, 0});
+  requests_.push_back(DriverRequest{type, tkno, nonce, request_seq_, 0, job, uid, had_ppn});
   return request_seq_;
 }
 
@@ -369,7 +430,13 @@ void Driver::send_pending_request() {
     requests_.clear();
     request_seq_ = 0;
     for (int t = 0; t < kMaxLocalTasks; ++t)
-      if (tokens_[t]) requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
+      if (tokens_[t]) {
+        // Its job again first, asking for the partition it has (every node asks the same).
+        if (!jobs_[t].job.empty())
+          requests_.push_back(DriverRequest{FrameType::join, uint16_t(t), 0, ++request_seq_, 0, jobs_[t].job,
+                                            jobs_[t].uid, jobs_[t].ppn});
+        requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
+      }
   }
   const uint32_t acked = window_->sup_acked.load();
   while (!requests_.empty() && !link::seq_after(requests_.front().seq, acked)) requests_.pop_front();
@@ -378,6 +445,21 @@ void Driver::send_pending_request() {
   const uint64_t now = monotonic_ns();
   if (r.sent_ns != 0 && now - r.sent_ns < 30000000ull) return;  // its resend timer: 30 ms
   r.sent_ns = now;
+  if (r.type == FrameType::join) {
+    send_frame(r.type, r.seq, r.tkno, 0, [&](Frame& f) {
+      f.info[2] = r.uid;
+      f.info[3] = r.had_ppn;
+      f.text = r.job;
+    });
+    // A task enrolled again (copd restarted) waits for both: its ENROL goes at once
+    // behind its JOIN (copd takes requests in order), one round trip as before.
+    if (requests_.size() > 1 && requests_[1].type == FrameType::enrol && requests_[1].tkno == r.tkno) {
+      DriverRequest& e = requests_[1];
+      e.sent_ns = now;
+      send_frame(e.type, e.seq, e.tkno, e.nonce);
+    }
+    return;
+  }
   send_frame(r.type, r.seq, r.tkno, r.nonce);
 }
 
@@ -404,6 +486,10 @@ void Driver::serve_normal(int fd, int slot, LinkOptions link) {
   }
   ChannelClient client(window_, udp_.fd(), static_cast<uint16_t>(slot),
                        link::task_key(config_.key, uint16_t(config_.channel), uint16_t(slot), token), down_base_, link);
+  {
+    std::lock_guard lock(requests_mu_);
+    if (jobs_[slot].ppn) client.set_partition(uint8_t(jobs_[slot].ppn - 1));
+  }
   // The second copy: requests arrive in the driver's buffers, answers leave them.
   auto req = std::make_unique<ExchangeRequest>();
   auto rep = std::make_unique<ExchangeReply>();

@@ -15,6 +15,7 @@
 //     a broadcast before its receiver asks) in the out-of-context buffer.
 #pragma once
 #include <netinet/in.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <deque>
@@ -41,6 +42,9 @@ struct DriverConfig {
   int dead_ms = 1500;
   int register_timeout_ms = 30000;
   link::Key key{};  // the cluster key (copdrv --key)
+  // The user whose tasks may enrol (SO_PEERCRED; root's always may): -1, the
+  // user copdrv runs as. A root-run copdrv serving one job user names it.
+  int allow_uid = -1;
 };
 
 // A request of the driver to copd (frames MACed with the driver's key),
@@ -51,6 +55,10 @@ struct DriverRequest {
   uint64_t nonce;  // ENROL: the task's enrolment nonce
   uint32_t seq;
   uint64_t sent_ns;
+  // join: the task's job, its user and 1 + the PPN it had (0: none).
+  std::string job = {};
+  uint32_t uid = 0;
+  uint32_t had_ppn = 0;
 };
 
 class Driver {
@@ -76,13 +84,15 @@ class Driver {
   void free_slot(int slot);
   void serve_normal(int fd, int slot, LinkOptions link);
   void heartbeat();
-  void send_frame(link::FrameType type, uint32_t seq, uint16_t tkno = 0, uint64_t nonce = 0);
+  void send_frame(link::FrameType type, uint32_t seq, uint16_t tkno = 0, uint64_t nonce = 0,
+                  const std::function<void(link::Frame&)>& more = {});
   // The driver's key for the window's session (again when the session changed).
   void update_keys();
   // Answers copd's last challenge (filed in the window by whoever read it).
   void prove();
-  // Queues a request for copd; returns its seq.
-  uint32_t request(link::FrameType type, uint16_t tkno, uint64_t nonce);
+  // Queues a request for copd (nonce: ENROL's enrolment nonce); returns its seq.
+  uint32_t request(link::FrameType type, uint16_t tkno, uint64_t nonce, const std::string& job = {}, uint32_t uid = 0,
+                   uint32_t had_ppn = 0);
   // Sends the oldest unconfirmed request (again, on its timer); after a new
   // registration (copd restarted) enrols every local task again first.
   void send_pending_request();
@@ -113,6 +123,15 @@ class Driver {
   uint32_t request_seq_ = 0;
   uint32_t request_session_ = 0;
   uint64_t tokens_[kMaxLocalTasks] = {};  // each local task's enrolment nonce (0: free)
+  // Each local task's job, user and 1 + its partition (enrolled again with it after a copd restart).
+  struct SlotJob {
+    std::string job;
+    uint32_t uid = 0;
+    uint32_t ppn = 0;
+  };
+  SlotJob jobs_[kMaxLocalTasks];
+  // Whether a task of this user may enrol (DriverConfig::allow_uid, root).
+  bool admitted(uid_t uid) const;
   uint32_t ack_seen_ = 0;
   uint64_t last_heartbeat_ns_ = 0;
   uint64_t udp_skip_until_ns_ = 0;  // next periodic drain

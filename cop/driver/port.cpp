@@ -52,6 +52,7 @@ class DirectPort final : public Port {
     return client_.await(w, out, at);
   }
   void set_link_options(const LinkOptions& o) override { client_.set_options(o); }
+  void set_partition(uint8_t ppn) { client_.set_partition(ppn); }
   bool direct() const override { return true; }
   bool driver_gone() const override { return peer_closed(conn_); }
   size_t max_commands() const override { return size_t(link::kMaxEntries); }
@@ -134,7 +135,14 @@ std::string default_driver_dir() {
   return fmt::format("{}/copbench-cop", tmp && *tmp ? tmp : "/tmp");
 }
 
-OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tkno, const LinkOptions& link) {
+std::string default_job_id() {
+  if (const char* j = std::getenv("COP_JOB"); j && *j) return j;
+  if (const char* s = std::getenv("SLURM_JOB_ID"); s && *s) return std::string("slurm:") + s;
+  return {};
+}
+
+OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tkno, const LinkOptions& link,
+                     const std::string& job) {
   OpenResult r;
   const std::string path = dir + "/" + kSocketName;
   sockaddr_un addr{};
@@ -147,6 +155,13 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
   std::strcpy(addr.sun_path, path.c_str());
   const int conn = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (conn < 0 || ::connect(conn, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    if (conn >= 0 && (errno == EACCES || errno == EPERM)) {
+      // The socket admits only the job's user (copdrv --allow-uid).
+      r.status = CopErrNotPermitted;
+      r.error = fmt::format("the channel driver at {} admits only its job's user: {}", path, std::strerror(errno));
+      ::close(conn);
+      return r;
+    }
     r.status = CopErrNoDriver;
     r.error = fmt::format("no channel driver at {}: {} (is copdrv running? COP_DRIVER={})", path,
                           std::strerror(errno), dir);
@@ -159,6 +174,14 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
   req.wanted_tkno = wanted_tkno;
   req.direct = direct ? 1 : 0;
   req.link = link;
+  const std::string job_id = job.empty() ? default_job_id() : job;
+  if (job_id.size() >= sizeof req.job) {
+    r.status = -2;  // PvmBadParam (pvm3.h; the driver library does not use PVM)
+    r.error = fmt::format("job id '{}' is longer than {} bytes (COP_JOB)", job_id, sizeof req.job - 1);
+    ::close(conn);
+    return r;
+  }
+  std::memcpy(req.job, job_id.data(), job_id.size());
   if (::send(conn, &req, sizeof req, MSG_NOSIGNAL) != ssize_t(sizeof req)) {
     r.status = CopErrNoDriver;
     r.error = fmt::format("registration with {} failed: {}", path, std::strerror(errno));
@@ -208,6 +231,7 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
     std::memcpy(down_key.data(), rep.down_key, down_key.size());
     ::explicit_bzero(rep.task_key, sizeof rep.task_key);
     r.port = std::make_unique<DirectPort>(conn, fds[1], w, info, task_key, down_key, link);
+    static_cast<DirectPort&>(*r.port).set_partition(uint8_t(rep.ppn));
   } else {
     r.port = std::make_unique<NormalPort>(conn, w, info);
   }

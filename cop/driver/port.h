@@ -53,9 +53,14 @@ struct OpenResult {
 };
 
 // Registers with the driver in `driver_dir` (DIR/copdrv.sock) as task `tid`,
-// asking for TKNO `wanted_tkno` (-1: any free one).
+// asking for TKNO `wanted_tkno` (-1: any free one), in job `job` (empty:
+// default_job_id(), and when that is empty copdrv names the job after the
+// task's user). The port's ChannelInfo::ppn is the job's partition.
 OpenResult open_port(const std::string& driver_dir, bool direct, int tid, int wanted_tkno,
-                     const LinkOptions& link = {});
+                     const LinkOptions& link = {}, const std::string& job = {});
+
+// The job a task belongs to (cop.h "Jobs"): $COP_JOB, else "slurm:" $SLURM_JOB_ID, else empty.
+std::string default_job_id();
 
 // The driver directory a task uses: $COP_DRIVER, else $TMPDIR/copbench-cop, else /tmp/copbench-cop.
 std::string default_driver_dir();

@@ -27,6 +27,9 @@ struct RegisterRequest {
   int32_t wanted_tkno = -1;  // -1: any free one; -2: the tid's L field mod task spaces, or refuse
   uint32_t direct = 1;
   LinkOptions link;
+  // The task's job (COP_JOB, ...; cop.h "Jobs"), NUL-terminated; empty: copdrv
+  // names it after the task's user. Its tasks share a partition (PPN).
+  char job[link::kMaxJobId + 1] = {};
 };
 
 struct RegisterReply {

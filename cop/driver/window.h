@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 5;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge
+inline constexpr uint32_t kWindowVersion = 6;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -131,6 +131,10 @@ struct Window {
   std::atomic<uint64_t> register_nc;
   std::atomic<uint32_t> challenge_ns[4];
   std::atomic<uint32_t> challenge_seq;
+  // The answer of copd's last sup_ack that carried one (a JOIN's): its seq in
+  // the high word, then info[0] (1 + the job's PPN, 0: refused) and info[1]
+  // (link::JoinRefusal), 16 bits each.
+  std::atomic<uint64_t> sup_answer;
 };
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.

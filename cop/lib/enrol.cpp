@@ -2,6 +2,7 @@
 // task's channel (a driver::Port, direct or normal access), options,
 // notification of a channel that went down, cop_exit, cop_strerror.
 #include <pvm3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,6 +19,19 @@ using wire::Opcode;
 
 namespace {
 
+// The task's job (cop.h "Jobs"): COP_JOB or the Slurm job, else this PVM virtual
+// machine (its master host, the first of pvm_config, and the user: one virtual
+// machine per user and master host); empty when PVM cannot say (copdrv then
+// names the job after the user).
+std::string job_id() {
+  if (std::string j = driver::default_job_id(); !j.empty()) return j;
+  int nhost = 0, narch = 0;
+  pvmhostinfo* hosts = nullptr;
+  if (pvm_config(&nhost, &narch, &hosts) < 0 || nhost < 1 || !hosts || !hosts[0].hi_name) return {};
+  std::string id = "pvm:" + std::string(hosts[0].hi_name) + ":uid" + std::to_string(::getuid());
+  return id.size() <= link::kMaxJobId ? id : id.substr(0, link::kMaxJobId);
+}
+
 // Registers with the node's driver (asking for TKNO `wanted_tkno`), checks the
 // channel with the controller, clears the task address space and publishes this
 // task's (CHNO, TKNO) for the table mapping.
@@ -26,7 +40,7 @@ int open_channel(int wanted_tkno) {
   l.host.reset();
   l.port.reset();
   auto r = driver::open_port(driver::default_driver_dir(), l.access == CopAccessDirect, l.tid, wanted_tkno,
-                             link_options());
+                             link_options(), job_id());
   if (r.status < 0) {
     report("cop_mytid", r.error);
     return r.status;
@@ -35,6 +49,7 @@ int open_channel(int wanted_tkno) {
   l.host = std::make_unique<HostArea>(l.port->window(), int(l.port->info().tkno));
   l.host->set_timeout(l.timeout_ms);
   l.host->set_link_check([] { return lib().port && lib().port->driver_gone(); });
+  l.host->set_partition(uint8_t(l.port->info().ppn));
   // ch. V: verify the channel is healthy and learn its number from the controller.
   std::vector<Answer> a;
   const std::vector<Message> probe = {commands::command(sender(), Opcode::PROBE)};
@@ -183,6 +198,8 @@ const char* cop_strerror(int rc) {
     case CopErrMapping: return "the tid mapping does not hold for a task";
     case CopErrTagOverlap: return "the tag's address range overlaps another operation's that may be in progress";
     case CopErrPartnerDied: return "a local task taking part in the operation died";
+    case CopErrNotPermitted: return "copdrv admits only its job's user, or the job is another user's";
+    case CopErrNoPartition: return "every partition of the controller belongs to another job";
     case PvmNoTask: return "no such task";
     case PvmBadParam: return "bad parameter";
     case PvmNoInst: return "no such instance in the group";

@@ -61,6 +61,7 @@ uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t t
   uint64_t base = std::hash<std::string>{}(std::string(op) + '\0' + group);
   base = hash_combine(base, tag);
   base = hash_combine(base, chunk);
+  base = hash_combine(base, ppn_);
   const uint64_t gen = generation_[base]++;
   const uint64_t key = hash_combine(base, gen);
   return key && key != kRetired ? key : 1;

@@ -52,6 +52,9 @@ class HostArea {
   void set_timeout(int ms) { timeout_ms_ = ms; }
   // Whether the channel's driver is gone (the task's waits then end with CopErrLinkDown).
   void set_link_check(std::function<bool()> gone) { link_gone_ = std::move(gone); }
+  // The task's partition (its job's): tasks of other jobs on this host share the
+  // area, and their operations on the same group names and tags are not ours.
+  void set_partition(uint8_t ppn) { ppn_ = ppn; }
 
   // The key of this task's next operation of this kind on (group, tag, chunk).
   uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk);
@@ -114,6 +117,7 @@ class HostArea {
   int tkno_;
   int timeout_ms_ = 10000;
   std::function<bool()> link_gone_;
+  uint8_t ppn_ = 0;
   std::map<uint64_t, uint64_t> generation_;
 };
 

@@ -50,7 +50,7 @@ Mac mac_of(std::span<const uint8_t> bytes, const Key& key) {
   return m;
 }
 
-bool known_type(uint8_t t) { return t >= 1 && t <= 15; }
+bool known_type(uint8_t t) { return t >= 1 && t <= 16; }
 
 }  // namespace
 
@@ -71,6 +71,7 @@ std::string_view frame_type_name(FrameType t) {
     case FrameType::ack: return "ack";
     case FrameType::challenge: return "challenge";
     case FrameType::prove: return "prove";
+    case FrameType::join: return "join";
   }
   return "?";
 }

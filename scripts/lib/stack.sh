@@ -280,6 +280,7 @@ print_exports() {
   for n in $STACK_NODES; do drivers+=" COP_DRIVER_$n=$STACK_DIR/node$n"; done
   echo "export COP_STACK_DIR=$STACK_DIR COP_CONTROLLER=$STACK_CONTROLLER COP_PER_CONTROLLER=$STACK_PER_CONTROLLER"
   echo "export${drivers}"
+  echo "# tasks of one job name it with COP_JOB (each job its own partition; default: the PVM virtual machine)"
   echo "# node k's tasks need COP_DRIVER=\$COP_DRIVER_k; for a quick try on node ${STACK_NODES%% *}:"
   echo "export COP_DRIVER=$STACK_DIR/node${STACK_NODES%% *}"
 }

@@ -39,7 +39,7 @@ constexpr int kHelloTag = 4243;
 constexpr int kGoTag = 4244, kEnterTag = 4245;
 // The parent's line on which libcop_test.sh kills copd (scenario kill).
 constexpr const char* kCopdMayBeKilled = "copd may be killed now";
-inline char kGroup[] = "copcheck";
+inline char kGroup[96] = "copcheck";  // "copcheck-" COP_JOB when set (jobs sharing a virtual machine)
 
 struct Checker {
   std::string failures;
@@ -63,7 +63,10 @@ inline int g_mapping = CopMapTable;  // selected before joining the group
 inline int g_per_controller = 64;
 
 // The value task `inst` contributes at element i, per type.
-inline long long value(int inst, int i) { return (inst + 1) * 7 + i * 3 - 11; }
+// Jobs sharing the stack (libcop_test.sh jobs) contribute different values: a sum
+// with another job's contribution in it is wrong, even in the same round.
+inline long long g_job_offset = 0;
+inline long long value(int inst, int i) { return (inst + 1) * 7 + i * 3 - 11 + g_job_offset; }
 
 // libcop_calls.cpp: every libcop call against a local computation (scenario checks).
 void run_checks(Checker& c, int node);

@@ -10,6 +10,8 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
 #                                                           jobs reusing task numbers): same answers
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT jobs      two jobs (COP_JOB, two virtual machines) at once
+#                                                           on one stack, the same collectives on the same tags
 set -euo pipefail
 bin=$1 stack_cmd=$2
 shift 2
@@ -69,6 +71,28 @@ loops)
   "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario loops --rounds 50 ||
     { copd_log; exit 1; }
   exit 0
+  ;;
+jobs)
+  # Two jobs sharing the stack (issue 25), named by COP_JOB (exported to their tasks; each
+  # its own PVM group), running the same collectives on the same tags at once. copd gives each
+  # its own partition: both must be right, whoever shares the nodes. (One virtual
+  # machine: PVM's group server is not safe with two on one host.)
+  run_job() {
+    export COP_JOB=$1 PVM_EXPORT=COP_JOB
+    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario collectives --rounds 150
+  }
+  (run_job libcop-test-job-1) >"$work/job1.out" 2>&1 &
+  j1=$!
+  (run_job libcop-test-job-2) >"$work/job2.out" 2>&1 &
+  j2=$!
+  wait "$j1" || rc=1
+  wait "$j2" || rc=1
+  for j in 1 2; do
+    echo "--- job $j"
+    grep -v '^ok' "$work/job$j.out" | tail -n 15
+  done
+  [ "$rc" -eq 0 ] || copd_log
+  exit $rc
   ;;
 killrecv)
   "$bin/cop_libcop_check" --stack "$work/stack" --access direct --scenario killrecv || { copd_log; exit 1; }

@@ -106,6 +106,20 @@
  * environment variable COP_DRIVER (the driver's directory, default
  * $TMPDIR/copbench-cop or /tmp/copbench-cop). COP_ACCESS=normal|direct picks
  * the access mode at enrollment (default direct); cop_setopt changes it.
+ *
+ * Jobs (seed 000 ch. V, partitions): every task belongs to a job, named at
+ * cop_mytid by COP_JOB (the launchers set it: scripts/cop-stack, suite/launch),
+ * else SLURM_JOB_ID, else the PVM virtual machine (its master host and the
+ * user). copd gives each job its own partition (PPN) on the controller, the
+ * same on every node, for as long as a task of the job is enrolled: masks,
+ * GAS words, task address spaces and results of one job are out of reach of
+ * every other job's tasks (their commands naming it get CopErrPartition), even
+ * on the same channel and with the same tags. A job belongs to the user whose
+ * task opened it (another user's task naming it: CopErrNotPermitted), and
+ * copdrv admits only its job's user. Tasks that are to cooperate must name the
+ * same job. Not done: a two-level COP gives all jobs of a level-1 controller
+ * its one partition (the level 2's SAS word), so jobs are isolated there by
+ * copdrv's user check only.
  */
 #ifndef COP_COP_H
 #define COP_COP_H
@@ -183,6 +197,11 @@ extern "C" {
                                    progress (no full cop_barrier of that group since): see "Tags" */
 #define CopErrPartnerDied -135  /* a local task doing this operation's channel part died (the host
                                    area's slot is cleared; the next call on the tag starts afresh) */
+#define CopErrNotPermitted -150 /* cop_mytid: copdrv admits only its job's user (SO_PEERCRED; copdrv's
+                                   uid or --allow-uid, and root), or the job id (COP_JOB) is another
+                                   user's job on this controller */
+#define CopErrNoPartition -151  /* cop_mytid: every partition (PPN) of the controller belongs to another
+                                   job (copd --partitions) */
 
 /* ---- Task initialization and management ---- */
 /* Enrols the task on its host's channel (a task number, TKNO, from the driver) and

@@ -41,7 +41,7 @@
 // challenge and answer: REGISTER (nonce Nc) -> CHALLENGE (Ns in info[0..3])
 // -> PROVE (Nc, Ns; MACed with K_reg = H_K("register", channel, Nc, Ns)) ->
 // REGISTERED (the new session S; nonce = Nc). Then
-//   driver frames (HEARTBEAT, BYE, ENROL, TASK_END, the driver's ACKs and
+//   driver frames (HEARTBEAT, BYE, JOIN, ENROL, TASK_END, the driver's ACKs and
 //     commands, a level-1 copd's frames up): H_K("driver", channel, S, Nc, Ns);
 //   copd -> node (REPLY, SUP_ACK, HEARTBEAT_ACK, FRAME_NACK, REGISTERED):
 //     H(H_K("down", channel), "session", S), which the channel's tasks can
@@ -110,6 +110,20 @@ enum class FrameType : uint8_t {
   ack = 13,           // node -> copd: reply frames up to `ack` arrived; info[0] = 1: a gap, resend now
   challenge = 14,     // copd -> node: nonce = Nc, info[0..3] = Ns (128 bits): prove the cluster key
   prove = 15,         // node -> copd: nonce = Nc, info[0..3] = Ns, MACed with K_reg
+  // driver -> copd, sequenced like enrol, just before the task's ENROL: the task that
+  // enrols as tkno next belongs to job `text` (at most kMaxJobId bytes) of user info[2]
+  // (its first command acts in the job's partition); info[3] = 1 + the PPN it had
+  // (enrolled again after a copd restart), 0 none. Its sup_ack says in info[0] 1 + the
+  // job's partition (PPN), or 0 with info[1] a JoinRefusal (the driver then does not enrol it).
+  join = 16,
+};
+
+inline constexpr size_t kMaxJobId = 64;
+enum class JoinRefusal : uint32_t {
+  none = 0,
+  other_user = 1,    // the job is another user's on this controller
+  no_partition = 2,  // every partition belongs to another job
+  bad_request = 3,   // the task is not enrolled, or the job id is empty or too long
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };

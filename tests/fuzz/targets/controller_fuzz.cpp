@@ -25,6 +25,7 @@
 //     a node can decode (cop/wire.h, to_node), so the driver never drops it
 //   - DATA_RDY of a channel is exactly "a command of it waits"; the modelled clock
 //     never runs backwards; stats count what was emitted
+#include <algorithm>
 #include <cop/wire.h>
 
 #include <bit>
@@ -65,6 +66,7 @@ class Input {
 
 struct Expect {
   uint16_t tkno;
+  uint8_t ppn;        // the partition it names: commands of one partition keep their order
   bool must_refuse;   // a task claimed more than its Sender allows
   bool by_user;       // sent by the user task `tkno` (end_task drops exactly these)
 };
@@ -229,7 +231,8 @@ class Harness {
     // (0 for SETTC/SETBM, whose TKNO field is a count).
     const bool mask_op = op == Opcode::SETTC || op == Opcode::SETBM;
     const uint16_t answer_tkno = from.supervisor ? (mask_op ? uint16_t{0} : m.ins.tkno) : from.tkno;
-    model_[size_t(ch - 1)].push_back(Expect{answer_tkno, must_refuse, !from.supervisor});
+    model_[size_t(ch - 1)].push_back(
+        Expect{answer_tkno, uint8_t(m.ins.ppn & wire::kMaxPpn), must_refuse, !from.supervisor});
   }
 
   void step() {
@@ -281,7 +284,8 @@ class Harness {
   // ---- invariants ----
   // The deliveries from `before` on come from `serviced` commands: each begins with
   // its one ACK/NACK (link level, one channel), which matches that channel's oldest
-  // waiting command; everything else is data, not link level.
+  // waiting command of the same partition (a command held in one partition does not
+  // hold another's, controller.h); everything else is data, not link level.
   void account(size_t before, int serviced) {
     int acks = 0;
     for (size_t i = before; i < out_.size(); ++i) {
@@ -298,8 +302,11 @@ class Harness {
       const int ch = std::countr_zero(d.channels) + 1;
       auto& q = model_[size_t(ch - 1)];
       FUZZ_CHECK(!q.empty(), "an ACK/NACK on channel %d, which has no command waiting", ch);
-      const Expect e = q.front();
-      q.pop_front();
+      const auto it = std::find_if(q.begin(), q.end(), [&](const Expect& x) { return x.ppn == d.msg.ins.ppn; });
+      FUZZ_CHECK(it != q.end(), "channel %d: ACK/NACK in partition %u, which has no command waiting", ch,
+                 unsigned(d.msg.ins.ppn));
+      const Expect e = *it;
+      q.erase(it);
       FUZZ_CHECK(e.tkno == d.msg.ins.tkno, "channel %d: ACK/NACK for tkno %u, oldest command is tkno %u", ch,
                  d.msg.ins.tkno, e.tkno);
       // Refused: protection, or an earlier check (partition, address range...) that

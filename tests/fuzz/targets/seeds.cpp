@@ -148,6 +148,16 @@ void frame_seeds(const fs::path& dir) {
     if (t == FrameType::enrol) f.nonce = 0x0123456789abcdefull;  // the task's enrolment nonce
     emit(std::string(link::frame_type_name(t)), f);
   }
+  // JOIN: a task's job (text) and user (info[2]), the PPN it had + 1 (info[3]).
+  Frame join;
+  join.type = FrameType::join;
+  join.channel = 9;
+  join.tkno = 4;
+  join.seq = 3;
+  join.session = 1;
+  join.info = {0, 0, 1000, 2};
+  join.text = "slurm:4242";
+  emit("join", join);
   // Mode 1: the target writes magic, length and CRC itself (entries reached at once).
   std::vector<uint8_t> raw{1};
   raw.resize(1 + link::kHeaderBytes, 0);

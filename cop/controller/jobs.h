@@ -1,0 +1,47 @@
+// Jobs on one controller (seed 000 ch. V, partitions): which partition (PPN)
+// each job's tasks act in. copd keeps the table; copdrv asks for its task's
+// job at enrolment (link JOIN), so every task of a job, on every channel of
+// the controller, gets the same PPN, and tasks of other jobs (on the same
+// channels too) get others: the controller refuses their commands in it
+// (controller.h, set_task_partition).
+//
+// PPN 0 stays the channels' own (SAS word [c]): what a task that joined no
+// job acts in. A job holds its PPN from its first task's join to its last
+// task's end; it belongs to the user of that first task (another user's task
+// naming the job is refused).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <cop/link.h>
+
+namespace cop::controller {
+
+class Jobs {
+ public:
+  explicit Jobs(int partitions) : partitions_(partitions) {}
+
+  // Task (channel, tkno), which is in no job (leave() first), joins job `id` of
+  // user `uid`; `wanted` is the PPN it had before copd restarted (-1: none),
+  // given again when free. Sets `ppn`.
+  link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted, uint8_t& ppn);
+  // The task ended: the job's PPN when it was the job's last task (free again).
+  std::optional<uint8_t> leave(int channel, uint16_t tkno);
+  size_t jobs() const { return jobs_.size(); }
+
+ private:
+  struct Job {
+    uint8_t ppn;
+    uint32_t uid;
+    int tasks;
+  };
+  bool in_use(int ppn) const;
+  int partitions_;
+  std::map<std::string, Job> jobs_;
+  std::map<std::pair<int, uint16_t>, std::string> members_;
+};
+
+}  // namespace cop::controller

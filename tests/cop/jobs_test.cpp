@@ -1,0 +1,192 @@
+// Jobs isolated (issue 25, item 4; seed 000 ch. V, partitions): copd + copdrv
+// as real processes on loopback, tasks opened as libcop opens them (open_port)
+// with their job ids. A task of another job, on the same channel, cannot set
+// the masks of, contribute to, or receive the results of a job's operations,
+// even on the same tags; copdrv admits only its job's user, and a job belongs
+// to one user.
+#include <gtest/gtest.h>
+
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cop/cop.h>
+
+#include "driver/port.h"
+#include "lib/commands.h"
+#include "stack.h"
+
+namespace {
+
+using cop::driver::Answer;
+using cop::driver::Port;
+using cop::driver::ResultKind;
+using cop::driver::Wanted;
+using cop::testing::Stack;
+using cop::wire::Error;
+using cop::wire::Message;
+using cop::wire::Opcode;
+
+constexpr uint32_t kTag = 40;
+
+uint64_t bit(int channel) { return uint64_t{1} << (channel - 1); }
+
+std::unique_ptr<Port> open_job(const Stack& s, int node, const std::string& job) {
+  auto r = cop::driver::open_port(s.driver_dir(node), true, 0x40001, -1, {}, job);
+  EXPECT_EQ(r.status, 0) << r.error;
+  return std::move(r.port);
+}
+
+cop::commands::Sender sender(const Port& p, int ppn = -1) {
+  return {p.info().tkno, static_cast<uint8_t>(ppn < 0 ? p.info().ppn : ppn)};
+}
+
+// One command's answer (its ACK or NACK error).
+Error one(Port& p, const Message& m) {
+  std::vector<Answer> a;
+  const std::vector<Message> frame{m};
+  if (Error e = p.exchange(frame, a); e != Error::none) return e;
+  return a.at(0).error;
+}
+
+// A task's reduction burst (SETTC tc, SETBM bm, SUMI64 value), sent without waiting.
+Error send_reduction(Port& p, uint64_t value, uint64_t tc, uint64_t bm) {
+  const uint64_t words[1] = {value};
+  return p.send_only(cop::commands::reduction(sender(p), Opcode::SUMI64, kTag, words, tc, bm));
+}
+
+// Its answers (a peer's mask_in_use is the SPMD rule), then the result when `root`.
+Error finish_reduction(Port& p, bool root, uint64_t* result) {
+  std::vector<Answer> a;
+  if (Error e = p.finish(a); e != Error::none) return e;
+  for (const Answer& x : a)
+    if (x.error != Error::none && x.error != Error::mask_in_use) return x.error;
+  if (!root) return Error::none;
+  Message m;
+  if (Error e = p.await(Wanted{ResultKind::reduction, kTag, 1, 0}, std::span<Message>(&m, 1), nullptr); e != Error::none)
+    return e;
+  *result = cop::wire::payload(m);
+  return Error::none;
+}
+
+TEST(JobsIsolated, ForeignTaskCannotSetMasksOrContributeInAJob) {
+  Stack s(2, 4);
+  auto a1 = open_job(s, 1, "job-a");
+  auto a2 = open_job(s, 2, "job-a");
+  auto x = open_job(s, 1, "job-x");  // same user, another job, on job a's channel 1
+  ASSERT_TRUE(a1 && a2 && x);
+  EXPECT_EQ(a1->info().ppn, a2->info().ppn) << "one job, one partition on every node";
+  const int victim = a1->info().ppn;
+  const uint64_t both = bit(1) | bit(2);
+  // The intruder sets job a's terminal-count mask on its tag (both nodes, then one
+  // node left out) and adds its own value: every command refused.
+  EXPECT_EQ(one(*x, cop::commands::mask_command(sender(*x, victim), Opcode::SETTC, kTag, both)), Error::partition);
+  EXPECT_EQ(one(*x, cop::commands::mask_command(sender(*x, victim), Opcode::SETTC, kTag, bit(1))), Error::partition);
+  EXPECT_EQ(one(*x, cop::commands::mask_command(sender(*x, victim), Opcode::SETBM, kTag, bit(1))), Error::partition);
+  Message add = cop::commands::command(sender(*x, victim), Opcode::SUMI64, cop::wire::Space::GAS, kTag);
+  cop::wire::set_payload(add, 1000);
+  EXPECT_EQ(one(*x, add), Error::partition);
+  // Nor can it read or write job a's GAS word.
+  Message peek = cop::commands::command(sender(*x, victim), Opcode::RSRAM64, cop::wire::Space::GAS, kTag);
+  EXPECT_EQ(one(*x, peek), Error::partition);
+  // Job a's reduction, root on node 1: exactly its two values, twice.
+  for (uint64_t round = 1; round <= 2; ++round) {
+    uint64_t sum = 0;
+    ASSERT_EQ(send_reduction(*a2, 7 * round, both, bit(1)), Error::none);
+    ASSERT_EQ(finish_reduction(*a2, false, nullptr), Error::none);
+    ASSERT_EQ(send_reduction(*a1, 5 * round, both, bit(1)), Error::none);
+    ASSERT_EQ(finish_reduction(*a1, true, &sum), Error::none);
+    EXPECT_EQ(sum, 12 * round) << "round " << round;
+  }
+}
+
+TEST(JobsIsolated, TwoJobsOnTheSameTagsAtOnceBothRight) {
+  Stack s(2, 4);
+  auto a1 = open_job(s, 1, "job-a"), a2 = open_job(s, 2, "job-a");
+  auto b1 = open_job(s, 1, "job-b"), b2 = open_job(s, 2, "job-b");
+  ASSERT_TRUE(a1 && a2 && b1 && b2);
+  EXPECT_NE(a1->info().ppn, b1->info().ppn);
+  const uint64_t both = bit(1) | bit(2);
+  // Interleaved: each job's first contribution, then the other job's, on one tag.
+  for (uint64_t round = 1; round <= 3; ++round) {
+    ASSERT_EQ(send_reduction(*a1, 1 * round, both, bit(1)), Error::none);
+    ASSERT_EQ(send_reduction(*b2, 100 * round, both, bit(1)), Error::none);
+    ASSERT_EQ(send_reduction(*a2, 2 * round, both, bit(1)), Error::none);
+    ASSERT_EQ(send_reduction(*b1, 200 * round, both, bit(1)), Error::none);
+    uint64_t sa = 0, sb = 0;
+    ASSERT_EQ(finish_reduction(*b2, false, nullptr), Error::none);
+    ASSERT_EQ(finish_reduction(*a2, false, nullptr), Error::none);
+    ASSERT_EQ(finish_reduction(*a1, true, &sa), Error::none);
+    ASSERT_EQ(finish_reduction(*b1, true, &sb), Error::none);
+    EXPECT_EQ(sa, 3 * round) << "job a, round " << round;
+    EXPECT_EQ(sb, 300 * round) << "job b, round " << round;
+  }
+}
+
+// Opens a port as user `uid` (a child process: setresuid), returns its status.
+int open_as(uid_t uid, const std::string& dir, const std::string& job) {
+  int fds[2];
+  if (::pipe(fds) != 0) return 1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    int status = 1;
+    if (::setgroups(0, nullptr) == 0 && ::setresgid(uid, uid, uid) == 0 && ::setresuid(uid, uid, uid) == 0) {
+      auto r = cop::driver::open_port(dir, true, 0x40002, -1, {}, job);
+      status = r.status;
+    }
+    (void)!::write(fds[1], &status, sizeof status);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  int status = 1;
+  if (::read(fds[0], &status, sizeof status) != ssize_t(sizeof status)) status = 1;
+  ::close(fds[0]);
+  cop::testing::wait_exit(pid, 10000);
+  return status;
+}
+
+TEST(JobsIsolated, TaskOfAnotherUserRefusedAtEnrolment) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the test runs a task as other users (setresuid)";
+  constexpr uid_t kJobUser = 65534, kOther = 65533;
+  Stack s(1, 4);
+  ASSERT_EQ(::chmod(s.dir().c_str(), 0711), 0);  // every user reaches the driver directories
+  const std::string sock = s.driver_dir(1) + "/copdrv.sock";
+  // A root-run copdrv serves root only: its socket is closed to other users...
+  EXPECT_EQ(open_as(kOther, s.driver_dir(1), "job-o"), CopErrNotPermitted);
+  // ...and opened wide by mistake, copdrv still refuses them (SO_PEERCRED).
+  ASSERT_EQ(::chmod(sock.c_str(), 0666), 0);
+  EXPECT_EQ(open_as(kOther, s.driver_dir(1), "job-o"), CopErrNotPermitted);
+  EXPECT_NE(s.driver_log(1).find("admits only uid"), std::string::npos) << s.driver_log(1);
+  // A root-run copdrv serving a job's user (--allow-uid): that user enrols, another does not.
+  const std::string dir2 = s.dir() + "/node2";
+  const pid_t drv2 = cop::testing::spawn({COPDRV_BIN, "--channel", "2", "--controller", s.endpoint(), "--local",
+                                          "127.0.0.1", "--dir", dir2, "--key", s.key_file(), "--heartbeat-ms", "50", "--dead-ms", "1000",
+                                          "--register-timeout-ms", "5000", "--allow-uid", std::to_string(kJobUser)},
+                                         s.dir() + "/copdrv2.log");
+  ASSERT_GT(drv2, 0);
+  struct Stop {
+    pid_t pid;
+    ~Stop() {
+      ::kill(pid, SIGTERM);
+      if (cop::testing::wait_exit(pid, 3000) < 0) {
+        ::kill(pid, SIGKILL);
+        cop::testing::wait_exit(pid, 3000);
+      }
+    }
+  } stop{drv2};
+  ASSERT_TRUE(s.wait_for_driver(2));
+  EXPECT_EQ(open_as(kJobUser, dir2, "job-n"), 0);
+  EXPECT_EQ(open_as(kOther, dir2, "job-n"), CopErrNotPermitted);
+  // A job is its first task's user's: root's job is not open to the job user's tasks.
+  auto root_task = open_job(s, 1, "job-r");
+  ASSERT_TRUE(root_task);
+  EXPECT_EQ(open_as(kJobUser, dir2, "job-r"), CopErrNotPermitted);
+}
+
+}  // namespace
