@@ -4,6 +4,11 @@
 //   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR [--scenario checks|kill]
 //   --scenario loops: R (default 20) barriers, reductions and broadcasts on one tag each,
 //     no barrier between, every iteration checked;
+//   --scenario groups: even and odd instances as two groups on the same tags at once, R
+//     (default 30) rounds of barrier, reduce and bcast each (libcop_groups.cpp);
+//   --scenario bcastloop: one root, R (default 1000) one-double broadcasts on one tag;
+//   --scenario mismatch: gather/scatter whose participants disagree on count, datatype or
+//     root (CopErrMismatch on every task), and a broadcast from a non-member;
 //   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
 //     partners and successors on the node must complete or fail clearly (its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
@@ -90,6 +95,16 @@ int child(int argc, char** argv) {
     } else if (scenario == "loops") {
       run_loops(c, rounds > 0 ? rounds : 20);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "groups") {
+      run_two_groups(c, rounds > 0 ? rounds : 30);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "bcastloop") {
+      run_bcast_loop(c, rounds > 0 ? rounds : 1000);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "mismatch") {
+      run_mismatch(c);
+      run_nonmember_sender(c);
+      pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);
       pvm_barrier(kGroup, g_size);
@@ -145,10 +160,11 @@ bool parse_options(int argc, char** argv, Options& o) {
   }
   const std::string& sc = o.scenario;
   if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
-      (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv")) {
+      (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv" && sc != "groups" &&
+       sc != "bcastloop" && sc != "mismatch")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
     return false;
   }
