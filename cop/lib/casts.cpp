@@ -195,29 +195,28 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
   if (mode == COP_RECV) {
-    // The receiver must be a member (a broadcast goes to the members), and so must a named sender.
-    bool member = false, src_member = srctid == -1;
-    for (const Member& m : g.members) {
-      member |= m.tid == l.tid;
-      src_member |= m.tid == srctid;
-    }
+    // The receiver must be a member (a broadcast goes to the members). The sender need
+    // not be one (seed 000 ch. V; cop.h, "Porting"): a receiver naming it gets its data
+    // as one with srctid -1 does; a named tid must be a task (PvmNoTask otherwise).
+    bool member = false;
+    for (const Member& m : g.members) member |= m.tid == l.tid;
     if (!member) {
       report("cop_bcast", "this task is not a member of group '" + std::string(group) + "' (" +
                               std::to_string(g.members.size()) + " members)");
       return PvmNotInGroup;
     }
-    if (!src_member) {
+    if (srctid != -1) {
       Place p;
-      if (int rc = place_of(srctid, p); rc < 0) return rc;  // an unknown tid: PvmNoTask
-      report("cop_bcast", "the sender is not a member of group '" + std::string(group) + "'");
-      return PvmNotInGroup;
+      if (int rc = place_of(srctid, p); rc < 0) return rc;
     }
   }
-  if (int rc = take_tags("cop_bcast", msgtag, size_t(count), Use::cast, l.tags.scope(group)); rc < 0) return rc;
+  uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
+  if (int rc = group_address("cop_bcast", group, msgtag, size_t(count), Use::cast, l.tags.scope(group), addr); rc < 0)
+    return rc;
   if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
-  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, msgtag);
-  return receive_from(key.c_str(), data, count, datatype, g.members, msgtag, srctid);
+  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, int(addr));
+  return receive_from(key.c_str(), data, count, datatype, g.members, int(addr), srctid);
 }
 
 int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int msgtag, int mode, int srctid) {
@@ -249,7 +248,10 @@ int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int 
   std::vector<int> scope_tids(sorted);
   if (mode == COP_SEND) scope_tids.push_back(l.tid);
   else if (srctid != -1) scope_tids.push_back(srctid);
-  if (int rc = take_tags("cop_mcast", msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids)); rc < 0)
+  // Multicasts name no group: they use window 0 (cop.h "Tags").
+  uint32_t addr = 0;
+  if (int rc = group_address("cop_mcast", nullptr, msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids), addr);
+      rc < 0)
     return rc;
   if (count == 0) return 0;
   if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, recipients, msgtag);

@@ -8,7 +8,8 @@
 //     (default 30) rounds of barrier, reduce and bcast each (libcop_groups.cpp);
 //   --scenario bcastloop: one root, R (default 1000) one-double broadcasts on one tag;
 //   --scenario mismatch: gather/scatter whose participants disagree on count, datatype or
-//     root (CopErrMismatch on every task), and a broadcast from a non-member;
+//     root (CopErrMismatch on every task), a broadcast from a non-member, group windows
+//     running out (CopErrNoWindow) and a task with another count of them (CopErrMismatch);
 //   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
 //     partners and successors on the node must complete or fail clearly (its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
@@ -104,6 +105,7 @@ int child(int argc, char** argv) {
     } else if (scenario == "mismatch") {
       run_mismatch(c);
       run_nonmember_sender(c);
+      run_windows(c);
       pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);

@@ -76,6 +76,7 @@ void run_two_groups(Checker& c, int rounds);
 void run_bcast_loop(Checker& c, int rounds);
 void run_mismatch(Checker& c);
 void run_nonmember_sender(Checker& c);
+void run_windows(Checker& c);
 // scenario kill: the task's part, and the parent's word that copd may be killed.
 void run_copd_killed(Checker& c, int tid, int node, int nodes);
 bool announce_barrier_entered(int waiting);

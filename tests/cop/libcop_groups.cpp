@@ -4,8 +4,14 @@
 // answer is checked against a local computation; a wrong value with rc 0 is a failure.
 #include "libcop_check.h"
 
+#ifndef CopErrNoWindow
+#define CopErrNoWindow -136
+#endif
 #ifndef CopErrMismatch
 #define CopErrMismatch -137
+#endif
+#ifndef CopGroupWindows
+#define CopGroupWindows 5
 #endif
 
 namespace libcop_check {
@@ -135,6 +141,40 @@ void run_mismatch(Checker& c) {
   c.rc(cop_scatter(got, src.data(), 3, PVM_INT, 150, kGroup, sroot), 0, "cop_scatter after the mismatches");
   c.expect(got[0] == 700 + 3 * g_inst && got[2] == 702 + 3 * g_inst, "cop_scatter slice after the mismatches");
   c.rc(cop_barrier(kGroup, g_size, 62), 0, "cop_barrier after the mismatches");
+}
+
+// Group windows run out (cop.h "Tags"): instance 0 uses new one-member groups until a
+// call gets CopErrNoWindow, which must come after at most CopGroupWindows-1 names; the
+// groups named before keep working. A task cutting the GAS into another count of
+// windows than the virtual machine gets CopErrMismatch at its first group call.
+void run_windows(Checker& c) {
+  pvm_barrier(kGroup, g_size);
+  if (g_inst == 0) {
+    const int windows = cop_getopt(CopGroupWindows);
+    c.rc(cop_setopt(CopGroupWindows, windows / 2), windows, "cop_setopt CopGroupWindows");
+    char other[] = "copcheck.halfwindows";
+    pvm_joingroup(other);
+    c.rc(cop_barrier(other, 1, 0), CopErrMismatch, "a group call with another count of windows than the VM's");
+    c.rc(cop_setopt(CopGroupWindows, windows), windows / 2, "cop_setopt CopGroupWindows back");
+    c.rc(cop_setopt(CopGroupWindows, 3), PvmBadParam, "cop_setopt CopGroupWindows 3 (not a power of two)");
+    int named = 0, rc = 0;
+    for (; named < windows && rc == 0; ++named) {
+      char g[40];
+      std::snprintf(g, sizeof g, "copcheck.window%d", named);
+      pvm_joingroup(g);
+      rc = cop_barrier(g, 1, 7);
+      pvm_lvgroup(g);
+    }
+    c.rc(rc, CopErrNoWindow, "a new group once every window is taken");
+    c.expect(named < windows, "windows ran out within CopGroupWindows-1 group names: " + std::to_string(named));
+    char first[] = "copcheck.window0";
+    pvm_joingroup(first);
+    c.rc(cop_barrier(first, 1, 7), 0, "a group named before keeps its window");
+    pvm_lvgroup(first);
+    pvm_lvgroup(other);
+  }
+  pvm_barrier(kGroup, g_size);
+  c.rc(cop_barrier(kGroup, g_size, 62), 0, "cop_barrier of the check's group after the windows ran out");
 }
 
 // A sender that is not a member of the group (the thesis allows it): every member gets
