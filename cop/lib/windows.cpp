@@ -1,20 +1,23 @@
 // Group windows of the global address space (library.h, cop.h "Tags"): each group
-// name owns one window of the GAS, so two groups using the same tag numbers at
+// name holds one window of the GAS, so two groups using the same tag numbers at
 // once meet in no terminal-count or broadcast mask entry (seed 000 ch. V: a tag is
 // a GAS address; PVM's tags in disjoint groups never meet).
 //
 // The windows are handed out through PVM's mailbox, which the master pvmd keeps for
 // the whole virtual machine (and so for every COP level and controller of it):
 //   copbench.cop.windows          the count of windows the GAS is cut into
-//   copbench.cop.window.<k>       window k is taken (holds the group's name)
+//   copbench.cop.window.<k>       window k is claimed (holds the group's name)
 //   copbench.cop.group.<name>     the group's window number k
-// A pvm_putinfo without PvmMboxOverWritable fails with PvmExists when the name is
-// taken by another task, which makes each insert a test-and-set: the first task to
-// use a group claims the lowest free window (one it does not hold already), then
-// names the group; a task that loses the race to name the group gives its window
-// back and reads the winner's. The entries are
-// persistent (PvmMboxPersistent): a window stays with its group name until the
-// virtual machine halts, and a name used again gets the same window.
+//   copbench.cop.users.<k>        one instance per task using window k (its group's name)
+// A pvm_putinfo without PvmMboxOverWritable fails with PvmExists when another task
+// holds the name, which makes each insert a test-and-set: the first task to use a
+// group claims the lowest window nobody holds (one it does not hold already, and no
+// task still uses), then names the group; a task that loses the race to name the
+// group gives its window back and reads the winner's. Every entry belongs to the
+// task that inserted it and goes when that task ends (not PvmMboxPersistent): a
+// window is free again once the task that claimed it and every task that used it
+// have ended. A group whose claimer ended while others still use it is found again
+// through their users entries, so it keeps its window.
 #include <pvm3.h>
 
 #include <string>
@@ -28,15 +31,17 @@ namespace {
 const char* const kCountEntry = "copbench.cop.windows";
 
 std::string window_entry(uint32_t k) { return "copbench.cop.window." + std::to_string(k); }
+std::string users_entry(uint32_t k) { return "copbench.cop.users." + std::to_string(k); }
 std::string group_entry(const std::string& group) { return "copbench.cop.group." + group; }
 
-// Inserts `name` holding the int `v` (or, with `text`, a string); PvmExists when taken.
-int put(const std::string& name, int v, const std::string* text = nullptr) {
+// Inserts `name` holding the int `v` or, with `text`, a string (`flags`: PvmMboxDefault,
+// the only instance, or PvmMboxMultiInstance); 0, PvmExists when taken, or a PVM error.
+int put(const std::string& name, int v, const std::string* text = nullptr, int flags = PvmMboxDefault) {
   const int buf = pvm_mkbuf(PvmDataDefault);
   if (buf < 0) return buf;
   const int old = pvm_setsbuf(buf);
   int rc = text ? pvm_pkstr(const_cast<char*>(text->c_str())) : pvm_pkint(&v, 1, 1);
-  if (rc >= 0) rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxPersistent);
+  if (rc >= 0) rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, flags);
   pvm_setsbuf(old);
   pvm_freebuf(buf);
   return rc == PvmDenied ? PvmExists : (rc < 0 ? rc : 0);
@@ -53,6 +58,21 @@ int get(const std::string& name, int& v) {
   return rc < 0 ? rc : 0;
 }
 
+// The string of the first instance of `name`: 1, 0 when there is none, or a PVM error.
+int first_text(const std::string& name, std::string& text) {
+  const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxFirstAvail);
+  if (buf == PvmNotFound) return 0;
+  if (buf < 0) return buf;
+  char got[256] = {};
+  const int old = pvm_setrbuf(buf);
+  const int rc = pvm_upkstr(got);
+  pvm_setrbuf(old);
+  pvm_freebuf(buf);
+  if (rc < 0) return rc;
+  text = got;
+  return 1;
+}
+
 // 1 when `name` is in the mailbox, 0 when not, or a PVM error.
 int exists(const std::string& name) {
   const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxDefault);
@@ -62,7 +82,8 @@ int exists(const std::string& name) {
   return 1;
 }
 
-// The count of windows this virtual machine uses: the first task to use a group sets it.
+// The count of windows the tasks of this virtual machine use now: the first task to use
+// a group sets it (for as long as it lives).
 int agree_on_count(const char* call) {
   Library& l = lib();
   if (l.windows_agreed) return 0;
@@ -84,6 +105,35 @@ int agree_on_count(const char* call) {
   return 0;
 }
 
+// Window k for `group`, claimed: 0, PvmExists when another task holds or uses it, or an error.
+int claim(uint32_t k, const std::string& group) {
+  // Looked at first: the pvmd lets an entry's owner insert over it, so a window this task
+  // claimed for another group would be claimed again. (Another task cannot.)
+  if (int seen = exists(window_entry(k)); seen != 0) return seen < 0 ? seen : PvmExists;
+  if (int rc = put(window_entry(k), 0, &group); rc < 0) return rc;
+  // Tasks of the group that had it may still use it (its claimer has ended): not free.
+  std::string user;
+  if (int used = first_text(users_entry(k), user); used != 0) {
+    pvm_delinfo(const_cast<char*>(window_entry(k).c_str()), 0, PvmMboxDefault);
+    return used < 0 ? used : PvmExists;
+  }
+  return 0;
+}
+
+// The window a task still using `group` holds (its claimer has ended): 1 and k, or 0.
+int held_by_users(const std::string& group, uint32_t first, uint32_t& k) {
+  for (uint32_t w = first; w < lib().group_windows; ++w) {
+    std::string user;
+    const int used = first_text(users_entry(w), user);
+    if (used < 0) return used;
+    if (used && user == group) {
+      k = w;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 uint32_t window_words() { return info().gas_words / lib().group_windows; }
@@ -100,15 +150,16 @@ int group_window(const char* call, const std::string& group, uint32_t& window) {
   // Window 0 is the multicasts' (cop_mcast names no group); with a single window the
   // one group shares it with them, as every tag did before group windows.
   const uint32_t first = l.group_windows == 1 ? 0 : 1;
-  for (uint32_t w = first; rc == PvmNotFound && w < l.group_windows; ++w) {
-    // Looked at first: the pvmd lets an entry's owner insert over it, so a window this
-    // task claimed for another group would be claimed again. (Another task cannot: its
-    // insert over an existing entry fails.)
-    if (int seen = exists(window_entry(w)); seen != 0) {
-      if (seen < 0) return seen;
-      continue;
+  if (rc == PvmNotFound) {
+    uint32_t held = 0;
+    if (int found = held_by_users(group, first, held); found != 0) {
+      if (found < 0) return found;
+      k = int(held);
+      rc = 0;
     }
-    const int taken = put(window_entry(w), 0, &group);
+  }
+  for (uint32_t w = first; rc == PvmNotFound && w < l.group_windows; ++w) {
+    const int taken = claim(w, group);
     if (taken == PvmExists) continue;
     if (taken < 0) return taken;
     rc = put(group_entry(group), int(w));
@@ -122,11 +173,13 @@ int group_window(const char* call, const std::string& group, uint32_t& window) {
   }
   if (rc == PvmNotFound) {
     report(call, "no free group window for group '" + group + "': the " + std::to_string(l.group_windows) +
-                     " windows of the global address space are taken by other group names (CopGroupWindows)");
+                     " windows of the global address space are held by other groups' tasks (CopGroupWindows)");
     return CopErrNoWindow;
   }
   if (rc < 0) return rc;
   if (k < 0 || uint32_t(k) >= l.group_windows) return CopErrMismatch;
+  // This task uses the window now: it stays the group's while this task lives.
+  if (int used = put(users_entry(uint32_t(k)), 0, &group, PvmMboxMultiInstance); used < 0) return used;
   l.windows[group] = uint32_t(k);
   window = uint32_t(k);
   return 0;

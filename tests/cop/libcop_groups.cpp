@@ -143,9 +143,11 @@ void run_mismatch(Checker& c) {
   c.rc(cop_barrier(kGroup, g_size, 62), 0, "cop_barrier after the mismatches");
 }
 
-// Group windows run out (cop.h "Tags"): instance 0 uses new one-member groups until a
-// call gets CopErrNoWindow, which must come after at most CopGroupWindows-1 names; the
-// groups named before keep working. A task cutting the GAS into another count of
+// Group windows run out (cop.h "Tags"): instance 0 uses new one-member groups (named
+// after this job) until a call gets CopErrNoWindow, which must come after at most
+// CopGroupWindows-1 names; the groups named before keep working. A job run after this
+// one on the same virtual machine finds the windows free again (libcop_test.sh runs the
+// scenario twice). A task cutting the GAS into another count of
 // windows than the virtual machine gets CopErrMismatch at its first group call.
 void run_windows(Checker& c) {
   pvm_barrier(kGroup, g_size);
@@ -159,15 +161,19 @@ void run_windows(Checker& c) {
     c.rc(cop_setopt(CopGroupWindows, 3), PvmBadParam, "cop_setopt CopGroupWindows 3 (not a power of two)");
     int named = 0, rc = 0;
     for (; named < windows && rc == 0; ++named) {
-      char g[40];
-      std::snprintf(g, sizeof g, "copcheck.window%d", named);
+      char g[48];
+      std::snprintf(g, sizeof g, "copcheck.window%d.%x", named, unsigned(g_tids[0]));
       pvm_joingroup(g);
       rc = cop_barrier(g, 1, 7);
       pvm_lvgroup(g);
     }
     c.rc(rc, CopErrNoWindow, "a new group once every window is taken");
-    c.expect(named < windows, "windows ran out within CopGroupWindows-1 group names: " + std::to_string(named));
-    char first[] = "copcheck.window0";
+    // Windows 1 .. CopGroupWindows-1, of which this job's groups "copcheck" and
+    // "copcheck.members" hold two: the others are free (an earlier job's are too).
+    c.expect(named - 1 == windows - 3, "new groups got " + std::to_string(named - 1) + " windows, want " +
+                                           std::to_string(windows - 3) + " (every window free but this job's two)");
+    char first[48];
+    std::snprintf(first, sizeof first, "copcheck.window0.%x", unsigned(g_tids[0]));
     pvm_joingroup(first);
     c.rc(cop_barrier(first, 1, 7), 0, "a group named before keeps its window");
     pvm_lvgroup(first);

@@ -24,16 +24,19 @@
  * may use the same tags at the same time, as in PVM: their words never meet. The
  * window is taken through PVM's mailbox (one test-and-set insert per window,
  * pvm_putinfo without PvmMboxOverWritable; the entries copbench.cop.windows,
- * copbench.cop.window.<k>, copbench.cop.group.<name>), so every task, host and COP
- * level of the virtual machine maps (group, tag) alike; a task asks once per group.
+ * copbench.cop.window.<k>, copbench.cop.group.<name>, copbench.cop.users.<k>), so
+ * every task, host and COP level of the virtual machine maps (group, tag) alike; a
+ * task asks once per group (its first call of the group costs a few pvmd round trips).
  * Window 0 is the multicasts' (cop_mcast names no group); groups get windows 1 ..
- * CopGroupWindows-1. A window stays with its group name until the virtual machine
- * halts (a name used again, by any job of it, gets the same window); when every
- * window is taken by other names, the first call of a new group gets CopErrNoWindow.
- * CopGroupWindows 1 gives the only group the whole GAS (tags up to 65535, shared
- * with the multicasts, as before group windows; a second group name: CopErrNoWindow).
- * Every task of the virtual machine must use the same count: a task whose count
- * differs gets CopErrMismatch at its first group call. So:
+ * CopGroupWindows-1. A window is the group's while any task that used the group
+ * lives (each registers as a user; the entries go when their task ends): a later
+ * job, or the same name used again after every user has ended, may get another
+ * window. When every window is held by other groups, the first call of a new group
+ * gets CopErrNoWindow. CopGroupWindows 1 gives the only group the whole GAS (tags up
+ * to 65535, shared with the multicasts, as before group windows; a second group
+ * while the first is used: CopErrNoWindow). The tasks of a virtual machine that use
+ * groups at the same time must use the same count: a task whose count differs gets
+ * CopErrMismatch at its first group call. So:
  *   - a group's tag + count must stay within its window (CopErrAddressRange);
  *   - operations that may be in progress at once need disjoint ranges: space the
  *     tags at least the longest array apart (a PVM program's tags 10, 11, 12 with
