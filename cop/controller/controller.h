@@ -47,6 +47,12 @@
 //    the same order. A held command is ACKed when it is serviced, so a
 //    transport's transmit timer must allow for the wait (the time the slowest
 //    channel takes to reach the operation in progress).
+//  - Contributions to one operation carry the first one's opcode (one function on one
+//    datatype, or BENTRY): one that differs (tasks disagreeing on the call) is counted
+//    and refused with NACK mismatch, and the operation ends with a NACK mismatch to
+//    those awaiting its result instead of combining SUMF and SUMI64 bit patterns (a
+//    level 2: to every level-1 of it). A level-1 whose nodes disagree on an X
+//    operation sends the NACK up; the level 2 counts it as that controller's part.
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
 //

@@ -20,6 +20,14 @@ using driver::Wanted;
 using wire::Error;
 using wire::Message;
 
+namespace {
+// The host-area name of a broadcast's chunk: with the datatype and the chunk's length, so
+// a receiver that disagrees with the sender on them does not take its words (it times out).
+std::string chunk_key(const char* key_name, int datatype, size_t n) {
+  return std::string(key_name) + "/" + std::to_string(datatype) + "/" + std::to_string(n);
+}
+}  // namespace
+
 int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
             int msgtag) {
   Library& l = lib();
@@ -48,7 +56,7 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
   // the whole array from the channel, its bursts in as few frames as fit.
   for (size_t at = 0; local && at < words.size(); at += kChunk) {
     const size_t n = std::min(kChunk, words.size() - at);
-    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
     if (int rc = l.host->publish(key, local, std::span<const uint64_t>(words).subspan(at, n)); rc < 0)
       return fail_and_notify(rc);
   }
@@ -163,7 +171,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const size_t n = std::min(kChunk, size_t(count) - at);
     std::vector<uint64_t> words(n);
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
-    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
       // Any sender: one on this host has filled the slot before its burst (and set the mask).
       if (sets_mask && !(srctid == -1 && filled())) {

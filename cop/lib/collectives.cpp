@@ -45,7 +45,11 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   Library& l = lib();
   std::vector<uint64_t> words(n);
   for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
-  const uint64_t key = l.host->next_key("reduce", group, uint32_t(msgtag), uint32_t(at));
+  // The key names the opcode (function and datatype) and the chunk's length: local tasks
+  // that disagree on them never meet in one slot (they time out rather than fold a short
+  // array into a long one and hand the root a result with rc 0).
+  const std::string what = "reduce/" + std::to_string(int(op)) + "/" + std::to_string(n);
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), uint32_t(at));
   const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
   // Readers: the local roots, except the last to arrive if it is one (it has the result itself).
   const uint32_t readers = r.local_roots - (r.me_root ? 1 : 0);
@@ -143,7 +147,9 @@ int cop_barrier(char* group, int count, int msgtag) {
   uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
   if (int rc = group_address("cop_barrier", group, msgtag, 1, Use::barrier, l.tags.scope(group), addr); rc < 0)
     return rc;
-  const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
+  // The key names the members taking part: tasks counting different members never meet.
+  const std::string what = "barrier/" + std::to_string(g.members.size());
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
   const bool all_local = all_on_this_host(g);
   // fail_and_notify(): a task that waited in the host area learns of a link failure here.

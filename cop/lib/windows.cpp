@@ -20,7 +20,9 @@
 // through their users entries, so it keeps its window.
 #include <pvm3.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "lib/library.h"
 
@@ -158,7 +160,18 @@ int group_window(const char* call, const std::string& group, uint32_t& window) {
       rc = 0;
     }
   }
-  for (uint32_t w = first; rc == PvmNotFound && w < l.group_windows; ++w) {
+  // Tasks of the group that start at once each claim a window before one of them names
+  // the group (the others then give theirs back): a task that finds none free looks
+  // again for the group's name, for a while, before it gives up.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (uint32_t w = first; rc == PvmNotFound; ++w) {
+    if (w == l.group_windows) {
+      if (std::chrono::steady_clock::now() > give_up) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      rc = get(group_entry(group), k);
+      w = first;
+      if (rc != PvmNotFound) break;
+    }
     const int taken = claim(w, group);
     if (taken == PvmExists) continue;
     if (taken < 0) return taken;

@@ -110,6 +110,7 @@ int child(int argc, char** argv) {
       run_mismatch(c);
       run_nonmember_sender(c);
       run_windows(c);
+      run_reduce_mismatch(c);
       pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);

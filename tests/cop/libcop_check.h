@@ -78,6 +78,7 @@ void run_bcast_loop(Checker& c, int rounds);
 void run_mismatch(Checker& c);
 void run_nonmember_sender(Checker& c);
 void run_windows(Checker& c);
+void run_reduce_mismatch(Checker& c);
 void run_costs(Checker& c, int rounds);
 // scenario kill: the task's part, and the parent's word that copd may be killed.
 void run_copd_killed(Checker& c, int tid, int node, int nodes);

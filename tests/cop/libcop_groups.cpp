@@ -183,6 +183,42 @@ void run_windows(Checker& c) {
   c.rc(cop_barrier(kGroup, g_size, 62), 0, "cop_barrier of the check's group after the windows ran out");
 }
 
+// A reduction whose root names more elements than the others (3 against 2), at a
+// tag of its own: the root must not get rc 0 (its third element has no contribution
+// from the others; its local partner's shorter array must not be folded into its own),
+// whatever the others get; every call ends within the timeout. Then a reduction whose
+// tasks disagree on the datatype. (Last in the scenario: the mismatched operations may
+// hold their tags' entries until the tasks end.)
+void run_reduce_mismatch(Checker& c) {
+  const int old = cop_setopt(CopTimeout, 2000);
+  long data[3] = {value(g_inst, 0), value(g_inst, 1), value(g_inst, 2)};
+  int root = 0;
+  const int n = g_inst == root ? 3 : 2;
+  const int rc = cop_reduce(COP_SUM, data, PVM_LONG, n, 300, kGroup, &root, 1);
+  if (g_inst == root) {
+    bool right = rc == 0;
+    for (int i = 0; i < 3 && right; ++i) {
+      long want = 0;
+      for (int k = 0; k < g_size; ++k) want += value(k, i);
+      right = data[i] == want;
+    }
+    c.expect(rc < 0, "cop_reduce count 3 at the root, 2 elsewhere: the root returned " + std::to_string(rc) +
+                         (rc == 0 ? (right ? " (a right sum?)" : " with a wrong sum") : ""));
+  }
+  // The tasks of node 1 sum doubles, the others longs (SUMF against SUMI64 in one
+  // operation): the root gets CopErrMismatch (the controller's), never a mixed sum.
+  int chno = 0, tkno = 0;
+  cop_channel(&chno, &tkno);
+  double dv[2] = {1.0, 2.0};
+  long lv[2] = {1, 2};
+  const int trc = chno == 1 ? cop_reduce(COP_SUM, dv, PVM_DOUBLE, 2, 310, kGroup, &root, 1)
+                            : cop_reduce(COP_SUM, lv, PVM_LONG, 2, 310, kGroup, &root, 1);
+  if (g_inst == root) c.rc(trc, CopErrMismatch, "cop_reduce of doubles on node 1 and longs elsewhere, at the root");
+  else c.expect(trc == 0 || trc == CopErrMismatch, "cop_reduce of doubles and longs: 0 or CopErrMismatch, got " +
+                                                      std::to_string(trc));
+  cop_setopt(CopTimeout, old);
+}
+
 // A sender that is not a member of the group (the thesis allows it): every member gets
 // its data, whether it names the sender or receives from any sender (-1).
 void run_nonmember_sender(Checker& c) {

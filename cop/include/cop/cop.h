@@ -106,12 +106,20 @@
  *     CopGroupWindows); the same tags in different groups (row and column groups)
  *     are harmless, as in PVM, up to CopGroupWindows-1 group names (then
  *     CopErrNoWindow at the new group's first call);
- *   - cop_gather/cop_scatter whose tasks disagree on count, datatype or root:
- *     CopErrMismatch on every task (pvm_gather would fail too). cop_reduce,
- *     cop_barrier and cop_bcast have no synchronisation to carry such a check
- *     without adding to their cost: their tasks must agree on count and datatype
- *     (a mismatch is not detected: a root may wait for elements nobody sends
- *     until CopErrTimeout);
+ *   - tasks must agree on each call's count, datatype, function and root, as in
+ *     PVM. cop_gather/cop_scatter check it: CopErrMismatch on every task when they
+ *     disagree (their first barrier carries the check). cop_reduce, cop_barrier
+ *     and cop_bcast have no synchronisation to carry a check without adding to
+ *     their cost; what is caught: contributions to one reduction with different
+ *     functions or datatypes (the controller refuses the differing ones,
+ *     CopErrMismatch to their tasks, and the roots get CopErrMismatch instead of
+ *     a result); tasks of one host that disagree on a reduction's count,
+ *     function or datatype, a barrier's members or a broadcast's count or
+ *     datatype never share the host area (they time out, CopErrTimeout). A
+ *     count that differs between hosts is not detected: a root's elements that
+ *     every member contributed are right, one waits for the others until
+ *     CopErrTimeout, and a broadcast receiver naming fewer elements than sent
+ *     gets the first ones (the rest stay filed for that tag's later receives);
  *   - cop_bcast's sender need not be a member of the group (the thesis allows it):
  *     every member receives its data, whether it names the sender or passes -1;
  *   - a PVM receive matches any tag with -1; cop_bcast/cop_mcast receive exactly
@@ -209,8 +217,10 @@ extern "C" {
 #define CopErrNoWindow -136     /* every group window of the GAS is taken by other group names (see
                                    Tags, CopGroupWindows): the group cannot have its own tags */
 #define CopErrMismatch -137     /* the tasks of a collective disagree on its count, datatype or root
-                                   (cop_gather, cop_scatter), or on CopGroupWindows: returned by
-                                   every task of the call, nothing delivered */
+                                   (cop_gather, cop_scatter: every task of the call), on a
+                                   reduction's function or datatype (the differing tasks and the
+                                   roots: the controller's NACK mismatch), or on CopGroupWindows;
+                                   nothing is delivered */
 
 /* ---- Task initialization and management ---- */
 /* Enrols the task on its host's channel (a task number, TKNO, from the driver) and

@@ -171,6 +171,9 @@ enum class Error : uint8_t {
   overflow = 18,        // node: the out-of-context buffer was full, a message was lost
   task_ended = 19,      // a task taking part in the global operation ended before it
                         // completed (Controller::end_task); the operation is void
+  mismatch = 37,        // contributions to one global operation with different opcodes (its
+                        // tasks disagree on function or datatype): no result, the operation is
+                        // void (libcop's CopErrMismatch, -137)
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
