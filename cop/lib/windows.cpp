@@ -17,7 +17,8 @@
 // task that inserted it and goes when that task ends (not PvmMboxPersistent): a
 // window is free again once the task that claimed it and every task that used it
 // have ended. A group whose claimer ended while others still use it is found again
-// through their users entries, so it keeps its window.
+// through their users entries, so it keeps its window. With a single window
+// (CopGroupWindows 1) nothing is asked: the one group a task may use has the whole GAS.
 #include <pvm3.h>
 
 #include <chrono>
@@ -146,12 +147,24 @@ int group_window(const char* call, const std::string& group, uint32_t& window) {
     window = it->second;
     return 0;
   }
+  if (l.group_windows == 1) {
+    // One window: the GAS as before group windows, nothing asked of the mailbox (jobs
+    // after jobs on one virtual machine, as a benchmark's points are, never wait for
+    // one another's windows); a task may use one group only.
+    if (!l.windows.empty()) {
+      report(call, "group '" + group + "' after group '" + l.windows.begin()->first +
+                       "' with a single group window (CopGroupWindows 1): one group a task");
+      return CopErrNoWindow;
+    }
+    l.windows[group] = 0;
+    window = 0;
+    return 0;
+  }
   if (int rc = agree_on_count(call); rc < 0) return rc;
   int k = -1;
   int rc = get(group_entry(group), k);
-  // Window 0 is the multicasts' (cop_mcast names no group); with a single window the
-  // one group shares it with them, as every tag did before group windows.
-  const uint32_t first = l.group_windows == 1 ? 0 : 1;
+  // Window 0 is the multicasts' (cop_mcast names no group).
+  const uint32_t first = 1;
   if (rc == PvmNotFound) {
     uint32_t held = 0;
     if (int found = held_by_users(group, first, held); found != 0) {

@@ -32,11 +32,13 @@
  * lives (each registers as a user; the entries go when their task ends): a later
  * job, or the same name used again after every user has ended, may get another
  * window. When every window is held by other groups, the first call of a new group
- * gets CopErrNoWindow. CopGroupWindows 1 gives the only group the whole GAS (tags up
- * to 65535, shared with the multicasts, as before group windows; a second group
- * while the first is used: CopErrNoWindow). The tasks of a virtual machine that use
- * groups at the same time must use the same count: a task whose count differs gets
- * CopErrMismatch at its first group call. So:
+ * gets CopErrNoWindow. CopGroupWindows 1 gives the group the whole GAS (tags up to
+ * 65535, shared with the multicasts, as before group windows; the mailbox is not
+ * asked): a task may then use one group only (a second group name: CopErrNoWindow),
+ * and tasks of other jobs with one window must not share the partition at the same
+ * time. The tasks of a virtual machine that use groups at the same time must use
+ * the same count: a task whose count differs gets CopErrMismatch at its first group
+ * call (counts above 1). So:
  *   - a group's tag + count must stay within its window (CopErrAddressRange);
  *   - operations that may be in progress at once need disjoint ranges: space the
  *     tags at least the longest array apart (a PVM program's tags 10, 11, 12 with
@@ -177,8 +179,8 @@ extern "C" {
 #define CopGroupWindows 5 /* windows the GAS is cut into, one per group name (see Tags): 1, 2,
                              4, ... 64 (default 16, or $COP_GROUP_WINDOWS at cop_mytid); every
                              task of the virtual machine must use the same count (else
-                             CopErrMismatch at its first group operation). 1: the one group
-                             has the whole GAS, and a second group name gets CopErrNoWindow */
+                             CopErrMismatch at its first group operation). 1: the task's one
+                             group has the whole GAS, a second group name gets CopErrNoWindow */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
