@@ -138,6 +138,8 @@ int child(char** argv) {
     const int inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, size);
     cop_setopt(CopStaticGroups, 1);
+    // One group with the whole global address space (compare_bulk's tags reach 25600).
+    cop_setopt(CopGroupWindows, 1);
     status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
     if (o.bulk && status >= 0) out = bulk_child(o, inst, size, status);
     else if (status >= 0) out = measure(o, size, inst, status);

@@ -61,6 +61,12 @@
 //    its next LOCK starts afresh. The core keeps no clock of its own for this:
 //    copd gives it the time (milliseconds since it started, in microseconds),
 //    the tests advance it.
+//  - Contributions to one operation carry the first one's opcode (one function on one
+//    datatype, or BENTRY): one that differs (tasks disagreeing on the call) is counted
+//    and refused with NACK mismatch, and the operation ends with a NACK mismatch to
+//    those awaiting its result instead of combining SUMF and SUMI64 bit patterns (a
+//    level 2: to every level-1 of it). A level-1 whose nodes disagree on an X
+//    operation sends the NACK up; the level 2 counts it as that controller's part.
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
 //

@@ -33,6 +33,9 @@ struct TcEntry {
   SetBy set_by;
   bool up = false;         // contributions carry X: the combined one goes to the level 2
   bool forwarded = false;  // sent up; the entry stays accessed until the result comes down
+  bool has_op = false;     // the first contribution's opcode is in `op`
+  bool mismatch = false;   // a later contribution had another opcode: no result (NACK mismatch)
+  uint8_t op = 0;
 };
 
 struct BmEntry {

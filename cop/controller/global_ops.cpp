@@ -73,18 +73,39 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
     if (!tc.has_value && tc.pending == tc.mask) tc.up = msg.ins.x;
     if (tc.up != msg.ins.x) return Error::not_participant;
   }
+  // Every contribution to one operation has the first one's opcode (a barrier, or one
+  // reduction function on one datatype). One that differs (tasks disagreeing on the call)
+  // is counted and refused, and the operation ends with a NACK mismatch to those awaiting
+  // its result instead of a mix of SUMF and SUMI64 bit patterns.
+  const auto opcode = static_cast<uint8_t>(msg.ins.opcode);
+  if (!tc.has_op) {
+    tc.op = opcode;
+    tc.has_op = true;
+  }
+  const Error mine = tc.op == opcode ? Error::none : Error::mismatch;
+  if (mine != Error::none) tc.mismatch = true;
   if (msg.ins.opcode != Opcode::BENTRY) {
     uint64_t& v = ram_.gas(ppn, tag);
     v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
     tc.has_value = true;
   }
   tc.pending &= ~channel_bit(channel);
-  if (tc.pending != 0) return Error::none;
-  if (tc.up)
+  if (tc.pending != 0) return mine;
+  if (tc.mismatch) {
+    const BmEntry& bm = ram_.bm(ppn, tag);
+    const bool barrier = static_cast<Opcode>(tc.op) == Opcode::BENTRY;
+    // A level 2 tells every level-1 controller of the operation (they free its entries and
+    // tell their nodes, as for a voided one); a level-1 tells the level 2 (void_upward)
+    // and those of its nodes that await the result.
+    const uint64_t awaiting = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+    void_upward(ppn, tag, Error::mismatch, out);
+    fail_operation(ppn, tag, config_.level == 2 ? tc.mask | awaiting : awaiting, Error::mismatch, out);
+  } else if (tc.up) {
     contribute_up(ppn, tag, msg, out);
-  else
+  } else {
     complete_operation(ppn, tag, msg, out);
-  return Error::none;
+  }
+  return mine;
 }
 
 void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {

@@ -223,9 +223,18 @@ void Controller::void_from_child(int channel, const Message& nack, std::vector<D
   const uint8_t ppn = nack.ins.ppn;
   const uint32_t tag = nack.addr.msgtag;
   if (ppn >= ram_.partitions() || tag >= config_.gas_words) return;
-  const TcEntry& tc = ram_.tc(ppn, tag);
+  TcEntry& tc = ram_.tc(ppn, tag);
   if (!tc.accessed || !(tc.mask & channel_bit(channel))) return;
   const BmEntry& bm = ram_.bm(ppn, tag);
+  if (wire::nack_error(nack.data1) == Error::mismatch && (tc.pending & channel_bit(channel))) {
+    // Its nodes disagreed (global_ops.cpp, contribute): counted as its contribution, and the
+    // operation ends with the mismatch once every level-1 has come, so none starts it anew.
+    tc.pending &= ~channel_bit(channel);
+    tc.mismatch = true;
+    if (tc.pending == 0)
+      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel), Error::mismatch, out);
+    return;
+  }
   fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel),
                  wire::nack_error(nack.data1), out);
 }

@@ -468,8 +468,13 @@ Error ChannelClient::wait_for_outstanding() {
       continue;
     }
     w_->pid_register.store(tkno_, std::memory_order_relaxed);
+    // Whoever held the channel before us may have filed results since our last look at
+    // the buffer: they arrived before anything we read now, so they are taken first.
+    // Else a later broadcast on the same tag read here would overtake an earlier one
+    // waiting in the buffer (a broadcast loop's receiver got round r+1 for round r).
+    take_from_buffer();
     Error failed = Error::none;
-    for (int timeout = kSliceMs;; timeout = 0) {
+    for (int timeout = nothing_outstanding() ? -1 : kSliceMs; timeout >= 0; timeout = 0) {
       const long got = receive(timeout);
       if (got < 0) {
         failed = Error::link_down;

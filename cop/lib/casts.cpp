@@ -20,6 +20,14 @@ using driver::Wanted;
 using wire::Error;
 using wire::Message;
 
+namespace {
+// The host-area name of a broadcast's chunk: with the datatype and the chunk's length, so
+// a receiver that disagrees with the sender on them does not take its words (it times out).
+std::string chunk_key(const char* key_name, int datatype, size_t n) {
+  return std::string(key_name) + "/" + std::to_string(datatype) + "/" + std::to_string(n);
+}
+}  // namespace
+
 int send_to(const char* key_name, void* data, int count, int datatype, const std::vector<Member>& recipients,
             int msgtag) {
   Library& l = lib();
@@ -48,7 +56,7 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
   // the whole array from the channel, its bursts in as few frames as fit.
   for (size_t at = 0; local && at < words.size(); at += kChunk) {
     const size_t n = std::min(kChunk, words.size() - at);
-    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
     if (int rc = l.host->publish(key, local, std::span<const uint64_t>(words).subspan(at, n)); rc < 0)
       return fail_and_notify(rc);
   }
@@ -163,7 +171,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const size_t n = std::min(kChunk, size_t(count) - at);
     std::vector<uint64_t> words(n);
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
-    const uint64_t key = l.host->next_key(key_name, "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
       // Any sender: one on this host has filled the slot before its burst (and set the mask).
       if (sets_mask && !(srctid == -1 && filled())) {
@@ -195,29 +203,28 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
   Group g;
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
   if (mode == COP_RECV) {
-    // The receiver must be a member (a broadcast goes to the members), and so must a named sender.
-    bool member = false, src_member = srctid == -1;
-    for (const Member& m : g.members) {
-      member |= m.tid == l.tid;
-      src_member |= m.tid == srctid;
-    }
+    // The receiver must be a member (a broadcast goes to the members). The sender need
+    // not be one (seed 000 ch. V; cop.h, "Porting"): a receiver naming it gets its data
+    // as one with srctid -1 does; a named tid must be a task (PvmNoTask otherwise).
+    bool member = false;
+    for (const Member& m : g.members) member |= m.tid == l.tid;
     if (!member) {
       report("cop_bcast", "this task is not a member of group '" + std::string(group) + "' (" +
                               std::to_string(g.members.size()) + " members)");
       return PvmNotInGroup;
     }
-    if (!src_member) {
+    if (srctid != -1) {
       Place p;
-      if (int rc = place_of(srctid, p); rc < 0) return rc;  // an unknown tid: PvmNoTask
-      report("cop_bcast", "the sender is not a member of group '" + std::string(group) + "'");
-      return PvmNotInGroup;
+      if (int rc = place_of(srctid, p); rc < 0) return rc;
     }
   }
-  if (int rc = take_tags("cop_bcast", msgtag, size_t(count), Use::cast, l.tags.scope(group)); rc < 0) return rc;
+  uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
+  if (int rc = group_address("cop_bcast", group, msgtag, size_t(count), Use::cast, l.tags.scope(group), addr); rc < 0)
+    return rc;
   if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
-  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, msgtag);
-  return receive_from(key.c_str(), data, count, datatype, g.members, msgtag, srctid);
+  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, int(addr));
+  return receive_from(key.c_str(), data, count, datatype, g.members, int(addr), srctid);
 }
 
 int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int msgtag, int mode, int srctid) {
@@ -249,7 +256,10 @@ int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int 
   std::vector<int> scope_tids(sorted);
   if (mode == COP_SEND) scope_tids.push_back(l.tid);
   else if (srctid != -1) scope_tids.push_back(srctid);
-  if (int rc = take_tags("cop_mcast", msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids)); rc < 0)
+  // Multicasts name no group: they use window 0 (cop.h "Tags").
+  uint32_t addr = 0;
+  if (int rc = group_address("cop_mcast", nullptr, msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids), addr);
+      rc < 0)
     return rc;
   if (count == 0) return 0;
   if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, recipients, msgtag);

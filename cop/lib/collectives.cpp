@@ -45,7 +45,11 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   Library& l = lib();
   std::vector<uint64_t> words(n);
   for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
-  const uint64_t key = l.host->next_key("reduce", group, uint32_t(msgtag), uint32_t(at));
+  // The key names the opcode (function and datatype) and the chunk's length: local tasks
+  // that disagree on them never meet in one slot (they time out rather than fold a short
+  // array into a long one and hand the root a result with rc 0).
+  const std::string what = "reduce/" + std::to_string(int(op)) + "/" + std::to_string(n);
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), uint32_t(at));
   const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
   // Readers: the local roots, except the last to arrive if it is one (it has the result itself).
   const uint32_t readers = r.local_roots - (r.me_root ? 1 : 0);
@@ -93,6 +97,33 @@ int rooted_group(const char* group, const void* slice, int count, int datatype, 
   return root ? 0 : PvmNoInst;
 }
 
+// cop_gather's and cop_scatter's first synchronisation, which also checks that every
+// member names the same count, datatype and root: a 2-word MAX reduction of (d, -d)
+// to every member on the GAS words msgtag+1 and msgtag+2 of the group's window, d this
+// task's descriptor of its arguments (-1 when it failed on its own: `local`, its code).
+// Every member gets max(d) and -min(d): they differ when any two members disagree, and
+// then every member returns CopErrMismatch (a member that failed on its own returns its
+// own code), before anything is read. The result comes only after every member has
+// contributed, so it is the call's barrier too.
+int agree(const char* call, char* group, const Group& g, int msgtag, int count, int datatype, int rootginst,
+          int local) {
+  const long long d = local < 0 ? -1
+                                : (static_cast<long long>(count) << 32) | (static_cast<long long>(datatype & 0xFF) << 24) |
+                                      (rootginst & 0xFFFFFF);
+  long long v[2] = {d, -d};
+  std::vector<int> roots;
+  for (const Member& m : g.members) roots.push_back(m.inst);
+  if (int rc = cop_reduce(COP_MAX, v, PVM_LONG, 2, msgtag + 1, group, roots.data(), int(roots.size())); rc < 0)
+    return rc;
+  if (local < 0) return local;
+  if (v[0] != d || -v[1] != d) {
+    report(call, "the members disagree on count, datatype or root (this task: count " + std::to_string(count) +
+                     ", datatype " + std::to_string(datatype) + ", root " + std::to_string(rootginst) + ")");
+    return CopErrMismatch;
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace cop::lib
 
@@ -113,14 +144,18 @@ int cop_barrier(char* group, int count, int msgtag) {
     member |= m.tid == l.tid;
   }
   if (!member) return PvmNotInGroup;
-  if (int rc = take_tags("cop_barrier", msgtag, 1, Use::barrier, l.tags.scope(group)); rc < 0) return rc;
-  const uint64_t key = l.host->next_key("barrier", group, uint32_t(msgtag), 0);
+  uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
+  if (int rc = group_address("cop_barrier", group, msgtag, 1, Use::barrier, l.tags.scope(group), addr); rc < 0)
+    return rc;
+  // The key names the members taking part: tasks counting different members never meet.
+  const std::string what = "barrier/" + std::to_string(g.members.size());
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), 0);
   std::vector<uint64_t> none;
   const bool all_local = all_on_this_host(g);
   // fail_and_notify(): a task that waited in the host area learns of a link failure here.
   const int rc = fail_and_notify(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
-      [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(uint32_t(msgtag), g.tc_mask, level2(g.l2_mask)); }));
+      [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(addr, g.tc_mask, level2(g.l2_mask)); }));
   if (rc == 0 && int(g.members.size()) >= g.total) {
     // Every member has made all its earlier calls: their GAS ranges are free again.
     std::vector<int> tids;
@@ -141,11 +176,13 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   if (int rc = group_members(group, -1, g); rc < 0) return rc;
   ReduceRoles roles;
   if (int rc = reduce_roles(g, roots, rootcount, roles); rc < 0) return rc;
-  if (int rc = take_tags("cop_reduce", msgtag, size_t(count), Use::reduce, lib().tags.scope(group)); rc < 0)
+  uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
+  if (int rc = group_address("cop_reduce", group, msgtag, size_t(count), Use::reduce, lib().tags.scope(group), addr);
+      rc < 0)
     return rc;
-  if (roles.local <= 1) return reduce_alone(*op, data, datatype, count, msgtag, g, roles);
+  if (roles.local <= 1) return reduce_alone(*op, data, datatype, count, int(addr), g, roles);
   for (size_t at = 0; at < size_t(count); at += kChunk)
-    if (int rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), msgtag, group, g, roles);
+    if (int rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), int(addr), group, g, roles);
         rc < 0)
       return rc;
   return 0;
@@ -154,13 +191,17 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
 int cop_gather(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
   Group g;
   const Member* root = nullptr;
-  if (int rc = rooted_group(group, data, count, datatype, msgtag, rootginst, g, root); rc < 0) return rc;
+  // A root outside the group is this task's own error: it still takes part in the check,
+  // so the others fail with it instead of waiting for it.
+  int local = rooted_group(group, data, count, datatype, msgtag, rootginst, g, root);
+  if (local < 0 && local != PvmNoInst) return local;
   const int size = int(g.members.size());
-  const bool me_root = root->tid == lib().tid;
-  if (me_root && !result && count > 0) return PvmBadParam;
-  // Each member's slice into its own task address space; the root reads them all.
-  if (int rc = cop_write(data, count, datatype, lib().tid, msgtag, COP_NORMAL); rc < 0) return rc;
-  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
+  const bool me_root = root && root->tid == lib().tid;
+  if (local == 0 && me_root && !result && count > 0) local = PvmBadParam;
+  // Each member's slice into its own task address space; the root reads them all once
+  // every member has written its own and all agree on the arguments (the check's result).
+  if (local == 0) local = cop_write(data, count, datatype, lib().tid, msgtag, COP_NORMAL);
+  if (int rc = agree("cop_gather", group, g, msgtag, count, datatype, rootginst, local); rc < 0) return rc;
   if (me_root) {
     const size_t slice_bytes = size_t(count) * element_size(datatype);
     for (int i = 0; i < size; ++i)
@@ -176,24 +217,23 @@ int cop_gather(void* result, void* data, int count, int datatype, int msgtag, ch
 int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {
   Group g;
   const Member* root_member = nullptr;
-  if (int rc = rooted_group(group, result, count, datatype, msgtag, rootginst, g, root_member); rc < 0) return rc;
+  int local = rooted_group(group, result, count, datatype, msgtag, rootginst, g, root_member);
+  if (local < 0 && local != PvmNoInst) return local;
   const int size = int(g.members.size());
-  const int root = root_member->tid;
   int me = -1;
   for (int i = 0; i < size; ++i)
     if (g.members[size_t(i)].tid == lib().tid) me = i;
   if (me < 0) return PvmNotInGroup;
-  if (uint64_t(msgtag) + uint64_t(count) * uint64_t(size) > info().tas_words) {
+  if (local == 0 && uint64_t(msgtag) + uint64_t(count) * uint64_t(size) > info().tas_words) {
     report("cop_scatter", "tag + count x group size beyond the root's task address space");
-    return CopErrAddressRange;
+    local = CopErrAddressRange;
   }
-  // The root writes every slice into its own task address space; each member reads its own.
-  if (root == lib().tid) {
-    if (!data && count > 0) return PvmBadParam;
-    if (int rc = cop_write(data, count * size, datatype, root, msgtag, COP_NORMAL); rc < 0) return rc;
-  }
-  if (int rc = cop_barrier(group, size, msgtag); rc < 0) return rc;
-  if (int rc = cop_read(result, count, datatype, root, msgtag + me * count, COP_NORMAL); rc < 0) return rc;
+  // The root writes every slice into its own task address space; each member reads its
+  // own once the root has written and all agree on the arguments (the check's result).
+  if (local == 0 && root_member->tid == lib().tid)
+    local = !data && count > 0 ? PvmBadParam : cop_write(data, count * size, datatype, lib().tid, msgtag, COP_NORMAL);
+  if (int rc = agree("cop_scatter", group, g, msgtag, count, datatype, rootginst, local); rc < 0) return rc;
+  if (int rc = cop_read(result, count, datatype, root_member->tid, msgtag + me * count, COP_NORMAL); rc < 0) return rc;
   return cop_barrier(group, size, msgtag);
 }
 

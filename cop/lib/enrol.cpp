@@ -101,6 +101,14 @@ int cop_mytid(void) {
   if (const char* a = std::getenv("COP_ACCESS"); a && std::strcmp(a, "normal") == 0) l.access = CopAccessNormal;
   if (const char* m = std::getenv("COP_MAPPING"); m && std::strcmp(m, "direct") == 0) l.map_how = CopMapDirect;
   if (const char* p = std::getenv("COP_POLL_US")) l.poll_us = std::clamp(std::atoi(p), 0, 100000);
+  if (const char* w = std::getenv("COP_GROUP_WINDOWS"); w && *w) {
+    const int n = std::atoi(w);
+    if (n < 1 || n > 64 || (n & (n - 1)) != 0) {
+      report("cop_mytid", std::string("COP_GROUP_WINDOWS=") + w + " is not a power of two from 1 to 64");
+      return PvmBadParam;
+    }
+    l.group_windows = uint32_t(n);
+  }
   const int rc = open_mapped_channel();
   if (rc < 0) {
     l.host.reset();
@@ -119,6 +127,17 @@ int cop_setopt(int what, int val) {
       if (val != 0 && val != 1) return PvmBadParam;
       l.static_groups = val;
       if (!val) l.frozen.clear();
+      return old;
+    }
+    case CopGroupWindows: {
+      if (val < 1 || val > 64 || (val & (val - 1)) != 0) return PvmBadParam;
+      const int old = int(l.group_windows);
+      // Windows already looked up were under the old count: looked up (and checked) again.
+      if (val != old) {
+        l.group_windows = uint32_t(val);
+        l.windows.clear();
+        l.windows_agreed = false;
+      }
       return old;
     }
     case CopTimeout: {
@@ -173,6 +192,7 @@ int cop_getopt(int what) {
     case CopMapping: return l.map_how;
     case CopAccess: return l.access;
     case CopTimeout: return l.timeout_ms;
+    case CopGroupWindows: return int(l.group_windows);
   }
   return PvmBadParam;
 }
@@ -197,6 +217,8 @@ const char* cop_strerror(int rc) {
     case CopErrBadType: return "datatype and function the hardware does not have";
     case CopErrMapping: return "the tid mapping does not hold for a task";
     case CopErrTagOverlap: return "the tag's address range overlaps another operation's that may be in progress";
+    case CopErrNoWindow: return "every group window of the global address space is taken by other groups";
+    case CopErrMismatch: return "the tasks of the collective disagree on its count, datatype or root";
     case CopErrPartnerDied: return "a local task taking part in the operation died";
     case CopErrNotPermitted: return "copdrv admits only its job's user, or the job is another user's";
     case CopErrNoPartition: return "every partition of the controller belongs to another job";

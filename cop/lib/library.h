@@ -52,6 +52,11 @@ struct Library {
   int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
   std::map<std::string, Group> frozen;  // CopStaticGroups: members asked once
   TagRanges tags;
+  // Group windows (windows.cpp): the GAS cut into this many windows (CopGroupWindows),
+  // whether the virtual machine's count was checked, and each group name's window.
+  uint32_t group_windows = 16;
+  bool windows_agreed = false;
+  std::map<std::string, uint32_t> windows;
   int notify_tag = -1;  // CopChannelDown
   bool notified = false;
 };
@@ -110,6 +115,16 @@ const Member* by_inst(const Group& g, int inst);
 // Reserves the GAS words [first, first+count) for a group operation: within the global
 // address space, and not overlapping another operation that may still be in progress.
 int take_tags(const char* call, int first, size_t count, Use use, int scope);
+
+// Group windows (windows.cpp; cop.h "Tags"): the GAS is cut into group_windows windows
+// of window_words() words; each group name gets one (window 0: the multicasts', and
+// with a single window also the one group's) from the virtual machine's mailbox when
+// first used. A group operation's tag is a word offset in its group's window.
+uint32_t window_words();
+int group_window(const char* call, const std::string& group, uint32_t& window);
+// The GAS address of `msgtag` in `group`'s window (nullptr: the multicasts'), its
+// range within the window checked (CopErrAddressRange) and reserved (take_tags).
+int group_address(const char* call, const char* group, int msgtag, size_t count, Use use, int scope, uint32_t& addr);
 
 // Sends the commands in frames of as many as the port carries; the first error wins.
 int exchange_all(const std::vector<wire::Message>& cmds, std::vector<driver::Answer>* answers_out = nullptr);

@@ -207,6 +207,31 @@ TEST(Level2, SeveralElementsOnConsecutiveTagsAndRepeatedOperations) {
   }
 }
 
+// Nodes that disagree on a reduction's function or datatype: SUMI64 against SUMF,
+// between two level-1 controllers (the level 2 sees it) or inside one (that level-1
+// sees it and voids the operation upward). Nobody gets a sum of mixed bit patterns: the
+// receivers get a NACK mismatch, and every entry is free again.
+TEST(Level2, ContributionsWithDifferentOpcodesGiveEveryReceiverAMismatch) {
+  for (const bool inside : {false, true})
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(std::string(inside ? "inside a level-1" : "between level-1s") + " seed=" + std::to_string(c.seed));
+      TwoLevelFabric f(c.level1s, 4, c.order, c.seed);
+      const auto parts = nodes(c.level1s, 2);
+      auto floating = [&](Node n) { return inside ? n == parts.front() : n.cntno == 0; };
+      Scripts s = reduce_scripts(parts, parts, Opcode::SUMI64, 13, [](Node n) { return uint64_t(n.chno); });
+      for (const Node& n : parts)
+        if (floating(n)) s[n].back() = contribution(Opcode::SUMF, 13, std::bit_cast<uint64_t>(1.5));
+      inject(f, s, c.order, c.seed);
+      for (const Node& n : parts) {
+        EXPECT_TRUE(f.data(n).empty()) << "node " << n.cntno << "/" << n.chno << " got a result";
+        bool told = false;
+        for (const Message& m : f.link(n)) told |= m.ins.opcode == Opcode::NACK && nack_error(m.data1) == Error::mismatch;
+        EXPECT_TRUE(told) << "node " << n.cntno << "/" << n.chno;
+      }
+      expect_entries_free(f, 13);
+    }
+}
+
 TEST(Level2, BarrierExitReachesEveryParticipantOnlyAfterTheLast) {
   for (const Case& c : kCases) {
     TwoLevelFabric f(c.level1s, 4, c.order, c.seed);

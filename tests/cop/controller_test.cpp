@@ -438,6 +438,31 @@ TEST(Controller, ReductionWithoutAnInitialisingWriteStartsFromTheFirstContributi
   EXPECT_EQ(d[0].channels, channel_bit(2));
 }
 
+// Tasks that disagree on a reduction's function or datatype (SUMI64 against SUMF on one
+// tag): the differing contribution is refused with NACK mismatch, the root gets a NACK
+// mismatch instead of a sum of mixed bit patterns, and the entries are free again.
+TEST(Controller, ContributionsWithDifferentOpcodesEndTheOperationWithAMismatch) {
+  Harness h;
+  h.call(1, settc(3, mask_of({1, 2, 3})));
+  h.call(1, settc(3, mask_of({2}), 1, true));
+  EXPECT_EQ(Harness::error_of(h.call(1, value(Opcode::SUMI64, 3, 10))), Error::none);
+  EXPECT_EQ(Harness::error_of(h.call(2, value(Opcode::SUMF, 3, 20))), Error::mismatch);
+  const auto last = h.call(3, value(Opcode::SUMI64, 3, 30));
+  ASSERT_TRUE(Harness::data(last).empty()) << "no result from mixed contributions";
+  bool root_told = false;
+  for (const auto& d : last)
+    root_told |= d.msg.ins.opcode == Opcode::NACK && nack_error(d.msg.data1) == Error::mismatch &&
+                 d.channels == channel_bit(2) && d.msg.addr.msgtag == 3;
+  EXPECT_TRUE(root_told);
+  // The tag is free for the next operation, which completes normally.
+  EXPECT_EQ(Harness::error_of(h.call(1, settc(3, mask_of({1, 2})))), Error::none);
+  h.call(1, settc(3, mask_of({1}), 1, true));
+  h.call(1, value(Opcode::SUMI64, 3, 1));
+  const auto d = Harness::data(h.call(2, value(Opcode::SUMI64, 3, 2)));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].msg.data64(), 3u);
+}
+
 TEST(Controller, AccessedBitMakesTheSecondSpmdInitialiserBackOff) {
   Harness h;
   const uint64_t mask = mask_of({1, 2, 3});

@@ -274,6 +274,8 @@ int child(char** argv) {
   if (tid < 0) {
     t.error(tid, "cop_mytid");
   } else {
+    // Four group windows of 16K words (cop.h "Tags"): the bursts' tags reach 12392.
+    cop_setopt(CopGroupWindows, 4);
     inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, size);  // setup only: PVM's own barrier
     std::vector<int> tids;

@@ -4,6 +4,13 @@
 //   cop_libcop_check --nodes N --tasks T --access direct|normal --stack DIR [--scenario checks|kill]
 //   --scenario loops: R (default 20) barriers, reductions and broadcasts on one tag each,
 //     no barrier between, every iteration checked;
+//   --scenario groups: even and odd instances as two groups on the same tags at once, R
+//     (default 30) rounds of barrier, reduce and bcast each (libcop_groups.cpp);
+//   --scenario bcastloop: one root, R (default 1000) one-double broadcasts on one tag;
+//   --scenario mismatch: gather/scatter whose participants disagree on count, datatype or
+//     root (CopErrMismatch on every task), a broadcast from a non-member, group windows
+//     running out (CopErrNoWindow) and a task with another count of them (CopErrMismatch);
+//   --scenario costs: not a check: the time per call of barrier, reduce, gather, scatter;
 //   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
 //     partners and successors on the node must complete or fail clearly (its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
@@ -95,6 +102,21 @@ int child(int argc, char** argv) {
     } else if (scenario == "loops") {
       run_loops(c, rounds > 0 ? rounds : 20);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "groups") {
+      run_two_groups(c, rounds > 0 ? rounds : 30);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "costs") {
+      run_costs(c, rounds > 0 ? rounds : 500);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "bcastloop") {
+      run_bcast_loop(c, rounds > 0 ? rounds : 1000);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "mismatch") {
+      run_mismatch(c);
+      run_nonmember_sender(c);
+      run_windows(c);
+      run_reduce_mismatch(c);
+      pvm_barrier(kGroup, g_size);
     } else {
       run_checks(c, node);
       pvm_barrier(kGroup, g_size);
@@ -106,7 +128,7 @@ int child(int argc, char** argv) {
   pvm_pkint(&n, 1, 1);
   pvm_pkint(&bad, 1, 1);
   return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
-                                                        std::to_string(c.checks) + " checks\n" + c.failures);
+                                                        std::to_string(c.checks) + " checks\n" + c.notes + c.failures);
 }
 
 struct Options {
@@ -150,10 +172,11 @@ bool parse_options(int argc, char** argv, Options& o) {
   }
   const std::string& sc = o.scenario;
   if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
-      (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv")) {
+      (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv" && sc != "groups" &&
+       sc != "bcastloop" && sc != "mismatch" && sc != "costs")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
     return false;
   }

@@ -43,6 +43,7 @@ inline char kGroup[96] = "copcheck";  // "copcheck-" COP_JOB when set (jobs shar
 
 struct Checker {
   std::string failures;
+  std::string notes;  // reported beside the failures, not one (scenario costs)
   int checks = 0;
   void expect(bool ok, const std::string& what) {
     checks++;
@@ -74,6 +75,14 @@ void run_checks(Checker& c, int node);
 // libcop_scenarios.cpp
 void run_collectives(Checker& c, int rounds);
 void run_loops(Checker& c, int iters);
+// libcop_groups.cpp (issue 25: groups, tags and counts)
+void run_two_groups(Checker& c, int rounds);
+void run_bcast_loop(Checker& c, int rounds);
+void run_mismatch(Checker& c);
+void run_nonmember_sender(Checker& c);
+void run_windows(Checker& c);
+void run_reduce_mismatch(Checker& c);
+void run_costs(Checker& c, int rounds);
 // scenario kill: the task's part, and the parent's word that copd may be killed.
 void run_copd_killed(Checker& c, int tid, int node, int nodes);
 bool announce_barrier_entered(int waiting);

@@ -8,6 +8,14 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT modelled  live modelled time against the libcop-call model (cop/model/libcop_call.h, ideal link)
 #                                                           (cop_modelled_check) at 2-4 nodes
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT killrecv  a receiver killed -9 inside cop_bcast
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT groups N T [R]  even and odd instances as two groups on the
+#                                                           same tags at once, N nodes x T tasks, R rounds
+#                                                           (COP_FAULTS: with injected faults, tasks too)
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT bcastloop one root, 1000 one-double broadcasts to 7
+#                                                           receivers naming it (8 nodes x 1 task), 3 times
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT mismatch  gather/scatter with disagreeing counts,
+#                                                           datatypes, roots; a non-member's broadcast;
+#                                                           group windows used up (twice: freed between)
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
 #                                                           jobs reusing task numbers): same answers
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT jobs      two jobs (COP_JOB, two virtual machines) at once
@@ -26,7 +34,14 @@ trap cleanup EXIT
 eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
 poll=0
 [ "${modes[*]}" = poll ] && poll=100 modes=(direct)
-COP_POLL_US=$poll COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >/dev/null
+nodes=4
+case "${modes[0]}" in
+groups) nodes=${modes[1]:-4} ;;
+bcastloop) nodes=8 ;;
+esac
+# Injected faults (cop/link/fault.h) reach the spawned tasks too.
+[ -z "${COP_FAULTS:-}" ] || export COP_FAULTS PVM_EXPORT=COP_FAULTS${PVM_EXPORT:+:$PVM_EXPORT}
+COP_POLL_US=$poll COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes $nodes --dir "$work/stack" >/dev/null
 # wait_for_line FILE TEXT SECONDS PID: polls until FILE has a line with TEXT; fails when
 # PID ends first or SECONDS pass.
 wait_for_line() {
@@ -93,6 +108,27 @@ jobs)
   done
   [ "$rc" -eq 0 ] || copd_log
   exit $rc
+  ;;
+groups)
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes "$nodes" --tasks "${modes[2]:-2}" --access direct \
+    --scenario groups --rounds "${modes[3]:-30}" || { copd_log; exit 1; }
+  exit 0
+  ;;
+bcastloop)
+  # Three loops on one stack: a receiver given a later round showed in about half the runs.
+  for run in 1 2 3; do
+    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 8 --tasks 1 --access direct --scenario bcastloop \
+      --rounds 1000 || { copd_log; exit 1; }
+  done
+  exit 0
+  ;;
+mismatch)
+  # Twice: the second job finds the group windows the first one used up free again.
+  for run in 1 2; do
+    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario mismatch ||
+      { copd_log; exit 1; }
+  done
+  exit 0
   ;;
 killrecv)
   "$bin/cop_libcop_check" --stack "$work/stack" --access direct --scenario killrecv || { copd_log; exit 1; }

@@ -64,8 +64,8 @@ int call(int k, int inst, int size, int root_tid) {
     }
     default: {
       for (int i = 0; i < n; ++i) v[size_t(i)] = inst == 0 ? 77 + i : -1;
-      const int rc = inst == 0 ? cop_bcast(v.data(), n, PVM_LONG, kGroup, 2000 + 200 * k, COP_SEND, -1)
-                               : cop_bcast(v.data(), n, PVM_LONG, kGroup, 2000 + 200 * k, COP_RECV, root_tid);
+      const int rc = inst == 0 ? cop_bcast(v.data(), n, PVM_LONG, kGroup, 1000 + 200 * k, COP_SEND, -1)
+                               : cop_bcast(v.data(), n, PVM_LONG, kGroup, 1000 + 200 * k, COP_RECV, root_tid);
       for (int i = 0; i < n && rc >= 0; ++i)
         if (v[size_t(i)] != 77 + i) return -1;
       return rc;

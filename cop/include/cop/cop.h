@@ -15,9 +15,31 @@
  *
  * Tags (ch. V, "COP Controller Address Spaces"; Table II): a libcop tag is not a
  * label but a controller address. A group operation on 'msgtag' with 'count'
- * elements uses the GAS words msgtag .. msgtag+count-1 (a barrier: the word
- * msgtag), each with its own terminal-count and broadcast mask entry, until every
- * participating channel has done its part. So:
+ * elements uses the words msgtag .. msgtag+count-1 (a barrier: the word msgtag) of
+ * its group's window of the GAS, each with its own terminal-count and broadcast
+ * mask entry, until every participating channel has done its part.
+ * Group windows: libcop cuts the GAS into CopGroupWindows windows (default 16, of
+ * 4096 words each at the 64K-word GAS) and gives each group name one of them the
+ * first time a task uses the group, so two groups (a 2-D code's rows and columns)
+ * may use the same tags at the same time, as in PVM: their words never meet. The
+ * window is taken through PVM's mailbox (one test-and-set insert per window,
+ * pvm_putinfo without PvmMboxOverWritable; the entries copbench.cop.windows,
+ * copbench.cop.window.<k>, copbench.cop.group.<name>, copbench.cop.users.<k>), so
+ * every task, host and COP level of the virtual machine maps (group, tag) alike; a
+ * task asks once per group (its first call of the group costs a few pvmd round trips).
+ * Window 0 is the multicasts' (cop_mcast names no group); groups get windows 1 ..
+ * CopGroupWindows-1. A window is the group's while any task that used the group
+ * lives (each registers as a user; the entries go when their task ends): a later
+ * job, or the same name used again after every user has ended, may get another
+ * window. When every window is held by other groups, the first call of a new group
+ * gets CopErrNoWindow. CopGroupWindows 1 gives the group the whole GAS (tags up to
+ * 65535, shared with the multicasts, as before group windows; the mailbox is not
+ * asked): a task may then use one group only (a second group name: CopErrNoWindow),
+ * and tasks of other jobs with one window must not share the partition at the same
+ * time. The tasks of a virtual machine that use groups at the same time must use
+ * the same count: a task whose count differs gets CopErrMismatch at its first group
+ * call (counts above 1). So:
+ *   - a group's tag + count must stay within its window (CopErrAddressRange);
  *   - operations that may be in progress at once need disjoint ranges: space the
  *     tags at least the longest array apart (a PVM program's tags 10, 11, 12 with
  *     arrays of more than one element overlap);
@@ -27,17 +49,21 @@
  *   - a cop_barrier of the whole group ends every earlier operation of the group
  *     (each member has made its calls, so the controller has completed them).
  * libcop checks this at the call: a range that overlaps one used by another tag
- * (or the same tag for another kind of operation) since the last full barrier of
- * the group is refused with CopErrTagOverlap, before anything reaches the
- * controller. It sees only this task's calls: two groups sharing words, or tasks
- * that call different sequences, are not detected. Ranges beyond the GAS are
+ * (or the same tag for another kind of operation) of the same group since its
+ * last full barrier is refused with CopErrTagOverlap, before anything reaches the
+ * controller (groups cannot overlap: each has its own window; multicasts share
+ * window 0). It sees only this task's calls: tasks of one group that call
+ * different sequences are not detected. Ranges beyond the window are
  * CopErrAddressRange. (libcop splits long arrays into channel accesses of 128
- * elements; the words used are still tag .. tag+count-1.)
+ * elements; the words used are still tag .. tag+count-1 of the window.)
  * cop_read/cop_write/cop_rmw use a task address space instead: the tag is a word
  * offset there (tag + count <= the TAS size, 256 words, else CopErrAddressRange);
  * these are memory, not masks, so they need no spacing. cop_gather uses the words
  * tag .. tag+count-1 of each member's TAS, cop_scatter tag .. tag+count*members-1
- * of the root's, and both the GAS word tag for their barriers.
+ * of the root's, and both the words tag .. tag+2 of the group's window: tag+1 and
+ * tag+2 for a check that every member names the same count, datatype and root (a
+ * 2-word MAX reduction to every member, which is also the call's first barrier:
+ * CopErrMismatch on every task when they disagree), tag for the closing barrier.
  *
  * Arguments every call refuses (nothing reaches the controller):
  *   PvmBadParam   null data with count > 0, count < 0, msgtag < 0, an unknown
@@ -48,8 +74,8 @@
  *   CopErrBadType a datatype/function pair the hardware lacks (AND/OR/EXOR on
  *                 floating types, MAX/MIN on PVM_ULONG, cop_rmw on PVM_FLOAT);
  *   PvmNoInst     a root instance outside the group;
- *   PvmNotInGroup the caller (or a broadcast's named sender) is not a member, a
- *                 multicast receiver is not among 'tids';
+ *   PvmNotInGroup the caller is not a member (a broadcast's sender need not be
+ *                 one), a multicast receiver is not among 'tids';
  *   PvmNoTask     a tid that names no task (asked of the pvmd with pvm_pstat
  *                 when a tid is first used: the call fails at once, without
  *                 waiting for the timeout or stalling its partners).
@@ -91,7 +117,27 @@
  * What a mechanical port meets:
  *   - tags: PVM tags only label messages; here they are addresses (see Tags).
  *     Consecutive small tags with arrays overlap: CopErrTagOverlap at the call;
- *     tags beyond the 64K-word GAS: CopErrAddressRange;
+ *     a tag + count beyond the group's window (4096 words by default):
+ *     CopErrAddressRange (use smaller tags, or fewer, larger windows with
+ *     CopGroupWindows); the same tags in different groups (row and column groups)
+ *     are harmless, as in PVM, up to CopGroupWindows-1 group names (then
+ *     CopErrNoWindow at the new group's first call);
+ *   - tasks must agree on each call's count, datatype, function and root, as in
+ *     PVM. cop_gather/cop_scatter check it: CopErrMismatch on every task when they
+ *     disagree (their first barrier carries the check). cop_reduce, cop_barrier
+ *     and cop_bcast have no synchronisation to carry a check without adding to
+ *     their cost; what is caught: contributions to one reduction with different
+ *     functions or datatypes (the controller refuses the differing ones,
+ *     CopErrMismatch to their tasks, and the roots get CopErrMismatch instead of
+ *     a result); tasks of one host that disagree on a reduction's count,
+ *     function or datatype, a barrier's members or a broadcast's count or
+ *     datatype never share the host area (they time out, CopErrTimeout). A
+ *     count that differs between hosts is not detected: a root's elements that
+ *     every member contributed are right, one waits for the others until
+ *     CopErrTimeout, and a broadcast receiver naming fewer elements than sent
+ *     gets the first ones (the rest stay filed for that tag's later receives);
+ *   - cop_bcast's sender need not be a member of the group (the thesis allows it):
+ *     every member receives its data, whether it names the sender or passes -1;
  *   - a PVM receive matches any tag with -1; cop_bcast/cop_mcast receive exactly
  *     'msgtag' and 'count' elements of 'datatype' (the sender's);
  *   - every member calls the collective (the sender too, with COP_SEND); a
@@ -158,6 +204,11 @@ extern "C" {
 #define CopTimeout 4      /* milliseconds a call waits for the link, or for the other tasks
                              of its host, before CopErrTimeout (default 10000; 0 = no limit
                              while the link is alive) */
+#define CopGroupWindows 5 /* windows the GAS is cut into, one per group name (see Tags): 1, 2,
+                             4, ... 64 (default 16, or $COP_GROUP_WINDOWS at cop_mytid); every
+                             task of the virtual machine must use the same count (else
+                             CopErrMismatch at its first group operation). 1: the task's one
+                             group has the whole GAS, a second group name gets CopErrNoWindow */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
@@ -197,6 +248,13 @@ extern "C" {
                                    progress (no full cop_barrier of that group since): see "Tags" */
 #define CopErrPartnerDied -135  /* a local task doing this operation's channel part died (the host
                                    area's slot is cleared; the next call on the tag starts afresh) */
+#define CopErrNoWindow -136     /* every group window of the GAS is taken by other group names (see
+                                   Tags, CopGroupWindows): the group cannot have its own tags */
+#define CopErrMismatch -137     /* the tasks of a collective disagree on its count, datatype or root
+                                   (cop_gather, cop_scatter: every task of the call), on a
+                                   reduction's function or datatype (the differing tasks and the
+                                   roots: the controller's NACK mismatch), or on CopGroupWindows;
+                                   nothing is delivered */
 #define CopErrNotPermitted -150 /* cop_mytid: copdrv admits only its job's user (SO_PEERCRED; copdrv's
                                    uid or --allow-uid, and root), or the job id (COP_JOB) is another
                                    user's job on this controller */

@@ -174,6 +174,9 @@ enum class Error : uint8_t {
   lock_timeout = 45,    // the channel held its LOCK longer than the deadlock timer allows:
                         // the controller took it back (Config::lock_limit_us); the rest
                         // of the locked sequence, up to its UNLOCK, is refused
+  mismatch = 37,        // contributions to one global operation with different opcodes (its
+                        // tasks disagree on function or datatype): no result, the operation is
+                        // void (libcop's CopErrMismatch, -137)
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
