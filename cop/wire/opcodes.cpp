@@ -120,6 +120,7 @@ std::string_view error_name(Error e) {
     case Error::overflow: return "out-of-context buffer overflow (a message was lost)";
     case Error::task_ended: return "a task of the global operation ended before it completed";
     case Error::lock_timeout: return "LOCK held past the controller's deadlock timer: taken back";
+    case Error::voided: return "the operation was voided: a call of a participant on these words had failed";
   }
   return "unknown error";
 }

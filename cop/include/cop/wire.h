@@ -174,6 +174,9 @@ enum class Error : uint8_t {
   lock_timeout = 45,    // the channel held its LOCK longer than the deadlock timer allows:
                         // the controller took it back (Config::lock_limit_us); the rest
                         // of the locked sequence, up to its UNLOCK, is refused
+  voided = 46,          // a channel of the global operation voided it (a SETTC with an
+                        // empty mask, sent before it reuses words whose last operation
+                        // failed for it): the operation is void, the entries free
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
