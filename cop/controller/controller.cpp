@@ -28,7 +28,9 @@ bool acts_on_operation(const Message& m, uint32_t& n) {
     case Opcode::SETTC:
     case Opcode::SETBM:
       n = uint32_t(m.count());
-      return true;
+      // A SETTC with an empty mask voids (void_operations): it ends an operation, so it
+      // is never held for one.
+      return !(m.ins.opcode == Opcode::SETTC && m.data64() == 0);
     case Opcode::BENTRY:
     case Opcode::BCAST32:
     case Opcode::BCAST64:
@@ -455,6 +457,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
     }
     case Opcode::SETTC:
     {
+      if (msg.data64() == 0) return void_operations(channel, msg, out);
       const Error e = set_mask(channel, msg, from, false, out);
       // An operation waiting for a channel whose tasks have all ended completes only
       // if a task enrols there in time (a level-2 mask names controllers, not channels).

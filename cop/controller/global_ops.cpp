@@ -141,6 +141,26 @@ void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error 
   out.push_back(Delivery{dest, nack, cycles_, true});
 }
 
+Error Controller::void_operations(int channel, const Message& msg, std::vector<Delivery>& out) {
+  const uint8_t ppn = msg.ins.ppn;
+  if (ppn >= ram_.partitions()) return Error::partition;
+  const uint64_t bit = channel_bit(channel);
+  const uint32_t first = msg.addr.msgtag;
+  const uint32_t n = uint32_t(msg.count());
+  for (uint32_t tag = first; tag < first + n && tag < config_.gas_words; ++tag) {
+    const TcEntry& tc = ram_.tc(ppn, tag);
+    const BmEntry& bm = ram_.bm(ppn, tag);
+    // Only an operation this channel takes part in: a task voids nothing of others'.
+    if (tc.accessed && (tc.mask & bit)) {
+      void_upward(ppn, tag, Error::voided, out);  // an X operation's level 2 voids it too
+      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~bit, Error::voided, out);
+    } else if (!tc.accessed && bm.accessed && ((bm.mask & bit) || bm.set_by.channel == channel)) {
+      fail_operation(ppn, tag, bm.mask & ~bit, Error::voided, out);  // a broadcast whose data never came
+    }
+  }
+  return Error::none;
+}
+
 int Controller::fail_channel(int channel, std::vector<Delivery>& out) {
   reset_channel(channel);
   const uint64_t bit = channel_bit(channel);

@@ -39,6 +39,22 @@ bool result_matches(const Wanted& w, const wire::Message& m) {
 
 }  // namespace
 
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data) {
+  if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
+  lock_robust(&w.buffer_lock);
+  for (uint32_t i = 0; i < w.ooc_high; ++i) {
+    OutOfContext& o = w.ooc[i];
+    if (!o.used || static_cast<EntryKind>(o.kind) != EntryKind::broadcast || o.nwords < 2) continue;
+    const uint32_t tag = wire::address_msgtag(o.words[1]);
+    if (tag < first || tag - first >= count) continue;
+    const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
+    if (!broadcast_data && (op == Opcode::BCAST32 || op == Opcode::BCAST64)) continue;
+    o.used = 0;
+    w.ooc_count--;
+  }
+  pthread_mutex_unlock(&w.buffer_lock);
+}
+
 ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, const link::Key& task_key,
                              const link::Key& down_key, LinkOptions options)
     : w_(window), fd_(udp_fd), tkno_(tkno), task_key_(task_key), down_base_(down_key), opt_(options) {

@@ -64,6 +64,14 @@ struct Wanted {
   uint8_t src_chno = 0; // bcast: the sender's channel, 0 for any
 };
 
+// Drops what the node holds for the GAS words [first, first+count) out of context:
+// global results and NACKs, and broadcast data too when `broadcast_data`. libcop
+// calls it for words whose earlier operation failed for it, once the controller
+// has voided what was left there (all such messages are then in), and before a
+// barrier or a reduction's root sends its contribution (a result needs that
+// contribution, so one already here is an earlier operation's).
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data);
+
 class ChannelClient {
  public:
   // `task_key` authenticates the frames: the task's T (copdrv enrolled it with

@@ -51,6 +51,7 @@ void init_window(Window* w, int driver_pid, uint16_t channel) {
   init_mutex(&w->buffer_lock);
   init_mutex(&w->table_lock);
   init_mutex(&w->host_lock);
+  init_mutex(&w->settle_lock);
   for (auto& t : w->tasks) t.tkno = -1;
 }
 

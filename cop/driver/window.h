@@ -33,7 +33,8 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 6;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer
+inline constexpr uint32_t kWindowVersion = 7;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled
+inline constexpr int kUnsettledRanges = 64;
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -72,6 +73,11 @@ struct HostSlot {
   uint64_t since_ns;  // when the slot was taken (monotonic_ns): a slot nobody waits on any more is
                       // swept once it is older than the CopTimeout (cop/lib/host.cpp)
   alignas(8) uint8_t data[kHostBytes];
+};
+
+// GAS words [first, first+count) of a collective that failed on this channel.
+struct UnsettledRange {
+  uint32_t first, count;
 };
 
 struct Window {
@@ -119,6 +125,12 @@ struct Window {
   pthread_mutex_t host_lock;
   std::atomic<uint32_t> host_event;  // futex word for the host area
   std::atomic<uint32_t> host_waiters;
+  // The channel's unsettled ranges (libcop, lib/library.cpp: unsettle, settle): words of
+  // collectives that failed for a local task, voided on the controller before the
+  // channel's next collective. settle_lock is held for the list and while one task voids.
+  pthread_mutex_t settle_lock;
+  uint32_t unsettled_count;
+  UnsettledRange unsettled[kUnsettledRanges];
   uint32_t ooc_count;  // used slots (buffer_lock)
   uint32_t ooc_high;   // one past the highest used slot (buffer_lock)
   TaskSlot tasks[kMaxLocalTasks];

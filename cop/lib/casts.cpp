@@ -121,6 +121,7 @@ int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int
 // The only receiver on this host, from a sender on another: no host area, the
 // whole array straight from the channel (the sender's bursts come in few frames).
 int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno) {
+  if (int rc = settle(); rc < 0) return rc;
   std::vector<Message> got(static_cast<size_t>(count));
   for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
     const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
@@ -173,6 +174,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
     const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
+      if (int rc = settle(); rc < 0) return rc;
       // Any sender: one on this host has filled the slot before its burst (and set the mask).
       if (sets_mask && !(srctid == -1 && filled())) {
         commands::Burst masks;
@@ -223,8 +225,10 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
     return rc;
   if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
-  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, g.members, int(addr));
-  return receive_from(key.c_str(), data, count, datatype, g.members, int(addr), srctid);
+  const int rc = mode == COP_SEND ? send_to(key.c_str(), data, count, datatype, g.members, int(addr))
+                                  : receive_from(key.c_str(), data, count, datatype, g.members, int(addr), srctid);
+  if (rc < 0) unsettle(int(addr), size_t(count));
+  return rc;
 }
 
 int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int msgtag, int mode, int srctid) {
@@ -262,8 +266,10 @@ int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int 
       rc < 0)
     return rc;
   if (count == 0) return 0;
-  if (mode == COP_SEND) return send_to(key.c_str(), data, count, datatype, recipients, msgtag);
-  return receive_from(key.c_str(), data, count, datatype, recipients, msgtag, srctid);
+  const int rc = mode == COP_SEND ? send_to(key.c_str(), data, count, datatype, recipients, int(addr))
+                                  : receive_from(key.c_str(), data, count, datatype, recipients, int(addr), srctid);
+  if (rc < 0) unsettle(int(addr), size_t(count));
+  return rc;
 }
 
 }  // extern "C"

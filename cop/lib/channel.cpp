@@ -47,6 +47,8 @@ int first_refusal(std::span<const Message> cmds, const std::vector<Answer>& a) {
 // (copd holds the frame's answers for them), then the answers checked.
 int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::span<uint64_t> words) {
   auto& port = *lib().port;
+  // A result of these words already here came before this contribution: an earlier operation's.
+  driver::forget_results(*port.window(), fr.first_tag, fr.words, false);
   if (Error e = port.send_only(fr.commands); e != Error::none) return fail_and_notify(code(e));
   std::vector<Message> results(fr.words);
   const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0}, results, nullptr);
@@ -70,9 +72,12 @@ std::vector<commands::ArrayBurst> with_level2(std::vector<commands::ArrayBurst> 
 }  // namespace
 
 int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
+  if (int rc = settle(); rc < 0) return rc;
   const commands::Burst burst = two_level(commands::barrier(sender(), tag, mask), l2, l2);
   // One datagram in; the answers come back with the exit (copd holds them for it).
   auto& port = *lib().port;
+  // An exit of this tag already here came before this BENTRY: an earlier barrier's.
+  driver::forget_results(*port.window(), tag, 1, false);
   if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
   Message exit;
   const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
@@ -86,6 +91,7 @@ int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
 // without a root only has the answers to wait for.
 int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t tc, uint64_t bm, bool here_root,
                    uint64_t l2_tc, uint64_t l2_bm) {
+  if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
   const auto frames = commands::pack(
       with_level2(commands::reduction_bursts(sender(), op, tag, words, tc, bm, kChunk), l2_tc, l2_bm),
@@ -103,6 +109,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
 }
 
 int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask, uint64_t l2) {
+  if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
   const auto frames = commands::pack(
       with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2), port.max_commands());

@@ -156,6 +156,7 @@ int cop_barrier(char* group, int count, int msgtag) {
   const int rc = fail_and_notify(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
       [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(addr, g.tc_mask, level2(g.l2_mask)); }));
+  if (rc < 0) unsettle(int(addr), 1);
   if (rc == 0 && int(g.members.size()) >= g.total) {
     // Every member has made all its earlier calls: their GAS ranges are free again.
     std::vector<int> tids;
@@ -180,12 +181,15 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   if (int rc = group_address("cop_reduce", group, msgtag, size_t(count), Use::reduce, lib().tags.scope(group), addr);
       rc < 0)
     return rc;
-  if (roles.local <= 1) return reduce_alone(*op, data, datatype, count, int(addr), g, roles);
-  for (size_t at = 0; at < size_t(count); at += kChunk)
-    if (int rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), int(addr), group, g, roles);
-        rc < 0)
-      return rc;
-  return 0;
+  int rc = 0;
+  if (roles.local <= 1) {
+    rc = reduce_alone(*op, data, datatype, count, int(addr), g, roles);
+  } else {
+    for (size_t at = 0; at < size_t(count) && rc == 0; at += kChunk)
+      rc = reduce_chunk(*op, data, datatype, at, std::min(kChunk, size_t(count) - at), int(addr), group, g, roles);
+  }
+  if (rc < 0) unsettle(int(addr), size_t(count));
+  return rc < 0 ? rc : 0;
 }
 
 int cop_gather(void* result, void* data, int count, int datatype, int msgtag, char* group, int rootginst) {

@@ -209,7 +209,7 @@ int cop_notify(int what, int msgtag, int cnt, int* tids) {
 
 const char* cop_strerror(int rc) {
   if (rc >= 0) return "ok";
-  if ((rc <= -101 && rc >= -119) || rc == CopErrLockTimeout)
+  if ((rc <= -101 && rc >= -119) || rc == CopErrLockTimeout || rc == CopErrVoided)
     return cop::wire::error_name(static_cast<Error>(-rc - 100)).data();
   switch (rc) {
     case CopErrNoDriver: return "no channel driver (copdrv) at COP_DRIVER";

@@ -202,6 +202,55 @@ int take_tags(const char* call, int first, size_t count, Use use, int scope) {
   return 0;
 }
 
+void unsettle(int first, size_t count) {
+  if (first < 0 || count == 0 || !lib().port) return;
+  driver::Window& w = *lib().port->window();
+  const driver::UnsettledRange r{uint32_t(first), uint32_t(std::min<size_t>(count, UINT32_MAX))};
+  driver::lock_robust(&w.settle_lock);
+  bool known = false;
+  for (uint32_t i = 0; i < w.unsettled_count; ++i) known |= w.unsettled[i].first == r.first && w.unsettled[i].count == r.count;
+  if (!known && w.unsettled_count < uint32_t(driver::kUnsettledRanges)) {
+    w.unsettled[w.unsettled_count++] = r;
+  } else if (!known) {
+    // The list is full: the last entry grows to cover this range too (voiding more words
+    // than failed is safe for this channel's calls; the others on them get CopErrVoided).
+    driver::UnsettledRange& last = w.unsettled[w.unsettled_count - 1];
+    const uint64_t end = std::max(uint64_t(last.first) + last.count, uint64_t(r.first) + r.count);
+    last.first = std::min(last.first, r.first);
+    last.count = uint32_t(end - last.first);
+  }
+  pthread_mutex_unlock(&w.settle_lock);
+}
+
+int settle() {
+  Library& l = lib();
+  driver::Window& w = *l.port->window();
+  if (__atomic_load_n(&w.unsettled_count, __ATOMIC_ACQUIRE) == 0) return 0;
+  // Held while voiding: another local task's channel part waits until the words it may
+  // be about to use are voided, and no range is voided twice (a second VOID could void
+  // the next operation there, begun by the first).
+  driver::lock_robust(&w.settle_lock);
+  int rc = 0;
+  while (w.unsettled_count > 0 && rc == 0) {
+    const driver::UnsettledRange r = w.unsettled[w.unsettled_count - 1];
+    std::vector<Message> voids;
+    commands::append_masks(voids, sender(), wire::Opcode::SETTC, r.first, 0, r.count);  // an empty mask: VOID
+    const size_t most = l.port->max_commands();
+    for (size_t at = 0; at < voids.size() && rc == 0; at += most) {
+      std::vector<Answer> a;  // a NACK (words outside the space) leaves nothing to void
+      const size_t n = std::min(most, voids.size() - at);
+      if (Error e = l.port->exchange(std::span<const Message>(voids.data() + at, n), a); e != Error::none)
+        rc = fail_and_notify(code(e));
+    }
+    if (rc != 0) break;
+    // The VOID's ACK came after anything the voided operation sent this channel.
+    driver::forget_results(w, r.first, r.count, true);
+    w.unsettled_count--;
+  }
+  pthread_mutex_unlock(&w.settle_lock);
+  return rc;
+}
+
 int exchange_all(const std::vector<Message>& cmds, std::vector<Answer>* answers_out) {
   std::vector<Answer> answers;
   if (answers_out) answers_out->clear();

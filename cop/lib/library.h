@@ -125,6 +125,20 @@ int group_window(const char* call, const std::string& group, uint32_t& window);
 // The GAS address of `msgtag` in `group`'s window (nullptr: the multicasts'), its
 // range within the window checked (CopErrAddressRange) and reserved (take_tags).
 int group_address(const char* call, const char* group, int msgtag, size_t count, Use use, int scope, uint32_t& addr);
+// A collective on the GAS words [first, first+count) failed for this task after it took
+// them: whatever of its operation is left on the controller (older contributions, a
+// result or NACK on its way) must not meet this channel's next operation there. The
+// range goes on the channel's list (the window: whichever local task uses the channel
+// next settles it).
+void unsettle(int first, size_t count);
+// Before the channel part of a collective (channel.cpp, casts.cpp), by the task doing
+// it: for every unsettled range of the channel, the controller voids what this channel
+// takes part in on those words (a SETTC with an empty mask, controller.h "Voiding"; the
+// others still waiting get CopErrVoided) and the node drops what it holds for them out
+// of context. 0, or the link error (the ranges stay unsettled). It runs inside the
+// host area's flow, never before it: a task that returned early would skip its host
+// key and leave its local partners' keys out of step.
+int settle();
 
 // Sends the commands in frames of as many as the port carries; the first error wins.
 int exchange_all(const std::vector<wire::Message>& cmds, std::vector<driver::Answer>* answers_out = nullptr);

@@ -121,6 +121,7 @@ std::string_view error_name(Error e) {
     case Error::task_ended: return "a task of the global operation ended before it completed";
     case Error::lock_timeout: return "LOCK held past the controller's deadlock timer: taken back";
     case Error::mismatch: return "contributions to the global operation disagree on function or datatype";
+    case Error::voided: return "the operation was voided: a call of a participant on these words had failed";
   }
   return "unknown error";
 }

@@ -507,11 +507,57 @@ TEST(Controller, CountedSetInitialisesARangeAllOrNothing) {
   EXPECT_EQ(Harness::error_of(h.call(2, settc(12, mask_of({3}), 4))), Error::mask_in_use);
   EXPECT_FALSE(h.ctl.ram().tc(0, 14).accessed);
   EXPECT_EQ(h.ctl.ram().tc(0, 12).mask, mask_of({1, 2}));
-  EXPECT_EQ(Harness::error_of(h.call(2, settc(30, 0))), Error::bad_mask);
+  // An empty mask is a VOID (controller.h "Voiding"): nothing of channel 2's on word 30 to void.
+  EXPECT_EQ(Harness::error_of(h.call(2, settc(30, 0))), Error::none);
+  EXPECT_FALSE(h.ctl.ram().tc(0, 30).accessed);
+  EXPECT_EQ(h.ctl.ram().tc(0, 12).mask, mask_of({1, 2}));
   controller::Config small;
   small.channels = 8;
   Harness s(small);
   EXPECT_EQ(Harness::error_of(s.call(1, settc(0, channel_bit(9)))), Error::bad_mask);
+}
+
+// A reduction whose call failed on channel 3 (its contribution never came) keeps the
+// others' contributions: channel 3's next contribution would complete it with another
+// round's value. Channel 3's VOID (a SETTC with an empty mask) ends it first: the others
+// get NACK voided, the entries are free, and the next round's sum is its own.
+TEST(Controller, AVoidEndsTheOperationOnItsWordsSoTheNextStartsClean) {
+  Harness h;
+  const uint64_t all = mask_of({1, 2, 3});
+  auto round = [&](uint64_t a, uint64_t b) {
+    h.call(1, make(Opcode::LOCK, 1));
+    h.call(1, settc(60, all));
+    h.call(1, settc(60, mask_of({1}), 1, true));
+    EXPECT_EQ(Harness::error_of(h.call(1, value(Opcode::SUMI64, 60, a))), Error::none);
+    h.call(1, make(Opcode::UNLOCK, 1));
+    EXPECT_TRUE(Harness::data(h.call(2, value(Opcode::SUMI64, 60, b))).empty());
+  };
+  round(10, 20);
+  // A channel outside the operation voids nothing of it.
+  EXPECT_EQ(Harness::error_of(h.call(4, settc(60, 0))), Error::none);
+  EXPECT_TRUE(h.ctl.ram().tc(0, 60).accessed);
+  auto voided = h.call(3, settc(60, 0));
+  ASSERT_EQ(voided.size(), 2u);
+  EXPECT_EQ(voided[0].msg.ins.opcode, Opcode::ACK);
+  EXPECT_EQ(voided[1].channels, mask_of({1, 2}));
+  EXPECT_EQ(voided[1].msg.addr.msgtag, 60u);
+  EXPECT_EQ(nack_error(voided[1].msg.data1), Error::voided);
+  EXPECT_FALSE(h.ctl.ram().tc(0, 60).accessed);
+  EXPECT_FALSE(h.ctl.ram().bm(0, 60).accessed);
+  round(100, 200);
+  auto result = Harness::data(h.call(3, value(Opcode::SUMI64, 60, 300)));
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].channels, mask_of({1}));
+  EXPECT_EQ(result[0].msg.data64(), 600u);
+  // A VOID from a channel that has contributed already is not held for the operation
+  // (its next contribution would be): it ends it at once.
+  h.call(1, settc(61, mask_of({1, 2})));
+  h.call(1, gas(Opcode::BENTRY, 61));
+  auto ended = h.call(1, settc(61, 0));
+  ASSERT_EQ(ended.size(), 2u);
+  EXPECT_EQ(ended[1].channels, mask_of({2}));
+  EXPECT_EQ(nack_error(ended[1].msg.data1), Error::voided);
+  EXPECT_FALSE(h.ctl.ram().tc(0, 61).accessed);
 }
 
 TEST(Controller, MaskEntriesReadBackWithRsram64AndTheMBit) {

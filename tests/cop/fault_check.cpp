@@ -27,9 +27,9 @@
 // that must all succeed (no host-area slot leaked, no wait left behind). Values
 // are checked throughout (a wrong one with success is a failure), and a hang is
 // the test's TIMEOUT. OUTAGE_REUSE=1 in the environment uses the same tags every 4
-// rounds instead, as a PVM program would: after the outage a call on a tag whose
-// earlier operation failed for some of its participants can still get another
-// round's values with success (known, issue 25: operations need an identity). Prints
+// rounds instead, as a PVM program would: a call on a tag whose earlier operation
+// failed for some of its participants must still get its own round's values or an
+// error (libcop voids what the failed call left, controller.h "Voiding"). Prints
 //   OUTAGE ms D ops N errors N wrong N duplicated N after_ops N after_errors N longest_wait_ms X
 #include <cop/cop.h>
 #include <pvm3.h>
@@ -131,7 +131,7 @@ int timed(Tally& t, Call call) {
 }
 
 // One round of the outage scenario: run_round's calls, each on tags no other round
-// uses (a call that failed leaves nothing another round could take for its own).
+// uses, or with OUTAGE_REUSE the tags of 4 rounds before.
 void outage_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched) {
   const int size = int(tids.size());
   constexpr int kCount = 4, kBcast = 8;

@@ -7,7 +7,7 @@
 #     KIND drop|corrupt|dup|reorder|delay: that fault at each RATE (default 0.01 0.05 0.1)
 #     KIND all: every fault at each RATE at once (default 0.05)
 #   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT copbench RATE   copbench run barrier --backend cop --nodes 3
-#   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT outage MS       copd stopped MS ms (longer than its 1 s lease)
+#   fault_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT outage MS...    copd stopped MS ms (longer than its 1 s lease; a stack each)
 #                                                                while the tasks run collectives (cop_fault_check
 #                                                                --outage-ms): right values or errors, then
 #                                                                FAULT_ROUNDS (default 20) rounds that all succeed
@@ -38,13 +38,17 @@ fi
 
 eval "$("$bin/copbench-pvmd-local" start "$work/pvm")"
 if [ "$kind" = outage ]; then
-  COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >"$work/stack.out" 2>&1 ||
-    { cat "$work/stack.out"; exit 1; }
   rc=0
-  "$bin/cop_fault_check" --stack "$work/stack" --outage-ms "${1:-1600}" --nodes 4 --tasks "${FAULT_TASKS:-2}" \
-    --rounds "${FAULT_ROUNDS:-20}" --access "${FAULT_ACCESS:-direct}" >"$work/out" 2>&1 || rc=1
-  cat "$work/out"
-  [ $rc -eq 0 ] || { echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true; }
+  for ms in "${@:-1600}"; do  # one stack for each outage
+    COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >"$work/stack.out" 2>&1 ||
+      { cat "$work/stack.out"; exit 1; }
+    one=0
+    "$bin/cop_fault_check" --stack "$work/stack" --outage-ms "$ms" --nodes 4 --tasks "${FAULT_TASKS:-2}" \
+      --rounds "${FAULT_ROUNDS:-20}" --access "${FAULT_ACCESS:-direct}" >"$work/out" 2>&1 || one=1
+    cat "$work/out"
+    [ $one -eq 0 ] || { rc=1; echo "--- copd log"; tail -n 20 "$work/stack/copd.log" 2>/dev/null || true; }
+    "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
+  done
   exit $rc
 fi
 rates=("$@")

@@ -97,6 +97,20 @@
  *     in progress, within copd's lease (1 s) when they began after;
  *   - a COP_URGENT access whose LOCK is held longer than copd's deadlock timer
  *     (copd --lock-limit-ms, default 500) is taken back: CopErrLockTimeout.
+ * After a failure, a later call never returns another round's values (seed 000
+ * ch. V: the controller voids an operation, the next starts on a clean entry):
+ * when a collective (barrier, reduce, bcast, mcast) fails for a task after its
+ * tags were taken, libcop notes its words as unsettled for the task's channel
+ * (in the channel window), and the channel's next collective (whichever local
+ * task does its channel part) first has the controller void what is still in
+ * progress there for the channel (a SETTC with an empty mask) and drops the
+ * results and NACKs of those words already at the node. The others still
+ * waiting on that operation get CopErrVoided; if the channel is still down, the
+ * call fails (CopErrLinkDown) and the words stay unsettled. A program that goes
+ * on after an error keeps its tasks in step (every task makes the same calls)
+ * for the later calls to succeed. A barrier or a reduction's
+ * root also drops the results of its words that reached the node before it sent
+ * its own contribution (a result needs it, so they are an earlier operation's).
  *
  * Porting a PVM program (the thesis's claim, ch. V: a PVM program moves to the
  * COP by replacing its group calls):
@@ -239,6 +253,10 @@ extern "C" {
                                    timer (copd --lock-limit-ms): the controller took it back so the
                                    other channels run again; the rest of the locked sequence is
                                    refused with this code (nothing of it after the take-back ran) */
+#define CopErrVoided -146      /* the operation was voided: a participant's earlier call on these
+                                   words had failed (timeout, link down), and before using them again
+                                   it had the controller void what was left in progress there, so
+                                   no call completes an operation with another round's values */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */

@@ -177,6 +177,9 @@ enum class Error : uint8_t {
   mismatch = 37,        // contributions to one global operation with different opcodes (its
                         // tasks disagree on function or datatype): no result, the operation is
                         // void (libcop's CopErrMismatch, -137)
+  voided = 46,          // a channel of the global operation voided it (a SETTC with an
+                        // empty mask, sent before it reuses words whose last operation
+                        // failed for it): the operation is void, the entries free
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
