@@ -198,6 +198,10 @@ struct Delivery {
   uint64_t at_cycle = 0;  // modelled time at which the receiving nodes have it
   bool link_level = false;  // ACK/NACK/resend, produced by the channel interface
   bool to_parent = false;   // level 1 -> level 2 (channels is 0)
+  // A NACK that ends an operation (fail_operation: voided, mismatch, task ended, link
+  // down) for every node of `channels`: no command's answer, even to one channel and
+  // even when it comes out of servicing a command (a mismatched contribution, a VOID).
+  bool ends_operation = false;
   Hop hop;
 
   Delivery() = default;

@@ -139,6 +139,7 @@ void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error 
   nack.data1 = wire::nack_data(why, Opcode::BENTRY);
   stats_.nacks++;
   out.push_back(Delivery{dest, nack, cycles_, true});
+  out.back().ends_operation = true;
 }
 
 Error Controller::void_operations(int channel, const Message& msg, std::vector<Delivery>& out) {

@@ -153,6 +153,7 @@ void Controller::answer_from_parent(const Delivery& down, std::vector<Delivery>&
     const int channel = down.hop.origin.chno;
     if (channel > config_.channels) return;
     Delivery d{channel_bit(channel), msg, std::max(down.at_cycle, cycles_) + timing_.t_cop_cn, down.link_level};
+    d.hop.origin = down.hop.origin;  // whose command (a daemon matches it to its queue)
     remember(d.channels, d.msg);
     out.push_back(d);
     return;

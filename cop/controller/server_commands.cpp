@@ -123,7 +123,8 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
       continue;
     }
     const Opcode op = d.msg.ins.opcode;
-    const bool ack = d.link_level && (op == Opcode::ACK || op == Opcode::NACK) && std::has_single_bit(d.channels);
+    const bool ack = d.link_level && !d.ends_operation && (op == Opcode::ACK || op == Opcode::NACK) &&
+                     std::has_single_bit(d.channels);
     if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
       const int c = std::countr_zero(d.channels) + 1;
       Channel& ch = chan(c);

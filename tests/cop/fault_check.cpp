@@ -274,8 +274,10 @@ int child(char** argv) {
   if (tid < 0) {
     t.error(tid, "cop_mytid");
   } else {
-    // Four group windows of 16K words (cop.h "Tags"): the bursts' tags reach 12392.
-    cop_setopt(CopGroupWindows, 4);
+    // Four group windows of 16K words (cop.h "Tags"): the bursts' tags reach 12392. The
+    // outage scenario's tags of their own per round reach 41200: its one group has the
+    // whole GAS (every task of the run sets the same count).
+    cop_setopt(CopGroupWindows, outage_after > 0 ? 1 : 4);
     inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, size);  // setup only: PVM's own barrier
     std::vector<int> tids;
