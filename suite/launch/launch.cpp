@@ -196,11 +196,17 @@ LaunchOutcome launch(const LaunchRequest& req) {
   fs::path log = dir / "worker.log";
   // Each point is its own COP job (cop.h "Jobs": its own partition on a controller that
   // other points or users share), unless the user named one for the whole campaign.
-  static const bool user_job = std::getenv("COP_JOB") != nullptr;
-  if (spec.launcher == Launcher::cop_master && !user_job)
-    ::setenv("COP_JOB", ("copbench-point-" + dir.filename().string()).c_str(), 1);
+  // (No static: the smpi worker's simulated ranks would share it; the guard unsets the
+  // point's own id however run_logged ends, so the next point does not take it for the user's.)
+  const bool own_job = spec.launcher == Launcher::cop_master && std::getenv("COP_JOB") == nullptr;
+  if (own_job) ::setenv("COP_JOB", ("copbench-point-" + dir.filename().string()).c_str(), 1);
+  struct UnsetJob {
+    bool on;
+    ~UnsetJob() {
+      if (on) ::unsetenv("COP_JOB");
+    }
+  } unset_job{own_job};
   const ProcessResult ran = run_logged(argv, req.timeout_s, log, req.on_worker);
-  if (spec.launcher == Launcher::cop_master && !user_job) ::unsetenv("COP_JOB");
   const bool timed_out = ran.timed_out || ran.cancelled;
   out.exit_code = ran.status();
   if (timed_out && std::getenv("COPBENCH_VERBOSE")) std::fputs(read_if_any(log).c_str(), stderr);
