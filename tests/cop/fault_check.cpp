@@ -84,43 +84,6 @@ struct Tally {
   }
 };
 
-// One round: a checked cop_barrier, cop_reduce (sums against a local computation),
-// cop_bcast (data checked) and one fetch-and-add on task 0's counter, whose old
-// value goes to `fetched`.
-void run_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched) {
-  const int size = int(tids.size());
-  constexpr int kCount = 4, kBcast = 8;
-  const std::string round = " round " + std::to_string(r);
-  t.op(cop_barrier(kGroup, size, 20), "cop_barrier" + round);
-  const int rtag = 2000 + 8 * (r % 4), btag = 3000 + 16 * (r % 4), root = r % size, src = (r + 1) % size;
-  long data[kCount];
-  for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
-  int roots[1] = {root};
-  if (t.op(cop_reduce(COP_SUM, data, PVM_LONG, kCount, rtag, kGroup, roots, 1), "cop_reduce" + round) && inst == root) {
-    bool ok = true;
-    for (int i = 0; i < kCount; ++i) {
-      long want = 0;
-      for (int k = 0; k < size; ++k) want += long(value(k, i, r));
-      ok &= data[i] == want;
-    }
-    t.check(ok, "cop_reduce sum" + round);
-  }
-  double buf[kBcast];
-  if (inst == src) {
-    for (int i = 0; i < kBcast; ++i) buf[i] = src * 1000.0 + r + i;
-    t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_SEND, -1), "cop_bcast send" + round);
-  } else {
-    for (double& b : buf) b = -1;
-    if (t.op(cop_bcast(buf, kBcast, PVM_DOUBLE, kGroup, btag, COP_RECV, tids[size_t(src)]), "cop_bcast recv" + round)) {
-      bool ok = true;
-      for (int i = 0; i < kBcast; ++i) ok &= buf[i] == src * 1000.0 + r + i;
-      t.check(ok, "cop_bcast data" + round);
-    }
-  }
-  long one = 1;
-  if (t.op(cop_rmw(&one, 1, PVM_LONG, tids[0], kFaaTag, COP_NORMAL), "cop_rmw +1" + round)) fetched.push_back(one);
-}
-
 // A call timed: its duration into the tally's longest.
 template <class Call>
 int timed(Tally& t, Call call) {
@@ -130,15 +93,26 @@ int timed(Tally& t, Call call) {
   return rc;
 }
 
-// One round of the outage scenario: run_round's calls, each on tags no other round
-// uses, or with OUTAGE_REUSE the tags of 4 rounds before.
-void outage_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched) {
+// One round: a checked cop_barrier, cop_reduce (sums against a local computation),
+// cop_bcast (data checked) and one fetch-and-add on task 0's counter, whose old
+// value goes to `fetched`; each call timed.
+struct RoundTags {
+  int barrier, reduce, bcast;
+};
+// The ordinary rounds' tags: the same every 4 rounds, as a PVM program would reuse them.
+RoundTags reused_tags(int r) { return {20, 2000 + 8 * (r % 4), 3000 + 16 * (r % 4)}; }
+// The outage scenario's: tags no other round uses, or with OUTAGE_REUSE those of 4
+// rounds before.
+RoundTags outage_tags(int r) {
+  const int rr = std::getenv("OUTAGE_REUSE") ? r % 4 : r;
+  return {40000 + rr, 2000 + 8 * rr, 20000 + 16 * rr};
+}
+void run_round(Tally& t, int r, int inst, const std::vector<int>& tids, std::vector<long>& fetched, RoundTags tags) {
   const int size = int(tids.size());
   constexpr int kCount = 4, kBcast = 8;
   const std::string round = " round " + std::to_string(r);
-  const int rr = std::getenv("OUTAGE_REUSE") ? r % 4 : r;
-  const int btag = 40000 + rr, rtag = 2000 + 8 * rr, ctag = 20000 + 16 * rr, root = r % size, src = (r + 1) % size;
-  t.op(timed(t, [&] { return cop_barrier(kGroup, size, btag); }), "cop_barrier" + round);
+  const int rtag = tags.reduce, ctag = tags.bcast, root = r % size, src = (r + 1) % size;
+  t.op(timed(t, [&] { return cop_barrier(kGroup, size, tags.barrier); }), "cop_barrier" + round);
   long data[kCount];
   for (int i = 0; i < kCount; ++i) data[i] = long(value(inst, i, r));
   int roots[1] = {root};
@@ -185,7 +159,7 @@ void run_outage(Tally& during, Tally& after, int after_rounds, int inst, const s
   for (int r = 0;; ++r) {
     Tally& t = in_clean ? after : during;
     const int errors_before = t.errors;
-    outage_round(t, r, inst, tids, fetched);
+    run_round(t, r, inst, tids, fetched, outage_tags(r));
     int mine = t.errors - errors_before, next = go_on;
     if (inst == 0) {
       bool all_ok = mine == 0;
@@ -287,7 +261,7 @@ int child(char** argv) {
       run_outage(t, after, outage_after, inst, tids, fetched);
     } else {
       for (int r = 0; r < rounds; ++r) {
-        run_round(t, r, inst, tids, fetched);
+        run_round(t, r, inst, tids, fetched, reused_tags(r));
         if (bursts) run_bursts(t, r, inst, tids);
       }
     }

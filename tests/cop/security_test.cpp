@@ -201,6 +201,22 @@ uint64_t count_after(const std::string& line, const std::string& what) {
   return std::strtoull(line.c_str() + start, nullptr, 10);
 }
 
+// Puts a frame under the sequence number after its own, as a sender of the next
+// frame would (the entries carry it too).
+void bump_seq(cop::link::Frame& f) {
+  f.seq++;
+  for (auto& e : f.entries) e.seq = f.seq;
+}
+
+// After the forged frames: the victim's counter is exactly its own adds (nothing
+// forged executed), and copd counted at least `refused` frames as `why`.
+void expect_untouched_and_counted(Scene& sc, const char* why, uint64_t refused) {
+  Error e = Error::none;
+  EXPECT_EQ(sc.v.add(0, &e), sc.v.total) << cop::wire::error_name(e);
+  const std::string line = sc.refused_line();
+  EXPECT_GE(count_after(line, why), refused) << line;
+}
+
 // The "Replay" finding: a captured frame sent again under the task's next
 // sequence number (as it was, or with another command in it) must not act as
 // the task; the victim's next fetch-and-add gets its own right answer, not the
@@ -212,21 +228,16 @@ TEST(Security, CapturedFrameUnderTheNextSeqIsRefused) {
   auto frames = command_frames(sc.relay, sc.v.port->info().tkno);
   ASSERT_FALSE(frames.empty());
   cop::link::Frame f = frames.back().first;
-  f.seq++;  // the victim's next frame
-  for (auto& e : f.entries) e.seq = f.seq;
+  bump_seq(f);  // the victim's next frame
   sc.relay.inject(reencode(f));
   // Altered: another command in it (a big add), the seq after that.
   cop::link::Frame g = f;
-  g.seq++;
-  for (auto& e : g.entries) e.seq = g.seq;
+  bump_seq(g);
   Message big = sc.v.faa(1000);
   g.entries[0] = cop::link::make_entry(big, cop::wire::Direction::to_controller, cop::link::EntryKind::command, g.seq, 0);
   sc.relay.inject(reencode(g));
   sc.victim_adds(3);
-  Error e = Error::none;
-  EXPECT_EQ(sc.v.add(0, &e), sc.v.total) << cop::wire::error_name(e);
-  const std::string line = sc.refused_line();
-  EXPECT_GE(count_after(line, "bad MAC"), 2u) << line;
+  expect_untouched_and_counted(sc, "bad MAC", 2);
 }
 
 // A frame forged from a captured one's fields, under a key of another
@@ -238,8 +249,7 @@ TEST(Security, FramesWithoutTheKeyOrWithAWrongKeyAreRefused) {
   auto frames = command_frames(sc.relay, sc.v.port->info().tkno);
   ASSERT_FALSE(frames.empty());
   cop::link::Frame f = frames.back().first;
-  f.seq += 1;
-  for (auto& e : f.entries) e.seq = f.seq;
+  bump_seq(f);
   cop::link::Key other{};
   for (size_t i = 0; i < other.size(); ++i) other[i] = uint8_t(0xA5 ^ i);
   // The task's key as an attacker with another cluster key would derive it.
@@ -249,14 +259,10 @@ TEST(Security, FramesWithoutTheKeyOrWithAWrongKeyAreRefused) {
   cop::link::encode(f, bytes, &wrong);
   sc.relay.inject(bytes);
   f.mac = {};  // no MAC at all
-  f.seq += 1;
-  for (auto& e : f.entries) e.seq = f.seq;
+  bump_seq(f);
   sc.relay.inject(reencode(f));
   sc.victim_adds(2);
-  Error e = Error::none;
-  EXPECT_EQ(sc.v.add(0, &e), sc.v.total) << cop::wire::error_name(e);
-  const std::string line = sc.refused_line();
-  EXPECT_GE(count_after(line, "bad MAC"), 2u) << line;
+  expect_untouched_and_counted(sc, "bad MAC", 2);
 }
 
 // Frames captured before copd restarted, replayed once copdrv has registered
