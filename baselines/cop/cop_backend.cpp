@@ -125,6 +125,7 @@ void CopBackend::bind_channel(const CopOptions& options) {
 CopBackend::~CopBackend() {
   // A destructor cannot fail the point (it is reported already): a failing call is said
   // on stderr, and cop_exit / pvm_exit still run.
+  stop_floor();
   try {
     if (joined_) pvm::pvm_check(pvm_barrier(group_.data(), ranks()), "pvm_barrier (farewell)");
   } catch (const std::exception& e) {
@@ -136,7 +137,10 @@ CopBackend::~CopBackend() {
   pvm_exit();
 }
 
-void CopBackend::kill_all() { kill_other_ranks(); }
+void CopBackend::kill_all() {
+  stop_floor();
+  kill_other_ranks();
+}
 
 std::uint64_t CopBackend::cycles() const {
   unsigned long long c = 0;

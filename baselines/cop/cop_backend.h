@@ -18,9 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "cop/floor.h"
 #include "copbench/backend.h"
 #include "pvm/tasks.h"
 
@@ -93,9 +96,36 @@ class CopBackend final : public pvm::PvmTaskBackend {
   std::int64_t shared_read(int owner, int index) override;
   std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
 
+  // floor.cpp: the floor of the emulation (floor.h), its controller started by rank 0 at
+  // the first floor call and stopped by PID at the end; copd's and its CPU on rank 0; the
+  // COP settings that change what the emulation measures.
+  void floor_barrier() override;
+  void floor_reduce(const void* in, void* out, std::size_t count, Elem elem, int root) override;
+  void floor_broadcast(std::span<std::byte> buffer, int root) override;
+  std::optional<double> floor_cpu_seconds() override;
+  std::optional<double> controller_cpu_seconds() override;
+  std::map<std::string, std::string> context_settings() override;
+
   void kill_all();
 
  private:
+  struct FloorSizes {
+    std::size_t up = 0, answer = 0, result = 0;  // datagram bytes: sent, answered with, received (broadcast)
+  };
+  void ensure_floor();
+  void stop_floor();
+  const FloorSizes& floor_sizes(floor::Kind kind, std::size_t bytes, bool root);
+  void floor_send(const floor::Header& h, const void* data, std::size_t size);
+  const floor::Header& floor_wait(std::uint32_t seq);
+  int floor_fd_ = -1;
+  int floor_pid_ = -1;
+  int floor_poll_us_ = 0;
+  std::uint32_t floor_seq_ = 0;
+  std::string floor_where_;
+  std::vector<std::uint8_t> floor_tx_, floor_rx_;
+  floor::Header floor_rx_header_;
+  std::map<std::tuple<int, std::size_t, bool>, FloorSizes> floor_sizes_;
+
   void enroll(const CopOptions& options);
   void spawn_and_number(const CopOptions& options);
   void bind_channel(const CopOptions& options);

@@ -26,6 +26,7 @@ const Benchmark& queue_lock_benchmark();
 const Benchmark& shared_benchmark();
 const Benchmark& fence_benchmark();
 const Benchmark& overhead_benchmark();
+const Benchmark& emulation_benchmark();
 }  // namespace bench
 namespace apps {
 // The application workloads (apps/), listed after the benchmarks.
@@ -40,6 +41,7 @@ const std::vector<const Benchmark*>& all_benchmarks() {
       &bench::multicast_benchmark(), &bench::gather_benchmark(),    &bench::scatter_benchmark(),
       &bench::scan_benchmark(),      &bench::lock_benchmark(),      &bench::ticket_lock_benchmark(),
       &bench::mcs_lock_benchmark(),  &bench::queue_lock_benchmark(), &bench::shared_benchmark(),    &bench::fence_benchmark(),     &bench::overhead_benchmark(),
+      &bench::emulation_benchmark(),
     };
     for (const Benchmark* app : apps::app_benchmarks()) l.push_back(app);
     return l;

@@ -26,6 +26,7 @@ std::string_view op_name(Op op) {
     case Op::fence_barrier: return "fence-barrier";
     case Op::server_lock: return "server-lock";
     case Op::bare_loops: return "bare-loops";
+    case Op::floor_loops: return "floor-loops";
   }
   return "?";
 }
@@ -76,5 +77,10 @@ void Backend::server_lock(int) { throw NotOffered(name(), Op::server_lock); }
 void Backend::server_unlock(int) { throw NotOffered(name(), Op::server_lock); }
 double Backend::bare_echo_loop(int, std::size_t, int) { throw NotOffered(name(), Op::bare_loops); }
 double Backend::bare_barrier_loop(int) { throw NotOffered(name(), Op::bare_loops); }
+void Backend::floor_barrier() { throw NotOffered(name(), Op::floor_loops); }
+void Backend::floor_reduce(const void*, void*, std::size_t, Elem, int) { throw NotOffered(name(), Op::floor_loops); }
+void Backend::floor_broadcast(std::span<std::byte>, int) { throw NotOffered(name(), Op::floor_loops); }
+std::optional<double> Backend::floor_cpu_seconds() { throw NotOffered(name(), Op::floor_loops); }
+std::optional<double> Backend::controller_cpu_seconds() { throw NotOffered(name(), Op::floor_loops); }
 
 }  // namespace copbench

@@ -55,6 +55,8 @@ int run_benchmark(Backend& b, const WorkerArgs& args) {
   b.sync();
   if (b.rank() == 0 && !args.result_path.empty()) {
     RunContext ctx = args.context;
+    // The backend's own settings that change what was measured (cop: copd's I/O threads, polling).
+    for (auto& [key, value] : b.context_settings()) ctx.settings[key] = value;
     ctx.benchmark = std::string(bench->name());
     ctx.backend = b.name();
     ctx.route = b.route();

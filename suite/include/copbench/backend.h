@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -22,6 +23,8 @@ namespace copbench {
 
 // The operations of DESIGN.md. `bare_loops` is the backend's own uninstrumented loop of
 // its native echo and barrier calls, used to check that the harness is not what is measured.
+// `floor_loops` is an emulated system's transport floor (cop: the same operation's frames
+// through a bare controller process, baselines/cop/floor.cpp), the `emulation` benchmark's.
 enum class Op {
   echo,          // point-to-point send / receive (ping-pong)
   barrier,
@@ -42,13 +45,14 @@ enum class Op {
   fence_barrier, // seed 004 ch. 4: completion of this rank's writes and a barrier in one call
   server_lock,   // seed 004 5.1.1: a lock server keeping a FIFO queue of requesters per lock
   bare_loops,
+  floor_loops,
 };
 inline constexpr Op kAllOps[] = {Op::echo,        Op::barrier,      Op::reduce,     Op::reduce_roots, Op::broadcast,
                                  Op::multicast,   Op::gather,       Op::scatter,    Op::scan,
                                  Op::lock,        Op::shared_read,  Op::shared_write,
                                  Op::shared_rmw,  Op::shared_cas,   Op::fence,
                                  Op::fence_window, Op::fence_barrier, Op::server_lock,
-                                 Op::bare_loops};
+                                 Op::bare_loops,  Op::floor_loops};
 
 std::string_view op_name(Op op);
 
@@ -151,6 +155,24 @@ class Backend {
   // per-iteration maximum over ranks, on every rank.
   virtual double bare_echo_loop(int peer, std::size_t bytes, int iterations);
   virtual double bare_barrier_loop(int iterations);
+
+  // The floor (Op::floor_loops; issue 26): an emulated system's operation moved by the
+  // bare transport under it, with none of the system's logic, so that a reader sees what
+  // is the system and what is the emulation. Each is the same collective as barrier(),
+  // reduce() (sum, one root) and broadcast(), with the same bytes on the same wires to a
+  // floor controller process (one datagram per frame, recvmmsg/sendmmsg, no protocol), and
+  // the same results. Every rank calls them together; CPU seconds are rank 0's reading of
+  // the floor controller's and the system's own controller's processes (nullopt where
+  // that process is not on this machine).
+  virtual void floor_barrier();
+  virtual void floor_reduce(const void* in, void* out, std::size_t count, Elem elem, int root);
+  virtual void floor_broadcast(std::span<std::byte> buffer, int root);
+  virtual std::optional<double> floor_cpu_seconds();
+  virtual std::optional<double> controller_cpu_seconds();
+
+  // Settings of the system that change what is measured (cop: copd's I/O threads and
+  // polling, the tasks' COP_POLL_US), recorded in the result's context by rank 0.
+  virtual std::map<std::string, std::string> context_settings() { return {}; }
 };
 
 }  // namespace copbench
