@@ -15,10 +15,13 @@
 //                                   per channel (absent where they are not on this machine)
 //   floor_cpu_us_per_channel        the floor controller's, likewise
 //   copd_cpu_over_floor             the two CPU figures' ratio
-// CPU per operation: on rank 0, the process's CPU clock around `n` operations, each after
-// a sync like the timed ones; the syncs' own controller CPU (a loop of syncs alone) taken
-// off the system's (the floor controller takes no part in a sync).
+// CPU per operation: on rank 0, the process's CPU clock around `n` operations: the
+// system's back to back (a sync would cost its controller CPU too; the cop backend's
+// array calls do a barrier every time their GAS pool wraps, every 15-16 calls of 8-16 KB,
+// counted in), the floor's each after a sync (which the floor controller takes no part
+// in: a floor broadcast has no flow control, its root would outrun the receivers).
 #include <cmath>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 
@@ -119,27 +122,40 @@ class Emulation final : public Benchmark {
   }
   std::vector<Op> needs() const override { return {Op::barrier, Op::reduce, Op::broadcast, Op::floor_loops}; }
   int min_ranks() const override { return 2; }
+  // Without --sizes: issue 26's points, reduce 8 B (one double) and 8 KB (int and double),
+  // broadcast 8 B and 16 KB; with sizes, reduce (int and double) and broadcast at each.
+  std::vector<std::size_t> default_sizes() const override { return {8, 8192, 16384}; }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
-    const std::vector<Operation> ops = {
-        {Kind::barrier, Elem::f64, 0, "barrier/nodes:" + std::to_string(b.nodes())},
-        {Kind::reduce, Elem::f64, 8, "reduce/double/size:8"},
-        {Kind::broadcast, Elem::f64, 8, "broadcast/size:8"},
-        {Kind::broadcast, Elem::f64, 16384, "broadcast/size:16384"},
-        {Kind::reduce, Elem::i32, 8192, "reduce/int/size:8192"},
-        {Kind::reduce, Elem::f64, 8192, "reduce/double/size:8192"},
+    std::vector<Operation> ops = {{Kind::barrier, Elem::f64, 0, "barrier/nodes:" + std::to_string(b.nodes())}};
+    auto reduce = [&](Elem e, std::size_t s) {
+      ops.push_back({Kind::reduce, e, s, fmt::format("reduce/{}/size:{}", elem_name(e), s)});
     };
+    auto cast = [&](std::size_t s) { ops.push_back({Kind::broadcast, Elem::f64, s, fmt::format("broadcast/size:{}", s)}); };
+    if (params.sizes.empty()) {
+      reduce(Elem::f64, 8);
+      cast(8);
+      cast(16384);
+      reduce(Elem::i32, 8192);
+      reduce(Elem::f64, 8192);
+    } else {
+      for (std::size_t s : params.sizes) {
+        if (s < 8 || s % 8 != 0) throw std::invalid_argument(fmt::format("emulation: size {} is not a multiple of 8 bytes", s));
+        reduce(Elem::i32, s);
+        reduce(Elem::f64, s);
+        cast(s);
+      }
+    }
     const double overhead = timer_overhead_seconds();
     const int n = std::max(20, params.timing.iterations * std::max(1, params.timing.min_reps));
-    // The syncs' own controller CPU, taken off every operation's below.
-    const std::optional<double> sync_cpu = cpu_of(b, n, [] {}, [&] { return b.controller_cpu_seconds(); });
     for (const Operation& op : ops) {
       Checked system(b, op, false), floor(b, op, true);
       Batch sys_batch = timed_collective(b, std::ref(system), overhead);
       Batch floor_batch = timed_collective(b, std::ref(floor), overhead);
       auto [sys, flo] = measure_interleaved(b, params.timing, sys_batch, floor_batch);
-      const std::optional<double> copd = cpu_of(b, n, std::ref(system), [&] { return b.controller_cpu_seconds(); });
-      const std::optional<double> floor_cpu = cpu_of(b, n, std::ref(floor), [&] { return b.floor_cpu_seconds(); });
+      const std::optional<double> copd =
+          cpu_of(b, n, std::ref(system), [&] { return b.controller_cpu_seconds(); }, false);
+      const std::optional<double> floor_cpu = cpu_of(b, n, std::ref(floor), [&] { return b.floor_cpu_seconds(); }, true);
       PointResult p = make_point("emulation/" + op.name, b, std::move(sys));
       const double channels = b.nodes();
       p.counters["channels"] = channels;
@@ -149,7 +165,7 @@ class Emulation final : public Benchmark {
       if (flo.median > 0) p.counters["cop_over_floor"] = p.summary.median / flo.median;
       if (flo.min > 0) p.counters["cop_over_floor_min"] = p.summary.min / flo.min;
       std::optional<double> copd_per, floor_per;
-      if (copd && sync_cpu) copd_per = std::max(0.0, *copd - *sync_cpu) / channels * 1e6;
+      if (copd) copd_per = *copd / channels * 1e6;
       if (floor_cpu) floor_per = *floor_cpu / channels * 1e6;
       if (copd_per) p.counters["copd_cpu_us_per_channel"] = *copd_per;
       if (floor_per) p.counters["floor_cpu_us_per_channel"] = *floor_per;
@@ -160,14 +176,15 @@ class Emulation final : public Benchmark {
   }
 
  private:
-  // Rank 0's reading of a process's CPU per operation over `n` calls of `op`, each after a
-  // sync; nullopt where there is no reading (other ranks, a process not on this machine).
+  // Rank 0's reading of a process's CPU per operation over `n` calls of `op` (each after a
+  // sync when `synced`); nullopt where there is no reading (other ranks, a process not on
+  // this machine).
   static std::optional<double> cpu_of(Backend& b, int n, const std::function<void()>& op,
-                                      const std::function<std::optional<double>()>& read) {
+                                      const std::function<std::optional<double>()>& read, bool synced) {
     b.sync();
     const std::optional<double> before = read();
     for (int i = 0; i < n; ++i) {
-      b.sync();
+      if (synced) b.sync();
       op();
     }
     b.sync();

@@ -44,6 +44,8 @@ NamedTables build_tables(const ReportOptions& o, const json& manifest, const Cam
   if (auto md = md_table_v(results)) tables.emplace_back(std::string("md-table5"), std::move(*md));
   for (const auto& t : manifest.value("compare", std::vector<std::string>{}))
     tables.emplace_back(t, seed_table(results, t, load_seed_cells(seed_table_file(o, t))));
+  // After the seeds' tables: a campaign that compares with one keeps it as its default main table.
+  if (auto e = emulation_table(results)) tables.emplace_back(std::string("emulation"), std::move(*e));
   if (auto v = validation_table(results, measured)) tables.emplace_back("simulation", std::move(*v));
   if (auto ref = reference_campaign_table(manifest, o.dir, result)) {
     tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
@@ -157,6 +159,7 @@ ReportOutput make_report(const ReportOptions& o) {
   if (o.plots) {
     std::vector<PlotSpec> specs = plan_plots(results, name);
     for (PlotSpec& p : validation_plots(results, measured, name)) specs.push_back(std::move(p));
+    for (PlotSpec& p : emulation_plots(results, name)) specs.push_back(std::move(p));
     plots = draw_plots(specs, out, result);
   }
   result.index = out / "index.md";

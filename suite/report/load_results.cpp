@@ -124,6 +124,8 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
   m.nodes = std::atoi(ctx.value("nodes", "0").c_str());
   m.tasks = tasks_of(ctx);
   m.source = f.stem().string();
+  for (const char* key : kEmulationSettings)
+    if (ctx.contains(key) && ctx[key].is_string()) m.settings[key] = ctx[key].get<std::string>();
   return m;
 }
 

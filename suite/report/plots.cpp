@@ -58,6 +58,21 @@ void say_hosts_per_core(const CampaignResults& results, PlotSpec& p, int nodes) 
   p.note += (p.note.empty() ? "" : "; ") + std::string(HostsOnCores::kNote);
 }
 
+// The emulation's floor beside each cop curve that has one (cop_floor_of), drawn dashed:
+// what the transport costs, so that the gap to the cop curve is the emulation's own.
+void add_floor(const CampaignResults& results, PlotSpec& p, const std::vector<const PointMedian*>& sorted, bool tagged,
+               bool vs_size) {
+  bool any = false;
+  for (auto* m : sorted)
+    if (auto f = cop_floor_of(results, *m); f && (!vs_size || *m->bytes > 0)) {
+      add_point(p, curve_label(results, *m, tagged) + " floor", vs_size ? *m->bytes : m->nodes, *f);
+      any = true;
+    }
+  if (any)
+    p.note += (p.note.empty() ? "" : "; ") +
+              std::string("floor: the same operation through a bare controller process (the emulation benchmark)");
+}
+
 // The points of one plot family, and its sizes and node counts.
 struct PlotFamily {
   std::string name, campaign, profiles;
@@ -92,6 +107,7 @@ std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFami
   for (auto* m : sorted)
     if (m->modelled_us && *m->bytes > 0)
       add_point(p, curve_label(results, *m, tagged) + " modelled", *m->bytes, *m->modelled_us);
+  add_floor(results, p, sorted, tagged, true);
   if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
   if (p.curves.empty()) return std::nullopt;
   say_hosts_per_core(results, p, n);
@@ -117,6 +133,7 @@ std::optional<PlotSpec> nodes_plot(const CampaignResults& results, const PlotFam
   for (auto* m : sorted) add_point(p, curve_label(results, *m, tagged), m->nodes, m->median_us);
   for (auto* m : sorted)
     if (m->modelled_us) add_point(p, curve_label(results, *m, tagged) + " modelled", m->nodes, *m->modelled_us);
+  add_floor(results, p, sorted, tagged, false);
   if (p.curves.empty()) return std::nullopt;
   int most = 0;
   for (auto* m : sorted) most = std::max(most, m->nodes);
@@ -214,7 +231,8 @@ std::string gnuplot_script(const PlotSpec& p) {
   else gp += "set yrange [0:*]\n";
   std::string plot = "plot ";
   for (std::size_t i = 0; i < p.curve_order.size(); ++i) {
-    bool modelled = p.curve_order[i].find(" modelled") != std::string::npos;
+    bool modelled = p.curve_order[i].find(" modelled") != std::string::npos ||
+                    p.curve_order[i].find(" floor") != std::string::npos;
     plot += fmt::format("{}'{}.dat' index {} using 1:2 with linespoints lw 2 pt {} {}title {}", i ? ", \\\n     " : "",
                         p.stem, i, static_cast<int>(i % 12) + 1, modelled ? "dt 2 " : "", gp_quote(p.curve_order[i]));
   }

@@ -53,7 +53,11 @@ struct PointMedian {
   std::map<std::string, double> counters;
   std::string source;  // the raw file's stem
   bool loop = false;   // measured by the loop method (its name had method:loop/)
+  // The system's settings its result's context names (kEmulationSettings: copd's I/O
+  // threads and polling, COP_POLL_US), where it names them.
+  std::map<std::string, std::string> settings;
 };
+inline constexpr const char* kEmulationSettings[] = {"copd_io_threads", "copd_poll", "cop_poll_us"};
 
 // A point that did not run (status/*.json): "not offered", "skipped" or "failed", and why.
 struct PointStatus {
@@ -147,6 +151,22 @@ std::vector<std::string> ratio_header();
 // The cop modelled time and the pvm, mpi and armci ratios to it, for one row and profile.
 std::vector<std::string> ratio_cells(const std::map<BackendMode, double>& values,
                                      const std::map<BackendMode, double>& modelled, const std::string& profile);
+
+// ------------------------------------------------------------------ the emulation's floor
+
+struct PlotSpec;
+
+// The floor beside a cop point (the `emulation` benchmark, baselines/cop/floor.h): its own
+// floor_us counter, or that of the emulation point of the same operation
+// ("emulation/" + its run name) at the same nodes, tasks per node and profile; nullopt
+// where none was measured.
+std::optional<double> cop_floor_of(const CampaignResults& results, const PointMedian& m);
+// One row per node count and operation of the emulation benchmark: cop, floor, cop ÷
+// floor, copd's and the floor controller's CPU per operation per channel, the settings;
+// nullopt without emulation points.
+std::optional<ReportTable> emulation_table(const CampaignResults& results);
+// cop ÷ floor against nodes, a curve per operation (the CPU ratio dashed beside it).
+std::vector<PlotSpec> emulation_plots(const CampaignResults& results, const std::string& campaign_name);
 
 // Every point, one column per backend mode.
 ReportTable summary_table(const CampaignResults& results, const std::string& campaign_name);

@@ -139,6 +139,13 @@ bool any_crowded(const CampaignResults& results) {
                      [&](const PointMedian& m) { return results.machine.crowded(m.nodes); });
 }
 
+// Some cop point has the emulation's floor beside it (the emulation benchmark ran): the
+// summary gets the floor and cop ÷ floor (only then, so other tables stay as they were).
+bool any_floor(const CampaignResults& results) {
+  return std::any_of(results.medians.begin(), results.medians.end(),
+                     [&](const PointMedian& m) { return cop_floor_of(results, m).has_value(); });
+}
+
 std::set<SummaryRowKey> summary_rows(const CampaignResults& results) {
   std::set<SummaryRowKey> keys;
   const auto& all = all_benchmarks();
@@ -159,17 +166,23 @@ std::vector<std::string> summary_row(const CampaignResults& results, const Summa
   if (results.multi_tasks) row.push_back(std::to_string(k.tasks));
   if (results.multi_profile) row.push_back(k.profile);
   std::map<BackendMode, double> values, modelled;
+  std::optional<double> floor, cop;  // the emulation's floor beside the best cop mode
   for (BackendMode v : columns) {
     v.profile = k.profile;
     if (const PointMedian* m = results.find(v, k.run_name, k.nodes, k.tasks)) {
       values[v] = m->median_us;
       if (m->modelled_us) modelled[v] = *m->modelled_us;
+      if (auto f = cop_floor_of(results, *m); f && (!cop || m->median_us < *cop)) cop = m->median_us, floor = f;
       row.push_back(format_number(m->median_us) + (m->ci_met ? "" : " !"));
     } else {
       row.push_back(results.missing_cell(v, k.benchmark, k.nodes, k.tasks));
     }
   }
   for (const auto& c : ratio_cells(values, modelled, k.profile)) row.push_back(c);
+  if (any_floor(results)) {
+    row.push_back(floor ? format_number(*floor) : "—");
+    row.push_back(floor && *floor > 0 ? format_ratio(*cop / *floor) : "—");
+  }
   return row;
 }
 
@@ -190,10 +203,15 @@ ReportTable summary_table(const CampaignResults& results, const std::string& cam
   const std::vector<BackendMode> columns = results.column_modes();
   for (const auto& v : columns) t.header.push_back(results.label(v, false) + " µs");
   for (const auto& h : ratio_header()) t.header.push_back(h);
+  if (any_floor(results)) t.header.insert(t.header.end(), {"cop floor µs", "cop ÷ floor"});
   for (const auto& k : summary_rows(results)) t.rows.push_back(summary_row(results, k, columns));
   t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
              "measured libpvm with modelled libcop); — where either is missing.",
              "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
+  if (any_floor(results))
+    t.notes.push_back("cop floor: the same operation on the transport the emulated COP runs on, through a bare controller "
+                      "process (the emulation benchmark, at the same nodes; tables/emulation.md); cop ÷ floor: the best "
+                      "cop mode over it. Near 1 the transport is what cop measures, well above the emulation's own work.");
   if (any_crowded(results))
     t.notes.push_back(fmt::format("emulated hosts per core: the nodes were emulated hosts sharing the machine's {} cores "
                                   "(e.g. {}); {}.",

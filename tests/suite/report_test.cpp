@@ -4,6 +4,7 @@
 // hand from the fixed medians (e.g. pvm 400 µs ÷ cop modelled 5 µs = 80.0x).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 #include <unistd.h>
@@ -383,6 +384,59 @@ TEST(ValidationPlots, SimCopOnEveryPlatformsPlotSmpiOnItsOwn) {
     EXPECT_EQ(p.curves.count("smpi simulated (present)"), present ? 1u : 0u) << p.stem;
     EXPECT_EQ(p.curves.count("cop modelled (libcop call, sim-cop's links)"), 1u) << p.stem;
   }
+}
+
+// The emulation's floor (the emulation benchmark): its table row from the point's counters
+// and context, copd's CPU "—" where it was not read, and the floor put beside cop's barrier
+// in the summary and the nodes plot (worked by hand: 150 ÷ 100 = 1.50x), never beside mpi.
+TEST(EmulationFloor, TableSummaryAndPlotCarryTheFloor) {
+  CampaignResults r;
+  for (int n : {2, 4}) {
+    PointMedian e = point("emulation", "emulation/barrier/nodes:" + std::to_string(n), kCop, n, 60.0 * n);
+    e.counters = {{"floor_us", 40.0 * n}, {"cop_over_floor", 1.5}, {"floor_cpu_us_per_channel", 8}};
+    if (n == 2) e.counters["copd_cpu_us_per_channel"] = 12, e.counters["copd_cpu_over_floor"] = 1.5;
+    e.settings = {{"copd_io_threads", "4"}, {"copd_poll", "default"}, {"cop_poll_us", "100"}};
+    r.medians.push_back(e);
+  }
+  r.medians.push_back(point("barrier", "barrier/nodes:4", kCop, 4, 150));
+  r.medians.push_back(point("barrier", "barrier/nodes:4", kMpi, 4, 20));
+  r.index_modes();
+
+  auto t = emulation_table(r);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->rows.size(), 2u);
+  const auto col = [&](const std::string& h) {
+    return static_cast<std::size_t>(std::find(t->header.begin(), t->header.end(), h) - t->header.begin());
+  };
+  EXPECT_EQ(t->rows[0][col("operation")], "barrier");
+  EXPECT_EQ(t->rows[0][col("floor µs")], "80.00");
+  EXPECT_EQ(t->rows[0][col("cop ÷ floor")], "1.50x");
+  EXPECT_EQ(t->rows[0][col("copd CPU µs/op/channel")], "12.00");
+  EXPECT_EQ(t->rows[1][col("copd CPU µs/op/channel")], "—");
+  EXPECT_EQ(t->rows[1][col("copd I/O threads")], "4");
+  EXPECT_EQ(t->rows[1][col("COP_POLL_US")], "100");
+
+  EXPECT_DOUBLE_EQ(cop_floor_of(r, r.medians[2]).value(), 160.0);
+  EXPECT_FALSE(cop_floor_of(r, r.medians[3]).has_value());  // mpi has no floor
+  const ReportTable s = summary_table(r, "c");
+  const auto floor_col = std::find(s.header.begin(), s.header.end(), "cop floor µs") - s.header.begin();
+  ASSERT_LT(static_cast<std::size_t>(floor_col), s.header.size());
+  bool seen = false;
+  for (const auto& row : s.rows)
+    if (row[1] == "barrier/nodes:4") {
+      EXPECT_EQ(row[static_cast<std::size_t>(floor_col)], "160.0");
+      EXPECT_EQ(row[static_cast<std::size_t>(floor_col) + 1], "0.938x");
+      seen = true;
+    }
+  EXPECT_TRUE(seen);
+
+  bool floor_curve = false;
+  for (const PlotSpec& p : plan_plots(r, "c"))
+    if (p.stem == "emulation-barrier-vs-nodes") floor_curve = p.curves.count("cop/direct floor") == 1;
+  EXPECT_TRUE(floor_curve);
+  const auto plots = emulation_plots(r, "c");
+  ASSERT_EQ(plots.size(), 1u);
+  EXPECT_EQ(plots[0].curves.at("barrier time").size(), 2u);
 }
 
 }  // namespace

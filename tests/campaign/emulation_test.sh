@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# emulation_test.sh COPBENCH SOURCE WORK: suite/campaigns/emulation.yml in CI-sized form.
+# The file is valid at its 2-15 nodes (every point); then the same runs at 2 and 4 nodes,
+# cop alone, few repetitions (its `nodes`, `backends` and `defaults` lines cut) are run
+# and reported: the emulation table has every operation at both node counts with cop,
+# floor and cop ÷ floor above 0 and both CPU figures; the summary has the floor beside
+# cop; the plots exist (the cop ÷ floor plot, a floor curve in the barrier plot).
+set -uo pipefail
+copbench=$1 src=$2 work=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+file=$src/suite/campaigns/emulation.yml
+
+out=$("$copbench" campaign check "$file" --nodes 15) || fail "campaign check --nodes 15: $out"
+for n in 2 4 8 15; do
+  grep -qx "emulation.cop-direct.n$n.native" <<<"$out" || fail "missing point emulation.cop-direct.n$n.native"
+  for b in barrier reduce broadcast; do
+    for m in cop-direct pvm-direct-raw mpi; do
+      grep -qx "$b.$m.n$n.native" <<<"$out" || fail "missing point $b.$m.n$n.native"
+    done
+  done
+done
+
+rm -rf "$work" && mkdir -p "$work"
+small=$work/emulation.yml
+sed -e 's/^\( *nodes:\) \[2, 4, 8, 15\]$/\1 [2, 4]/' -e 's/^\( *backends:\) \[cop, pvm, mpi\]$/\1 [cop]/' \
+    -e 's/^defaults: .*/defaults: {reps: 2, max_reps: 3, iters: 5, warmup: 1, timeout: 120}/' "$file" >"$small"
+[ "$(grep -c 'nodes: \[2, 4\]$' "$small")" = 4 ] || fail "the CI-sized file does not cut every run to 2 and 4 nodes"
+# Nothing running is picked up: a private pvmd and COP stack per point.
+env PVM_TMP= COP_STACK_DIR= COP_DRIVER_1= COP_USE_RUNNING= \
+  "$copbench" campaign run "$small" --cluster local --results "$work/results" --quiet || fail "campaign run failed"
+dir=$(ls -d "$work"/results/emulation-* 2>/dev/null | head -1)
+[ -d "$dir" ] || fail "no results directory"
+[ -z "$(ls "$dir/status" 2>/dev/null)" ] || fail "points did not run: $(cat "$dir"/status/*.json)"
+"$copbench" report "$dir" --out "$work/report" >/dev/null || fail "copbench report failed"
+
+table=$work/report/tables/emulation.csv
+[ -f "$table" ] || fail "no tables/emulation.csv"
+python3 - "$table" "$work/report/tables/summary.csv" <<'EOF' || exit 1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ops = ["barrier", "reduce/double/size:8", "broadcast/size:8", "broadcast/size:16384", "reduce/int/size:8192",
+       "reduce/double/size:8192"]
+def num(r, k):
+    v = r[k].replace(" !", "").rstrip("x")
+    try:
+        return float(v)
+    except ValueError:
+        sys.exit(f"FAIL: emulation table: {k} is '{r[k]}' at {r['nodes']} nodes, {r['operation']}")
+for n in ("2", "4"):
+    for op in ops:
+        rs = [r for r in rows if r["nodes"] == n and r["operation"] == op]
+        if len(rs) != 1:
+            sys.exit(f"FAIL: emulation table: {len(rs)} rows for {op} at {n} nodes")
+        r = rs[0]
+        for k in ("cop µs", "floor µs", "cop ÷ floor", "floor CPU µs/op/channel", "copd CPU µs/op/channel"):
+            if not num(r, k) > 0:
+                sys.exit(f"FAIL: emulation table: {k} = {r[k]} at {n} nodes, {op}")
+        if abs(num(r, "cop ÷ floor") / (num(r, "cop µs") / num(r, "floor µs")) - 1) > 0.02:
+            sys.exit(f"FAIL: cop ÷ floor {r['cop ÷ floor']} is not cop / floor at {n} nodes, {op}")
+        for k in ("copd I/O threads", "copd poll", "COP_POLL_US"):
+            if not r[k] or r[k] == "—":
+                sys.exit(f"FAIL: emulation table: no {k} at {n} nodes, {op}")
+summary = list(csv.DictReader(open(sys.argv[2])))
+floors = [r for r in summary if r["benchmark"] == "barrier" and r.get("cop floor µs", "—") not in ("—", "")]
+if len(floors) != 2:
+    sys.exit(f"FAIL: summary: the barrier rows at 2 and 4 nodes have no cop floor ({len(floors)} have)")
+for r in floors:
+    if not float(r["cop ÷ floor"].rstrip("x")) > 0:
+        sys.exit(f"FAIL: summary: cop ÷ floor {r['cop ÷ floor']}")
+EOF
+for p in emulation-cop-over-floor barrier-vs-nodes emulation-barrier-vs-nodes; do
+  [ -s "$work/report/plots/$p.png" ] || fail "no plot $p.png"
+done
+grep -q '^# cop/direct floor$' "$work/report/plots/barrier-vs-nodes.dat" || fail "the barrier plot has no floor curve"
+grep -q 'tables/emulation' "$work/report/index.md" || fail "index.md does not list the emulation table"
+echo "emulation.yml: 40 points at 2-15 nodes; at 2 and 4 nodes every operation has cop, floor, cop ÷ floor and both CPU figures"
