@@ -209,11 +209,15 @@ void CopBackend::ensure_floor() {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("floor: pipe failed");
     const std::string nranks = std::to_string(ranks());
+    // It polls as copd does (scripts/lib/stack.sh gives copd --poll-us COP_POLL_US).
+    const char* poll = std::getenv("COP_POLL_US");
+    const std::string poll_us = std::to_string(poll && *poll ? std::max(0, std::atoi(poll)) : 0);
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("floor: fork failed");
     if (pid == 0) {  // only async-signal-safe calls until exec
       ::dup2(out[1], STDOUT_FILENO);
-      const char* argv[] = {exe.c_str(), "--listen", addr.c_str(), "--ranks", nranks.c_str(), nullptr};
+      const char* argv[] = {exe.c_str(), "--listen", addr.c_str(), "--ranks", nranks.c_str(),
+                            "--poll-us", poll_us.c_str(), nullptr};
       ::execv(exe.c_str(), const_cast<char* const*>(argv));
       ::_exit(127);
     }
@@ -339,7 +343,7 @@ const CopBackend::FloorSizes& CopBackend::floor_sizes(floor::Kind kind, std::siz
   } else {  // an array: its bytes behind a frame header, an answer a bare header
     s.up = floor::kDataOffset + bytes;
     s.answer = floor::kDataOffset + (root && kind != floor::Kind::broadcast ? bytes : 0);
-    s.result = floor::kDataOffset + bytes;
+    s.result = kind == floor::Kind::broadcast ? floor::kDataOffset + bytes : 0;
   }
   return floor_sizes_.emplace(key, s).first->second;
 }
@@ -473,6 +477,15 @@ std::map<std::string, std::string> CopBackend::context_settings() {
        }()},
       {"copd_cpu", copd.empty() ? "not on this machine (no COP_STACK_DIR with copd's PID)" : "read from /proc (its CPU clock)"}};
   if (!floor_where_.empty()) s["floor_controller"] = floor_where_;
+  // What the floor moved (floor.h): each operation's datagrams, up and down.
+  static constexpr const char* kKinds[] = {"", "barrier", "reduce int", "reduce double", "broadcast"};
+  std::string moved;
+  for (const auto& [key, z] : floor_sizes_) {
+    const auto& [kind, bytes, root] = key;
+    moved += fmt::format("{}{} {} B {}: up {} B, answer {} B{}", moved.empty() ? "" : "; ", kKinds[kind], bytes,
+                         root ? "root" : "other", z.up, z.answer, z.result ? fmt::format(", to receivers {} B", z.result) : "");
+  }
+  if (!moved.empty()) s["floor_datagrams"] = moved;
   return s;
 }
 

@@ -1,5 +1,7 @@
 // copbench-cop-floor: the floor controller of the emulated COP (floor.h). Started by the
-// cop backend's rank 0 as its child: `copbench-cop-floor --listen IP --ranks N`; it binds
+// cop backend's rank 0 as its child: `copbench-cop-floor --listen IP --ranks N
+// [--poll-us US]` (US: COP_POLL_US, as copd gets it: poll the socket that long before
+// sleeping in recvmmsg); it binds
 // IP on a free port, prints the port on stdout and serves until rank 0 sends `stop`,
 // rank 0 ends it by PID, or rank 0 dies (PR_SET_PDEATHSIG). Nothing of COP: one
 // recvmmsg, the collective's one piece of arithmetic (a sum), one sendmmsg.
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +41,8 @@ struct Out {
 
 class Floor {
  public:
-  Floor(int fd, int ranks) : fd_(fd), ranks_(ranks), addr_(static_cast<std::size_t>(ranks)), known_(addr_.size()) {}
+  Floor(int fd, int ranks, int poll_us)
+      : fd_(fd), ranks_(ranks), poll_us_(poll_us), addr_(static_cast<std::size_t>(ranks)), known_(addr_.size()) {}
 
   void serve() {
     constexpr unsigned kBatch = 64;
@@ -55,7 +59,13 @@ class Floor {
         msgs[i].msg_hdr.msg_name = &from[i];
         msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
       }
-      const int got = ::recvmmsg(fd_, msgs.data(), kBatch, MSG_WAITFORONE, nullptr);
+      int got = -1;
+      if (poll_us_ > 0) {  // as copd --poll-us: no wakeup when a datagram comes within it
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(poll_us_);
+        do got = ::recvmmsg(fd_, msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
+        while (got < 0 && errno == EAGAIN && std::chrono::steady_clock::now() < until);
+      }
+      if (got < 0) got = ::recvmmsg(fd_, msgs.data(), kBatch, MSG_WAITFORONE, nullptr);
       if (got < 0) {
         if (errno == EINTR) continue;
         die(std::string("recvmmsg: ") + std::strerror(errno));
@@ -187,6 +197,7 @@ class Floor {
 
   int fd_;
   int ranks_;
+  int poll_us_;
   std::vector<sockaddr_in> addr_;
   std::vector<bool> known_;
   std::vector<Out> out_;
@@ -204,12 +215,14 @@ class Floor {
 
 int main(int argc, char** argv) {
   std::string listen;
-  int ranks = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int ranks = 0, poll_us = 0;
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (i + 1 >= argc) die("'" + a + "' needs a value");
     if (a == "--listen") listen = argv[i + 1];
     else if (a == "--ranks") ranks = std::atoi(argv[i + 1]);
-    else die("unknown argument '" + a + "' (usage: copbench-cop-floor --listen IP --ranks N)");
+    else if (a == "--poll-us") poll_us = std::max(0, std::atoi(argv[i + 1]));
+    else die("unknown argument '" + a + "' (usage: copbench-cop-floor --listen IP --ranks N [--poll-us US])");
   }
   if (listen.empty() || ranks < 1 || ranks > kMaxRanks)
     die("usage: copbench-cop-floor --listen IP --ranks N (N 1.." + std::to_string(kMaxRanks) + ")");
@@ -231,6 +244,6 @@ int main(int argc, char** argv) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   std::printf("%u\n", static_cast<unsigned>(ntohs(a.sin_port)));
   std::fflush(stdout);
-  Floor(fd, ranks).serve();
+  Floor(fd, ranks, poll_us).serve();
   return 0;
 }
