@@ -223,20 +223,14 @@ void CopBackend::ensure_floor() {
     }
     floor_pid_ = pid;
     ::close(out[1]);
-    char buf[32] = {};
-    std::size_t got = 0;
-    while (got < sizeof buf - 1) {
-      const ssize_t n = ::read(out[0], buf + got, sizeof buf - 1 - got);
+    // Its first line is its port; EOF first: it did not start.
+    for (char c = 0; port.size() < 16;) {
+      const ssize_t n = ::read(out[0], &c, 1);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0 || std::memchr(buf, '\n', got + static_cast<std::size_t>(n))) {
-        if (n > 0) got += static_cast<std::size_t>(n);
-        break;
-      }
-      got += static_cast<std::size_t>(n);
+      if (n <= 0 || c == '\n') break;
+      port += c;
     }
     ::close(out[0]);
-    port = std::string(buf, got);
-    while (!port.empty() && (port.back() == '\n' || port.back() == '\r')) port.pop_back();
     if (port.empty() || std::atoi(port.c_str()) <= 0) {
       stop_floor();
       throw std::runtime_error(fmt::format("floor: {} did not start on {} (see the worker's log)", exe.string(), addr));

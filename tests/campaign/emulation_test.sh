@@ -25,9 +25,16 @@ small=$work/emulation.yml
 sed -e 's/^\( *nodes:\) \[2, 4, 8, 15\]$/\1 [2, 4]/' -e 's/^\( *backends:\) \[cop, pvm, mpi\]$/\1 [cop]/' \
     -e 's/^defaults: .*/defaults: {reps: 2, max_reps: 3, iters: 5, warmup: 1, timeout: 120}/' "$file" >"$small"
 [ "$(grep -c 'nodes: \[2, 4\]$' "$small")" = 4 ] || fail "the CI-sized file does not cut every run to 2 and 4 nodes"
-# Nothing running is picked up: a private pvmd and COP stack per point.
-env PVM_TMP= COP_STACK_DIR= COP_DRIVER_1= COP_USE_RUNNING= \
+# Nothing running is picked up: a private pvmd and COP stack per point. The tag finds
+# what the run started (rank 0's floor controller inherits it).
+tag=copbench-emulation-test-$$-$RANDOM
+env PVM_TMP= COP_STACK_DIR= COP_DRIVER_1= COP_USE_RUNNING= COPBENCH_EMULATION_TEST=$tag \
   "$copbench" campaign run "$small" --cluster local --results "$work/results" --quiet || fail "campaign run failed"
+left=$(grep -lzxF "COPBENCH_EMULATION_TEST=$tag" /proc/[0-9]*/environ 2>/dev/null | while read -r e; do
+  p=${e#/proc/}; p=${p%/environ}
+  [ "$(cat "/proc/$p/comm" 2>/dev/null)" = copbench-cop-fl ] && echo "$p"
+done)
+[ -z "$left" ] || fail "floor controllers left running after the run (stopped by PID at each point's end): $left"
 dir=$(ls -d "$work"/results/emulation-* 2>/dev/null | head -1)
 [ -d "$dir" ] || fail "no results directory"
 [ -z "$(ls "$dir/status" 2>/dev/null)" ] || fail "points did not run: $(cat "$dir"/status/*.json)"
