@@ -15,11 +15,12 @@
 //                                   per channel (absent where they are not on this machine)
 //   floor_cpu_us_per_channel        the floor controller's, likewise
 //   copd_cpu_over_floor             the two CPU figures' ratio
-// CPU per operation: on rank 0, the process's CPU clock around `n` operations: the
-// system's back to back (a sync would cost its controller CPU too; the cop backend's
-// array calls do a barrier every time their GAS pool wraps, every 15-16 calls of 8-16 KB,
-// counted in), the floor's each after a sync (which the floor controller takes no part
-// in: a floor broadcast has no flow control, its root would outrun the receivers).
+// CPU per operation: on rank 0, the process's CPU clock around `n` operations, each after
+// a barrier as the timed ones (one at a time: back to back, the ranks that wait for no
+// result would pipeline the system's reductions and broadcasts, and a floor broadcast has
+// no flow control), the barrier on the other controller so that it costs this one
+// nothing: the system's operations each after a floor barrier, the floor's each after a
+// sync (the system's barrier).
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -153,9 +154,10 @@ class Emulation final : public Benchmark {
       Batch sys_batch = timed_collective(b, std::ref(system), overhead);
       Batch floor_batch = timed_collective(b, std::ref(floor), overhead);
       auto [sys, flo] = measure_interleaved(b, params.timing, sys_batch, floor_batch);
-      const std::optional<double> copd =
-          cpu_of(b, n, std::ref(system), [&] { return b.controller_cpu_seconds(); }, false);
-      const std::optional<double> floor_cpu = cpu_of(b, n, std::ref(floor), [&] { return b.floor_cpu_seconds(); }, true);
+      const std::optional<double> copd = cpu_of(
+          n, std::ref(system), [&] { b.floor_barrier(); }, [&] { return b.controller_cpu_seconds(); });
+      const std::optional<double> floor_cpu =
+          cpu_of(n, std::ref(floor), [&] { b.sync(); }, [&] { return b.floor_cpu_seconds(); });
       PointResult p = make_point("emulation/" + op.name, b, std::move(sys));
       const double channels = b.nodes();
       p.counters["channels"] = channels;
@@ -176,18 +178,19 @@ class Emulation final : public Benchmark {
   }
 
  private:
-  // Rank 0's reading of a process's CPU per operation over `n` calls of `op` (each after a
-  // sync when `synced`); nullopt where there is no reading (other ranks, a process not on
-  // this machine).
-  static std::optional<double> cpu_of(Backend& b, int n, const std::function<void()>& op,
-                                      const std::function<std::optional<double>()>& read, bool synced) {
-    b.sync();
+  // Rank 0's reading of a process's CPU per operation over `n` calls of `op`, each after
+  // `separate` (a barrier every rank takes part in); nullopt where there is no reading
+  // (other ranks, a process not on this machine).
+  static std::optional<double> cpu_of(int n, const std::function<void()>& op,
+                                      const std::function<void()>& separate,
+                                      const std::function<std::optional<double>()>& read) {
+    separate();
     const std::optional<double> before = read();
     for (int i = 0; i < n; ++i) {
-      if (synced) b.sync();
+      separate();
       op();
     }
-    b.sync();
+    separate();
     const std::optional<double> after = read();
     if (!before || !after) return std::nullopt;
     return (*after - *before) / n;

@@ -83,7 +83,8 @@ std::optional<ReportTable> emulation_table(const CampaignResults& results) {
       "frame header) from every rank with recvmmsg and answers with sendmmsg, no COP logic, no MAC; both timed by the "
       "sync method, repetitions interleaved, every result of both checked against a local computation. CPU per "
       "operation per channel: the controller process's CPU clock (copd's, the floor controller's) around the "
-      "operations (cop's back to back, the floor's each after a sync it takes no part in), divided by the channels.";
+      "operations, each after a barrier on the other controller (cop's after a floor barrier, the floor's after a cop "
+      "barrier), divided by the channels.";
   t.header = {"nodes"};
   if (crowded) t.header.push_back("emulated hosts per core");
   if (results.multi_profile) t.header.push_back("profile");
