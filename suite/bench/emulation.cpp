@@ -20,7 +20,8 @@
 // result would pipeline the system's reductions and broadcasts, and a floor broadcast has
 // no flow control), the barrier on the other controller so that it costs this one
 // nothing: the system's operations each after a floor barrier, the floor's each after a
-// sync (the system's barrier).
+// sync (the system's barrier). (The cop backend's array calls take a barrier of their own
+// when their GAS pool wraps, every 15-16 calls of 8-16 KB: under 1 % of their copd CPU.)
 #include <cmath>
 #include <cstddef>
 #include <optional>
