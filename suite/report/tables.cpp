@@ -142,8 +142,10 @@ bool any_crowded(const CampaignResults& results) {
 // Some cop point has the emulation's floor beside it (the emulation benchmark ran): the
 // summary gets the floor and cop ÷ floor (only then, so other tables stay as they were).
 bool any_floor(const CampaignResults& results) {
-  return std::any_of(results.medians.begin(), results.medians.end(),
-                     [&](const PointMedian& m) { return cop_floor_of(results, m).has_value(); });
+  const auto& ms = results.medians;
+  if (std::none_of(ms.begin(), ms.end(), [](const PointMedian& m) { return m.counters.count("floor_us") > 0; }))
+    return false;
+  return std::any_of(ms.begin(), ms.end(), [&](const PointMedian& m) { return cop_floor_of(results, m).has_value(); });
 }
 
 std::set<SummaryRowKey> summary_rows(const CampaignResults& results) {
@@ -160,7 +162,7 @@ std::set<SummaryRowKey> summary_rows(const CampaignResults& results) {
 }
 
 std::vector<std::string> summary_row(const CampaignResults& results, const SummaryRowKey& k,
-                                     const std::vector<BackendMode>& columns) {
+                                     const std::vector<BackendMode>& columns, bool with_floor) {
   std::vector<std::string> row = {k.benchmark, k.run_name, std::to_string(k.nodes)};
   if (any_crowded(results)) row.push_back(results.machine.crowded(k.nodes) ? results.machine.per_core(k.nodes) : "—");
   if (results.multi_tasks) row.push_back(std::to_string(k.tasks));
@@ -179,7 +181,7 @@ std::vector<std::string> summary_row(const CampaignResults& results, const Summa
     }
   }
   for (const auto& c : ratio_cells(values, modelled, k.profile)) row.push_back(c);
-  if (any_floor(results)) {
+  if (with_floor) {
     row.push_back(floor ? format_number(*floor) : "—");
     row.push_back(floor && *floor > 0 ? format_ratio(*cop / *floor) : "—");
   }
@@ -203,12 +205,13 @@ ReportTable summary_table(const CampaignResults& results, const std::string& cam
   const std::vector<BackendMode> columns = results.column_modes();
   for (const auto& v : columns) t.header.push_back(results.label(v, false) + " µs");
   for (const auto& h : ratio_header()) t.header.push_back(h);
-  if (any_floor(results)) t.header.insert(t.header.end(), {"cop floor µs", "cop ÷ floor"});
-  for (const auto& k : summary_rows(results)) t.rows.push_back(summary_row(results, k, columns));
+  const bool with_floor = any_floor(results);
+  if (with_floor) t.header.insert(t.header.end(), {"cop floor µs", "cop ÷ floor"});
+  for (const auto& k : summary_rows(results)) t.rows.push_back(summary_row(results, k, columns, with_floor));
   t.notes = {"X ÷ cop: the best mode of backend X divided by the cop modelled-hardware time (the thesis's comparison of "
              "measured libpvm with modelled libcop); — where either is missing.",
              "not offered: the backend lacks an operation the benchmark needs (or is not built yet); see index.md for reasons."};
-  if (any_floor(results))
+  if (with_floor)
     t.notes.push_back("cop floor: the same operation on the transport the emulated COP runs on, through a bare controller "
                       "process (the emulation benchmark, at the same nodes; tables/emulation.md); cop ÷ floor: the best "
                       "cop mode over it. Near 1 the transport is what cop measures, well above the emulation's own work.");
