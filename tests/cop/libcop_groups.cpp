@@ -2,6 +2,8 @@
 // same tags at once, a broadcast loop without a barrier between rounds, participants
 // that disagree on a count, and a sender that is not a member of the group. Every
 // answer is checked against a local computation; a wrong value with rc 0 is a failure.
+#include <sys/resource.h>
+
 #include "libcop_check.h"
 
 #ifndef CopErrNoWindow
@@ -252,12 +254,18 @@ void run_nonmember_sender(Checker& c) {
 
 namespace libcop_check {
 
-// Not a test: the wall and modelled time per call of cop_barrier, cop_reduce (one
-// double), cop_gather and cop_scatter (one int a member), R calls each back to back,
-// as instance 0 sees them (the cost of the argument checks, issue 25).
+// Not a test: the wall, CPU (this task's user + system, getrusage) and modelled time per
+// call of cop_barrier, cop_reduce (one double, and one long), cop_gather and cop_scatter
+// (one int a member), R calls each back to back, as instance 0 sees them (the cost of the
+// argument checks, issue 25; of libcop's group lookup, issue 26).
 void run_costs(Checker& c, int rounds) {
   auto now_us = [] {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  auto cpu_us = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
   };
   auto cycles = [] {
     unsigned long long v = 0;
@@ -267,18 +275,26 @@ void run_costs(Checker& c, int rounds) {
   std::string line;
   auto timed = [&](const char* name, const std::function<int()>& call) {
     c.rc(cop_barrier(kGroup, g_size, 90), 0, "cop_barrier before the timing");
-    const double t0 = now_us(), m0 = cycles();
+    const double t0 = now_us(), u0 = cpu_us(), m0 = cycles();
     int rc = 0;
     for (int r = 0; r < rounds && rc == 0; ++r) rc = call();
     c.rc(rc, 0, std::string(name) + " timed");
     line += std::string(" ") + name + " " + std::to_string((now_us() - t0) / rounds) + " us " +
-            std::to_string((cycles() - m0) / rounds) + " cycles;";
+            std::to_string((cpu_us() - u0) / rounds) + " cpu us " + std::to_string((cycles() - m0) / rounds) +
+            " cycles;";
   };
   int root = 0, one = g_inst;
   double d = 1.0;
+  long l = 1;
   std::vector<int> all(static_cast<size_t>(g_size)), src(static_cast<size_t>(g_size), 3);
   timed("cop_barrier", [&] { return cop_barrier(kGroup, g_size, 90); });
   timed("cop_reduce", [&] { return cop_reduce(COP_SUM, &d, PVM_DOUBLE, 1, 91, kGroup, &root, 1); });
+  timed("cop_reduce_long", [&] {
+    l = g_inst + 1;
+    const int rc = cop_reduce(COP_SUM, &l, PVM_LONG, 1, 92, kGroup, &root, 1);
+    // A wrong sum is no measurement.
+    return rc == 0 && g_inst == 0 && l != long(g_size) * (g_size + 1) / 2 ? -1 : rc;
+  });
   timed("cop_gather", [&] { return cop_gather(all.data(), &one, 1, PVM_INT, 200, kGroup, 0); });
   timed("cop_scatter", [&] { return cop_scatter(&one, src.data(), 1, PVM_INT, 210, kGroup, 0); });
   if (g_inst == 0) c.notes += "COSTS " + std::to_string(rounds) + " calls each:" + line + "\n";
