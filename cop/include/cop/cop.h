@@ -206,7 +206,8 @@ extern "C" {
 
 /* ---- cop_setopt/cop_getopt 'what' and values ---- */
 #define CopStaticGroups 1 /* 1: a group's tids are fetched once, when 'count' members have
-                             joined, and kept; 0 (default): asked of the group server each call */
+                             joined, and kept for good, whatever changes later (the thesis's
+                             static groups); 0 (default): see CopGroupCache */
 #define CopMapping 2      /* how a tid names its channel and task number (changing it, or
                              CopAccess, enrols the task again: do it before its groups are used) */
 #define CopMapDirect 0    /*   CHNO = the tid's H field, TKNO = its L field (one pvmd per host,
@@ -223,6 +224,10 @@ extern "C" {
                              task of the virtual machine must use the same count (else
                              CopErrMismatch at its first group operation). 1: the task's one
                              group has the whole GAS, a second group name gets CopErrNoWindow */
+#define CopGroupCache 6   /* without CopStaticGroups: 1 (default) a member keeps each group's tids
+                             and channels and asks the group server again only when a join, a
+                             leave or a member's exit reaches it (see "Porting": changes it
+                             cannot see); 0: asked of the group server on every call */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
