@@ -160,7 +160,23 @@
  *     types here (PvmBadParam); PvmProduct has no hardware;
  *   - shared variables live in 256 words per task; a write to another task's
  *     space is CopErrProtection;
- *   - waits are bounded (CopTimeout, default 10 s) where PVM waits forever.
+ *   - waits are bounded (CopTimeout, default 10 s) where PVM waits forever;
+ *   - groups (CopGroupCache, the default): a member keeps each group's tids and channels
+ *     and asks the group server again only when a change reaches it: libcop's own
+ *     pvm_joingroup and pvm_lvgroup (they take the place of libgpvm3.so's; the real call,
+ *     then a notice to the group's members in a PVM context of libcop's own) and a
+ *     PvmTaskExit notify on each member. A change is seen by a member's next call when the
+ *     notice arrived first: PVM keeps one sender's messages in order, so a program that
+ *     tells its tasks of a change through the changed task or PVM's barrier is covered.
+ *     Not seen (a stale view: CopErrTimeout, or a result that misses a member who
+ *     joined): a join or leave by a task not linked with libcop or linked with libgpvm3's
+ *     static archive (that one fails to link: duplicate pvm_joingroup), or a notice
+ *     overtaken by a message relayed through a third task on another host. Such programs
+ *     set CopGroupCache 0 (the group server asked on every call, 1 + members round
+ *     trips). A task that is not a member (a cop_bcast sender) asks the group server each
+ *     call. A frozen group (pvm_freezegroup) that a member leaves is dead to PVM and no
+ *     notice reaches the others: their collectives on it end in CopErrTimeout.
+ *     CopStaticGroups keeps the first fetch whatever changes (the thesis's static groups).
  *
  * A task reaches its host's channel through the driver copdrv, found by the
  * environment variable COP_DRIVER (the driver's directory, default
