@@ -58,6 +58,8 @@ struct Library {
   // and those whose exit was notified (left out of any view asked again).
   std::map<std::string, Group> views;
   std::set<int> watched, exited;
+  bool notice_handler = false;  // the PVM message handler that applies change notices
+  uint64_t notices = 0;         // notices applied so far
   TagRanges tags;
   // Group windows (windows.cpp): the GAS cut into this many windows (CopGroupWindows),
   // whether the virtual machine's count was checked, and each group name's window.

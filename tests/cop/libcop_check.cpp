@@ -11,6 +11,8 @@
 //     root (CopErrMismatch on every task), a broadcast from a non-member, group windows
 //     running out (CopErrNoWindow) and a task with another count of them (CopErrMismatch);
 //   --scenario costs: not a check: the time per call of barrier, reduce, gather, scatter;
+//   --scenario groupcosts: not a check: libcop's default group lookup against
+//     CopStaticGroups in alternating blocks of one run (cop_barrier, one-long cop_reduce);
 //   --scenario changes: libcop's default group views (CopGroupCache) through a join, a
 //     leave, a leave with a join, and a member's exit (libcop_groups.cpp; 4 tasks or more);
 //   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
@@ -123,6 +125,9 @@ int child(int argc, char** argv) {
     } else if (scenario == "costs") {
       run_costs(c, rounds > 0 ? rounds : 500);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "groupcosts") {
+      run_group_costs(c, rounds > 0 ? rounds : 2000);
+      pvm_barrier(kGroup, g_size);
     } else if (scenario == "bcastloop") {
       run_bcast_loop(c, rounds > 0 ? rounds : 1000);
       pvm_barrier(kGroup, g_size);
@@ -188,10 +193,10 @@ bool parse_options(int argc, char** argv, Options& o) {
   const std::string& sc = o.scenario;
   if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
       (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv" && sc != "groups" &&
-       sc != "bcastloop" && sc != "mismatch" && sc != "costs" && sc != "changes")) {
+       sc != "bcastloop" && sc != "mismatch" && sc != "costs" && sc != "changes" && sc != "groupcosts")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs|changes] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs|groupcosts|changes] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
     return false;
   }

@@ -394,4 +394,54 @@ void run_costs(Checker& c, int rounds) {
   if (g_inst == 0) c.notes += "COSTS " + std::to_string(rounds) + " calls each:" + line + "\n";
 }
 
+
+// Not a test: libcop's default group lookup against CopStaticGroups in one run (issue 26),
+// blocks of R/10 cop_barrier and one-long cop_reduce calls, the two options alternating
+// so that whatever else the machine runs weighs on both alike; each call's result checked.
+// Reports wall and CPU (this task's, getrusage) per call of each, as instance 0 sees them.
+void run_group_costs(Checker& c, int rounds) {
+  auto now_us = [] {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  auto cpu_us = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  constexpr int kBlocks = 10;
+  const int per = std::max(1, rounds / kBlocks);
+  double wall[2][2] = {}, cpu[2][2] = {};  // [static][barrier, reduce]
+  int rc = 0;
+  for (int b = 0; b < kBlocks && rc == 0; ++b) {
+    const int st = b % 2;
+    cop_setopt(CopStaticGroups, st);
+    rc = cop_barrier(kGroup, g_size, 93);  // the lookup of the new option, untimed
+    double t0 = now_us(), u0 = cpu_us();
+    for (int r = 0; r < per && rc == 0; ++r) rc = cop_barrier(kGroup, g_size, 93);
+    wall[st][0] += now_us() - t0;
+    cpu[st][0] += cpu_us() - u0;
+    c.rc(rc, 0, std::string("cop_barrier, ") + (st ? "static" : "default") + " groups");
+    t0 = now_us();
+    u0 = cpu_us();
+    int root = 0;
+    for (int r = 0; r < per && rc == 0; ++r) {
+      long l = g_inst + 1;
+      rc = cop_reduce(COP_SUM, &l, PVM_LONG, 1, 94, kGroup, &root, 1);
+      if (rc == 0 && g_inst == 0 && l != long(g_size) * (g_size + 1) / 2) rc = -1;  // a wrong sum
+    }
+    wall[st][1] += now_us() - t0;
+    cpu[st][1] += cpu_us() - u0;
+    c.rc(rc, 0, std::string("cop_reduce of one long, ") + (st ? "static" : "default") + " groups");
+  }
+  cop_setopt(CopStaticGroups, 0);
+  const double n = double(per) * kBlocks / 2;
+  auto fmt = [&](int st, int op) {
+    return std::to_string(wall[st][op] / n) + " us " + std::to_string(cpu[st][op] / n) + " cpu us";
+  };
+  if (g_inst == 0)
+    c.notes += "GROUPCOSTS " + std::to_string(int(n)) + " calls each: barrier default " + fmt(0, 0) + ", static " +
+               fmt(1, 0) + " (wall ratio " + std::to_string(wall[0][0] / wall[1][0]) + "); reduce_long default " +
+               fmt(0, 1) + ", static " + fmt(1, 1) + " (wall ratio " + std::to_string(wall[0][1] / wall[1][1]) + ")\n";
+}
+
 }  // namespace libcop_check
