@@ -248,6 +248,9 @@ int cop_exit(void) {
   l.enrolled = false;
   l.tags.clear();
   l.views.clear();  // this task's place may change when it enrols again
+  // pvm_exit drops PVM's message handlers and notifies: set up again at the next group call.
+  l.notice_handler = false;
+  l.watched.clear();
   return 0;
 }
 
