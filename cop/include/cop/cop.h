@@ -164,9 +164,11 @@
  *   - groups (CopGroupCache, the default): a member keeps each group's tids and channels
  *     and asks the group server again only when a change reaches it: libcop's own
  *     pvm_joingroup and pvm_lvgroup (they take the place of libgpvm3.so's; the real call,
- *     then a notice to the group's members in a PVM context of libcop's own) and a
- *     PvmTaskExit notify on each member. A change is seen by a member's next call when the
- *     notice arrived first: PVM keeps one sender's messages in order, so a program that
+ *     then a notice to the group's members in a PVM context of libcop's own, applied by
+ *     a PVM message handler of libcop's, pvm_addmhf) and a PvmTaskExit notify on each
+ *     member. A program that leaves PVM (pvm_exit) and enrols again calls cop_exit and
+ *     cop_mytid again. A change is seen by a member's next call when the notice arrived
+ *     first: PVM keeps one sender's messages in order, so a program that
  *     tells its tasks of a change through the changed task or PVM's barrier is covered.
  *     Not seen (a stale view: CopErrTimeout, or a result that misses a member who
  *     joined): a join or leave by a task not linked with libcop or linked with libgpvm3's
@@ -177,6 +179,9 @@
  *     call. A frozen group (pvm_freezegroup) that a member leaves is dead to PVM and no
  *     notice reaches the others: their collectives on it end in CopErrTimeout.
  *     CopStaticGroups keeps the first fetch whatever changes (the thesis's static groups).
+ *     Not done: tasks of one node in a group that changes; one that joined later has made
+ *     fewer calls on a tag than the node's earlier members, and they do not meet in the
+ *     host area (CopErrTimeout; so since before CopGroupCache, whatever the option).
  *
  * A task reaches its host's channel through the driver copdrv, found by the
  * environment variable COP_DRIVER (the driver's directory, default
