@@ -155,15 +155,16 @@ namespace {
 //     it; every group call first reads PVM's sockets if anything waits there (one poll(),
 //     no round trip), so every notice that has arrived has dropped the views it names.
 // The notices travel in a PVM context of libcop's own, so a program's pvm_recv(-1, -1)
-// never takes them. PVM delivers the messages of one sender
-// to one receiver in order: a member that learns of a change from the changed task, or
-// through the group server (pvm_barrier), finds the notice there first. What this cannot
+// never takes them. PVM delivers the messages of one sender to one receiver in order: a
+// member that learns of a change from the changed task, or through the group server
+// (pvm_barrier), finds the notice there first. What this cannot
 // see (cop.h, "Porting"): a join or leave by a program not linked with libcop, and a
 // notice overtaken by a message relayed through a third task on another host.
 // A view asked with a count (cop_barrier) that is larger than the view is asked again
 // (waiting, as pvm_barrier does, until that many have joined). A task that is not a
 // member (a cop_bcast sender) gets no notices: it asks pvmgs each call, as before.
-constexpr int kNoticeContext = 0x0007ffff - 9;  // SYSCTX_RS9 of pvmproto.h: a system context PVM 3.4 reserves and never uses
+// SYSCTX_RS9 of pvmproto.h: a system context PVM 3.4 reserves and never uses.
+constexpr int kNoticeContext = 0x0007ffff - 9;
 constexpr int kChangedTag = 1, kExitedTag = 2;  // in kNoticeContext only
 constexpr int kMaxGroupName = 4096;
 
