@@ -292,7 +292,8 @@ int collect_results(int size, int metrics, std::vector<double>& worst) {
 }
 
 void print_table(const Options& o, double rtt, const std::vector<double>& worst) {
-  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, groups %s, median of %d reps\n",
+  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, groups %s, "
+              "median of %d reps\n",
               o.nodes, o.tasks, o.access.c_str(),
               o.poll_us > 0 ? ("waits poll " + std::to_string(o.poll_us) + " us, then sleep").c_str() : "waits sleep",
               o.groups.c_str(), o.reps);
@@ -312,7 +313,7 @@ bool write_json(const Options& o, double rtt, const std::vector<double>& worst) 
   const std::string tmp = o.json + ".tmp";
   std::ofstream j(tmp);
   j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us
-    << ", \"access\": \"" << o.access << "\", \"groups\": \"" << o.groups << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
+    << ", \"access\": \"" << o.access << "\", \"groups\": \"" << o.groups << "\",\n  \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
     << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
     << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
     << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]

@@ -366,7 +366,8 @@ int group_members(const char* name, int count, Group& g) {
   if (int rc = ask_members(name, n, size, n == size, g); rc < 0) return rc;
   if (l.static_groups) l.frozen[name] = g;
   if (keep) {
-    const bool member = std::any_of(g.members.begin(), g.members.end(), [&](const Member& m) { return m.tid == l.tid; });
+    const bool member =
+        std::any_of(g.members.begin(), g.members.end(), [&](const Member& m) { return m.tid == l.tid; });
     // Only a member hears of joins and leaves. A notice applied while pvmgs was asked
     // may name a change the view does not have: it is asked again at the next call.
     if (member && watch_exits(g) && l.notices == seen) l.views[name] = g;
