@@ -4,6 +4,7 @@
 //
 //   copbench-cop-compare --stack DIR [--nodes 4] [--tasks 1] [--access direct|normal]
 //                        [--iters 2000] [--reps 5] [--json FILE] [--bulk]
+//                        [--groups static|default|ask]
 // needs a running pvmd and the COP stack of DIR (scripts/cop-stack); `copbench cop
 // compare` starts both, runs this and stops them.
 //
@@ -17,6 +18,9 @@
 // The COP figures also come as modelled hardware time: the controller's cycle clock
 // advance per operation (P_CLK = 10 ns).
 // --bulk: arrays beside the bare transport instead (compare_bulk.cpp).
+// --groups: how libcop finds the group's members (compare.h, Options::groups); static
+// (CopStaticGroups, the default here) or libcop's own default, or the group server asked
+// on every call (CopGroupCache 0): issue 26 compares them.
 #include <cop/cop.h>
 #include <cop/link.h>
 #include <pvm3.h>
@@ -127,6 +131,7 @@ int child(char** argv) {
   const int node = std::atoi(argv[1]);
   Options o{argv[2], argv[3], "", std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};
   o.bulk = std::strcmp(argv[9], "1") == 0;
+  if (argv[10]) o.groups = argv[10];
   setenv("COP_DRIVER", (o.stack + "/node" + std::to_string(node)).c_str(), 1);
   setenv("COP_ACCESS", o.access.c_str(), 1);
   setenv("COP_POLL_US", argv[8], 1);
@@ -137,10 +142,11 @@ int child(char** argv) {
   if (status > 0) {
     const int inst = pvm_joingroup(kGroup);
     pvm_barrier(kGroup, size);
-    cop_setopt(CopStaticGroups, 1);
+    if (o.groups == "static") cop_setopt(CopStaticGroups, 1);
+    if (o.groups == "ask") cop_setopt(CopGroupCache, 0);
     // One group with the whole global address space (compare_bulk's tags reach 25600).
     cop_setopt(CopGroupWindows, 1);
-    status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched once here
+    status = cop_barrier(kGroup, size, 1);  // warm: the tids are fetched here (kept unless "ask")
     if (o.bulk && status >= 0) out = bulk_child(o, inst, size, status);
     else if (status >= 0) out = measure(o, size, inst, status);
     pvm_barrier(kGroup, size);
@@ -221,15 +227,17 @@ bool parse_options(int argc, char** argv, Options& o) {
     else if (k == "--iters") o.iters = std::atoi(v.c_str());
     else if (k == "--reps") o.reps = std::atoi(v.c_str());
     else if (k == "--json") o.json = v;
+    else if (k == "--groups") o.groups = v;
     else {
       std::fprintf(stderr, "copbench-cop-compare: unknown option %s\n", k.c_str());
       return false;
     }
   }
   if (o.stack.empty() || o.nodes < 1 || o.tasks < 1 || o.iters < 1 || o.reps < 1 ||
-      (o.access != "direct" && o.access != "normal")) {
+      (o.access != "direct" && o.access != "normal") ||
+      (o.groups != "static" && o.groups != "default" && o.groups != "ask")) {
     std::fprintf(stderr, "usage: copbench-cop-compare --stack DIR [--nodes N] [--tasks T] [--access direct|normal] "
-                         "[--iters K] [--reps R] [--json FILE] [--bulk]\n");
+                         "[--iters K] [--reps R] [--json FILE] [--bulk] [--groups static|default|ask]\n");
     return false;
   }
   if (o.bulk && o.tasks != 1) {
@@ -249,7 +257,7 @@ bool spawn_tasks(const Options& o) {
     char* args[] = {const_cast<char*>(node.c_str()), const_cast<char*>(o.stack.c_str()),
                     const_cast<char*>(o.access.c_str()), const_cast<char*>(n.c_str()), const_cast<char*>(t.c_str()),
                     const_cast<char*>(it.c_str()), const_cast<char*>(re.c_str()), const_cast<char*>(po.c_str()),
-                    const_cast<char*>(bu.c_str()), nullptr};
+                    const_cast<char*>(bu.c_str()), const_cast<char*>(o.groups.c_str()), nullptr};
     int tid = 0;
     if (pvm_spawn(const_cast<char*>("copbench-cop-compare"), args, PvmTaskDefault, const_cast<char*>(""), 1, &tid) != 1) {
       std::fprintf(stderr, "copbench-cop-compare: pvm_spawn failed (%d)\n", tid);
@@ -284,10 +292,11 @@ int collect_results(int size, int metrics, std::vector<double>& worst) {
 }
 
 void print_table(const Options& o, double rtt, const std::vector<double>& worst) {
-  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, median of %d reps\n",
+  std::printf("libcop vs libpvm on this machine: %d node(s) x %d task(s), %s access, %s, groups %s, "
+              "median of %d reps\n",
               o.nodes, o.tasks, o.access.c_str(),
               o.poll_us > 0 ? ("waits poll " + std::to_string(o.poll_us) + " us, then sleep").c_str() : "waits sleep",
-              o.reps);
+              o.groups.c_str(), o.reps);
   std::printf("%-34s %12s %14s %10s\n", "operation", "measured us", "modelled COP us", "ratio");
   std::printf("%-34s %12.2f %14s %10s\n", "bare round trip (UDP, COP frame)", rtt, "-", "-");
   std::printf("%-34s %12.2f %14.3f %9.2fx  (cop_barrier / bare round trip)\n", "cop_barrier", worst[kCopBarrier],
@@ -304,7 +313,7 @@ bool write_json(const Options& o, double rtt, const std::vector<double>& worst) 
   const std::string tmp = o.json + ".tmp";
   std::ofstream j(tmp);
   j << "{\n  \"nodes\": " << o.nodes << ", \"tasks_per_node\": " << o.tasks << ", \"poll_us\": " << o.poll_us
-    << ", \"access\": \"" << o.access << "\", \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
+    << ", \"access\": \"" << o.access << "\", \"groups\": \"" << o.groups << "\",\n  \"iters\": " << o.iters << ", \"reps\": " << o.reps << ",\n"
     << "  \"bare_round_trip_us\": " << rtt << ",\n  \"cop_barrier_us\": " << worst[kCopBarrier]
     << ", \"cop_barrier_modelled_us\": " << worst[kCopBarrierModel] << ",\n  \"pvm_barrier_us\": " << worst[kPvmBarrier]
     << ",\n  \"cop_reduce_us\": " << worst[kCopReduce] << ", \"cop_reduce_modelled_us\": " << worst[kCopReduceModel]

@@ -15,6 +15,10 @@ struct Options {
   int nodes = 4, tasks = 1, iters = 2000, reps = 5;
   int poll_us = 0;  // COP_POLL_US of the parent, handed to every task (pvm_spawn does not pass it)
   bool bulk = false;
+  // How libcop finds each group's members: "static" (CopStaticGroups, fetched once),
+  // "default" (libcop's default, CopGroupCache: kept, dropped on a change) or "ask"
+  // (CopGroupCache 0: the group server asked each call).
+  std::string groups = "static";
 };
 
 double now_us();

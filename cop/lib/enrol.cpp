@@ -129,6 +129,13 @@ int cop_setopt(int what, int val) {
       if (!val) l.frozen.clear();
       return old;
     }
+    case CopGroupCache: {
+      if (val != 0 && val != 1) return PvmBadParam;
+      const int old = l.group_cache;
+      l.group_cache = val;
+      if (!val) l.views.clear();
+      return old;
+    }
     case CopGroupWindows: {
       if (val < 1 || val > 64 || (val & (val - 1)) != 0) return PvmBadParam;
       const int old = int(l.group_windows);
@@ -172,6 +179,7 @@ int cop_setopt(int what, int val) {
         // Enrol again on the channel under the new rule (the driver's Pid table changes).
         l.mapping.forget();
         l.frozen.clear();
+        l.views.clear();
         if (int rc = open_mapped_channel(); rc < 0) {
           field = old;
           l.mapping.forget();
@@ -193,6 +201,7 @@ int cop_getopt(int what) {
     case CopAccess: return l.access;
     case CopTimeout: return l.timeout_ms;
     case CopGroupWindows: return int(l.group_windows);
+    case CopGroupCache: return l.group_cache;
   }
   return PvmBadParam;
 }
@@ -238,6 +247,10 @@ int cop_exit(void) {
   l.port.reset();
   l.enrolled = false;
   l.tags.clear();
+  l.views.clear();  // this task's place may change when it enrols again
+  // pvm_exit drops PVM's message handlers and notifies: set up again at the next group call.
+  l.notice_handler = false;
+  l.watched.clear();
   return 0;
 }
 

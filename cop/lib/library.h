@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,11 +47,19 @@ struct Library {
   std::unique_ptr<HostArea> host;
   Mapping mapping;
   int static_groups = 0;
+  int group_cache = 1;  // CopGroupCache: keep each group's view (below) instead of asking pvmgs each call
   int map_how = CopMapTable;
   int access = CopAccessDirect;
   int timeout_ms = 10000;
   int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
   std::map<std::string, Group> frozen;  // CopStaticGroups: members asked once
+  // CopGroupCache (library.cpp, "Group views"): every member of a group this task is in,
+  // kept until a change notice names the group; the members with a PvmTaskExit notify,
+  // and those whose exit was notified (left out of any view asked again).
+  std::map<std::string, Group> views;
+  std::set<int> watched, exited;
+  bool notice_handler = false;  // the PVM message handler that applies change notices
+  uint64_t notices = 0;         // notices applied so far
   TagRanges tags;
   // Group windows (windows.cpp): the GAS cut into this many windows (CopGroupWindows),
   // whether the virtual machine's count was checked, and each group name's window.

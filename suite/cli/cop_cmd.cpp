@@ -25,7 +25,7 @@ void add_cop_command(CLI::App& app) {
                  "the modelled COP time; starts and stops a private pvmd and a loopback COP stack");
   struct Opts {
     int nodes = 4, tasks = 1, iters = 2000, reps = 5, poll_us = 0, per_controller = 0;
-    std::string access = "direct", json;
+    std::string access = "direct", json, groups = "static";
     bool bulk = false;
   };
   auto o = std::make_shared<Opts>();
@@ -49,6 +49,11 @@ void add_cop_command(CLI::App& app) {
                 "arrays instead: a 16 KB cop_bcast and 8 KB int and double cop_reduce beside the bare transport "
                 "moving the same bytes the same way (task -> controller process -> every node, plain UDP); one "
                 "task a node");
+  cmp->add_option("--groups", o->groups,
+                  "how libcop finds the group's members: static (CopStaticGroups: fetched once), default "
+                  "(libcop's default: kept, dropped when the group changes) or ask (the group server each call)")
+      ->check(CLI::IsMember({"static", "default", "ask"}))
+      ->capture_default_str();
   cmp->add_option("--json", o->json, "also write the figures as JSON here (atomically)");
   cmp->add_option("--per-controller", o->per_controller,
                   "also run the nodes over level-1 controllers of this many channels under a level-2 controller "
@@ -62,7 +67,8 @@ void add_cop_command(CLI::App& app) {
                                      "--tasks", std::to_string(o->tasks),
                                      "--access", o->access,
                                      "--iters", std::to_string(o->iters),
-                                     "--reps", std::to_string(o->reps)};
+                                     "--reps", std::to_string(o->reps),
+                                     "--groups", o->groups};
     if (o->per_controller > 0) {
       argv.push_back("--per-controller");
       argv.push_back(std::to_string(o->per_controller));

@@ -11,6 +11,10 @@
 //     root (CopErrMismatch on every task), a broadcast from a non-member, group windows
 //     running out (CopErrNoWindow) and a task with another count of them (CopErrMismatch);
 //   --scenario costs: not a check: the time per call of barrier, reduce, gather, scatter;
+//   --scenario groupcosts: not a check: libcop's default group lookup against
+//     CopStaticGroups in alternating blocks of one run (cop_barrier, one-long cop_reduce);
+//   --scenario changes: libcop's default group views (CopGroupCache) through a join, a
+//     leave, a leave with a join, and a member's exit (libcop_groups.cpp; 4 tasks or more);
 //   --scenario killrecv: tasks killed -9 inside cop_bcast and cop_barrier; their
 //     partners and successors on the node must complete or fail clearly (its own tasks);
 // spawns N*T copies of itself (task i on node i / T + 1, COP_DRIVER=DIR/node<k>),
@@ -105,8 +109,24 @@ int child(int argc, char** argv) {
     } else if (scenario == "groups") {
       run_two_groups(c, rounds > 0 ? rounds : 30);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "changes") {
+      // The task that exits reports now and ends without leaving its groups.
+      if (!run_changes(c)) {
+        pvm_barrier(kGroup, g_size - 1);
+        pvm_lvgroup(kGroup);
+      }
+      pvm_initsend(PvmDataDefault);
+      int n = c.checks, bad = c.failures.empty() ? 0 : 1;
+      pvm_pkint(&n, 1, 1);
+      pvm_pkint(&bad, 1, 1);
+      return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
+                                                            std::to_string(c.checks) + " checks\n" + c.notes +
+                                                            c.failures);
     } else if (scenario == "costs") {
       run_costs(c, rounds > 0 ? rounds : 500);
+      pvm_barrier(kGroup, g_size);
+    } else if (scenario == "groupcosts") {
+      run_group_costs(c, rounds > 0 ? rounds : 2000);
       pvm_barrier(kGroup, g_size);
     } else if (scenario == "bcastloop") {
       run_bcast_loop(c, rounds > 0 ? rounds : 1000);
@@ -173,11 +193,15 @@ bool parse_options(int argc, char** argv, Options& o) {
   const std::string& sc = o.scenario;
   if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
       (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv" && sc != "groups" &&
-       sc != "bcastloop" && sc != "mismatch" && sc != "costs")) {
+       sc != "bcastloop" && sc != "mismatch" && sc != "costs" && sc != "changes" && sc != "groupcosts")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs|groupcosts|changes] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
+    return false;
+  }
+  if (sc == "changes" && o.nodes * o.tasks < 4) {
+    std::fprintf(stderr, "cop_libcop_check: --scenario changes needs 4 tasks or more\n");
     return false;
   }
   return true;

@@ -83,6 +83,9 @@ void run_nonmember_sender(Checker& c);
 void run_windows(Checker& c);
 void run_reduce_mismatch(Checker& c);
 void run_costs(Checker& c, int rounds);
+void run_group_costs(Checker& c, int rounds);
+// true for the task that exits (scenario changes: it ends without leaving the groups).
+bool run_changes(Checker& c);
 // scenario kill: the task's part, and the parent's word that copd may be killed.
 void run_copd_killed(Checker& c, int tid, int node, int nodes);
 bool announce_barrier_entered(int waiting);

@@ -2,6 +2,8 @@
 // same tags at once, a broadcast loop without a barrier between rounds, participants
 // that disagree on a count, and a sender that is not a member of the group. Every
 // answer is checked against a local computation; a wrong value with rc 0 is a failure.
+#include <sys/resource.h>
+
 #include "libcop_check.h"
 
 #ifndef CopErrNoWindow
@@ -12,6 +14,9 @@
 #endif
 #ifndef CopGroupWindows
 #define CopGroupWindows 5
+#endif
+#ifndef CopGroupCache
+#define CopGroupCache 6
 #endif
 
 namespace libcop_check {
@@ -248,16 +253,113 @@ void run_nonmember_sender(Checker& c) {
   if (g_inst != sender) pvm_lvgroup(sub);
 }
 
+// Issue 26: libcop's default keeps a group's view (CopGroupCache) and must still see every
+// change. A subgroup changes between rounds as a program's groups do: a member joins, one
+// leaves, one leaves while another joins (the same size, other members), one exits without
+// leaving. Each change is followed by PVM's own barrier on the check's group (as a program
+// tells its tasks of a change), then two rounds of cop_barrier (count -1), cop_reduce (a
+// sum at instance 0, against the sum over the members this phase has) and cop_bcast (the
+// member count and sum, checked by every member). A member missing from a view, or one too
+// many, shows as a wrong sum or count, or as an error code. Returns true for the task that
+// exits (its report goes first, then it ends without leaving the groups).
+bool run_changes(Checker& c) {
+  char sub[] = "copcheck.changes";
+  const int n = g_size, last = n - 1, mover = 1, leaver = 2;
+  c.rc(cop_getopt(CopGroupCache), 1, "CopGroupCache is on by default");
+  c.rc(cop_getopt(CopStaticGroups), 0, "CopStaticGroups is off by default");
+  // Errors end in bounded time: a stale view that waits for a member that left.
+  cop_setopt(CopTimeout, 3000);
+  auto sync = [&](int count) { pvm_barrier(kGroup, count); };
+  std::vector<int> members;  // this phase's, by instance in the check's group
+  auto in = [&](int inst) { return std::find(members.begin(), members.end(), inst) != members.end(); };
+  auto play = [&](int phase, const std::string& what) {
+    long want = 0;
+    for (int k : members) want += 1000L * (phase + 1) + 7L * k + 3;
+    for (int r = 0; r < 2; ++r) {
+      const std::string round = " (" + what + ", round " + std::to_string(r) + ")";
+      c.rc(cop_barrier(sub, -1, 10), 0, "cop_barrier" + round);
+      long v = 1000L * (phase + 1) + 7L * g_inst + 3;
+      int root = 0;  // instance 0 of the subgroup: the check's instance 0, which joins first and stays
+      c.rc(cop_reduce(COP_SUM, &v, PVM_LONG, 1, 11, sub, &root, 1), 0, "cop_reduce" + round);
+      if (g_inst == 0)
+        c.expect(v == want, "cop_reduce sum" + round + ": got " + std::to_string(v) + " want " + std::to_string(want));
+      long b[2] = {long(members.size()), want};
+      if (g_inst == 0) {
+        c.rc(cop_bcast(b, 2, PVM_LONG, sub, 12, COP_SEND, -1), 0, "cop_bcast send" + round);
+      } else {
+        b[0] = b[1] = -1;
+        c.rc(cop_bcast(b, 2, PVM_LONG, sub, 12, COP_RECV, -1), 0, "cop_bcast recv" + round);
+        c.expect(b[0] == long(members.size()) && b[1] == want,
+                 "cop_bcast members and sum" + round + ": got " + std::to_string(b[0]) + ", " + std::to_string(b[1]) +
+                     " want " + std::to_string(members.size()) + ", " + std::to_string(want));
+      }
+    }
+  };
+  // Every task finishes a phase's rounds before the next change (then `sync` again).
+  auto rounds = [&](int phase, const std::string& what) {
+    if (in(g_inst)) play(phase, what);
+    sync(phase < 4 ? n : n - 1);
+  };
+  // Phase 0: every task but the last; instance 0 first, so it is the subgroup's instance 0.
+  if (g_inst == 0) pvm_joingroup(sub);
+  sync(n);
+  if (g_inst != 0 && g_inst != last) pvm_joingroup(sub);
+  sync(n);
+  for (int k = 0; k < last; ++k) members.push_back(k);
+  rounds(0, "the first members");
+  // Phase 1: the last task joins.
+  if (g_inst == last) pvm_joingroup(sub);
+  sync(n);
+  members.push_back(last);
+  rounds(1, "after a join");
+  // Phase 2: one leaves.
+  if (g_inst == mover) c.expect(pvm_lvgroup(sub) >= 0, "pvm_lvgroup");
+  sync(n);
+  members.erase(std::find(members.begin(), members.end(), mover));
+  rounds(2, "after a leave");
+  // Phase 3: it joins again while another leaves: as many members as before, not the same.
+  if (g_inst == mover) pvm_joingroup(sub);
+  if (g_inst == leaver) c.expect(pvm_lvgroup(sub) >= 0, "pvm_lvgroup");
+  sync(n);
+  members.push_back(mover);
+  members.erase(std::find(members.begin(), members.end(), leaver));
+  std::sort(members.begin(), members.end());
+  rounds(3, "after a leave and a join");
+  // Phase 4: the last task exits without leaving. The others learn of it from PVM (their
+  // own exit notify) and wait until the group server no longer counts it.
+  int last_tid = g_tids[size_t(last)];
+  constexpr int kExitTag = 4250;
+  if (g_inst != last) pvm_notify(PvmTaskExit, kExitTag, 1, &last_tid);
+  sync(n);
+  if (g_inst == last) return true;
+  timeval tmout{30, 0};
+  c.expect(pvm_trecv(-1, kExitTag, &tmout) > 0, "the last task's exit notified within 30 s");
+  members.pop_back();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pvm_gsize(sub) > int(members.size()) && std::chrono::steady_clock::now() < deadline) continue;
+  c.rc(pvm_gsize(sub), int(members.size()), "the group server dropped the exited member");
+  sync(n - 1);
+  rounds(4, "after a member exited");
+  if (in(g_inst)) pvm_lvgroup(sub);
+  return false;
+}
+
 }  // namespace libcop_check
 
 namespace libcop_check {
 
-// Not a test: the wall and modelled time per call of cop_barrier, cop_reduce (one
-// double), cop_gather and cop_scatter (one int a member), R calls each back to back,
-// as instance 0 sees them (the cost of the argument checks, issue 25).
+// Not a test: the wall, CPU (this task's user + system, getrusage) and modelled time per
+// call of cop_barrier, cop_reduce (one double, and one long), cop_gather and cop_scatter
+// (one int a member), R calls each back to back, as instance 0 sees them (the cost of the
+// argument checks, issue 25; of libcop's group lookup, issue 26).
 void run_costs(Checker& c, int rounds) {
   auto now_us = [] {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  auto cpu_us = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
   };
   auto cycles = [] {
     unsigned long long v = 0;
@@ -267,21 +369,79 @@ void run_costs(Checker& c, int rounds) {
   std::string line;
   auto timed = [&](const char* name, const std::function<int()>& call) {
     c.rc(cop_barrier(kGroup, g_size, 90), 0, "cop_barrier before the timing");
-    const double t0 = now_us(), m0 = cycles();
+    const double t0 = now_us(), u0 = cpu_us(), m0 = cycles();
     int rc = 0;
     for (int r = 0; r < rounds && rc == 0; ++r) rc = call();
     c.rc(rc, 0, std::string(name) + " timed");
     line += std::string(" ") + name + " " + std::to_string((now_us() - t0) / rounds) + " us " +
-            std::to_string((cycles() - m0) / rounds) + " cycles;";
+            std::to_string((cpu_us() - u0) / rounds) + " cpu us " + std::to_string((cycles() - m0) / rounds) +
+            " cycles;";
   };
   int root = 0, one = g_inst;
   double d = 1.0;
+  long l = 1;
   std::vector<int> all(static_cast<size_t>(g_size)), src(static_cast<size_t>(g_size), 3);
   timed("cop_barrier", [&] { return cop_barrier(kGroup, g_size, 90); });
   timed("cop_reduce", [&] { return cop_reduce(COP_SUM, &d, PVM_DOUBLE, 1, 91, kGroup, &root, 1); });
+  timed("cop_reduce_long", [&] {
+    l = g_inst + 1;
+    const int rc = cop_reduce(COP_SUM, &l, PVM_LONG, 1, 92, kGroup, &root, 1);
+    // A wrong sum is no measurement.
+    return rc == 0 && g_inst == 0 && l != long(g_size) * (g_size + 1) / 2 ? -1 : rc;
+  });
   timed("cop_gather", [&] { return cop_gather(all.data(), &one, 1, PVM_INT, 200, kGroup, 0); });
   timed("cop_scatter", [&] { return cop_scatter(&one, src.data(), 1, PVM_INT, 210, kGroup, 0); });
   if (g_inst == 0) c.notes += "COSTS " + std::to_string(rounds) + " calls each:" + line + "\n";
+}
+
+
+// Not a test: libcop's default group lookup against CopStaticGroups in one run (issue 26),
+// blocks of R/10 cop_barrier and one-long cop_reduce calls, the two options alternating
+// so that whatever else the machine runs weighs on both alike; each call's result checked.
+// Reports wall and CPU (this task's, getrusage) per call of each, as instance 0 sees them.
+void run_group_costs(Checker& c, int rounds) {
+  auto now_us = [] {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  auto cpu_us = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  constexpr int kBlocks = 10;
+  const int per = std::max(1, rounds / kBlocks);
+  double wall[2][2] = {}, cpu[2][2] = {};  // [static][barrier, reduce]
+  int rc = 0;
+  for (int b = 0; b < kBlocks && rc == 0; ++b) {
+    const int st = b % 2;
+    cop_setopt(CopStaticGroups, st);
+    rc = cop_barrier(kGroup, g_size, 93);  // the lookup of the new option, untimed
+    double t0 = now_us(), u0 = cpu_us();
+    for (int r = 0; r < per && rc == 0; ++r) rc = cop_barrier(kGroup, g_size, 93);
+    wall[st][0] += now_us() - t0;
+    cpu[st][0] += cpu_us() - u0;
+    c.rc(rc, 0, std::string("cop_barrier, ") + (st ? "static" : "default") + " groups");
+    t0 = now_us();
+    u0 = cpu_us();
+    int root = 0;
+    for (int r = 0; r < per && rc == 0; ++r) {
+      long l = g_inst + 1;
+      rc = cop_reduce(COP_SUM, &l, PVM_LONG, 1, 94, kGroup, &root, 1);
+      if (rc == 0 && g_inst == 0 && l != long(g_size) * (g_size + 1) / 2) rc = -1;  // a wrong sum
+    }
+    wall[st][1] += now_us() - t0;
+    cpu[st][1] += cpu_us() - u0;
+    c.rc(rc, 0, std::string("cop_reduce of one long, ") + (st ? "static" : "default") + " groups");
+  }
+  cop_setopt(CopStaticGroups, 0);
+  const double n = double(per) * kBlocks / 2;
+  auto fmt = [&](int st, int op) {
+    return std::to_string(wall[st][op] / n) + " us " + std::to_string(cpu[st][op] / n) + " cpu us";
+  };
+  if (g_inst == 0)
+    c.notes += "GROUPCOSTS " + std::to_string(int(n)) + " calls each: barrier default " + fmt(0, 0) + ", static " +
+               fmt(1, 0) + " (wall ratio " + std::to_string(wall[0][0] / wall[1][0]) + "); reduce_long default " +
+               fmt(0, 1) + ", static " + fmt(1, 1) + " (wall ratio " + std::to_string(wall[0][1] / wall[1][1]) + ")\n";
 }
 
 }  // namespace libcop_check

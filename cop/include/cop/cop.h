@@ -160,7 +160,28 @@
  *     types here (PvmBadParam); PvmProduct has no hardware;
  *   - shared variables live in 256 words per task; a write to another task's
  *     space is CopErrProtection;
- *   - waits are bounded (CopTimeout, default 10 s) where PVM waits forever.
+ *   - waits are bounded (CopTimeout, default 10 s) where PVM waits forever;
+ *   - groups (CopGroupCache, the default): a member keeps each group's tids and channels
+ *     and asks the group server again only when a change reaches it: libcop's own
+ *     pvm_joingroup and pvm_lvgroup (they take the place of libgpvm3.so's; the real call,
+ *     then a notice to the group's members in a PVM context of libcop's own, applied by
+ *     a PVM message handler of libcop's, pvm_addmhf) and a PvmTaskExit notify on each
+ *     member. A program that leaves PVM (pvm_exit) and enrols again calls cop_exit and
+ *     cop_mytid again. A change is seen by a member's next call when the notice arrived
+ *     first: PVM keeps one sender's messages in order, so a program that
+ *     tells its tasks of a change through the changed task or PVM's barrier is covered.
+ *     Not seen (a stale view: CopErrTimeout, or a result that misses a member who
+ *     joined): a join or leave by a task not linked with libcop or linked with libgpvm3's
+ *     static archive (that one fails to link: duplicate pvm_joingroup), or a notice
+ *     overtaken by a message relayed through a third task on another host. Such programs
+ *     set CopGroupCache 0 (the group server asked on every call, 1 + members round
+ *     trips). A task that is not a member (a cop_bcast sender) asks the group server each
+ *     call. A frozen group (pvm_freezegroup) that a member leaves is dead to PVM and no
+ *     notice reaches the others: their collectives on it end in CopErrTimeout.
+ *     CopStaticGroups keeps the first fetch whatever changes (the thesis's static groups).
+ *     Not done: tasks of one node in a group that changes; one that joined later has made
+ *     fewer calls on a tag than the node's earlier members, and they do not meet in the
+ *     host area (CopErrTimeout; so since before CopGroupCache, whatever the option).
  *
  * A task reaches its host's channel through the driver copdrv, found by the
  * environment variable COP_DRIVER (the driver's directory, default
@@ -206,7 +227,8 @@ extern "C" {
 
 /* ---- cop_setopt/cop_getopt 'what' and values ---- */
 #define CopStaticGroups 1 /* 1: a group's tids are fetched once, when 'count' members have
-                             joined, and kept; 0 (default): asked of the group server each call */
+                             joined, and kept for good, whatever changes later (the thesis's
+                             static groups); 0 (default): see CopGroupCache */
 #define CopMapping 2      /* how a tid names its channel and task number (changing it, or
                              CopAccess, enrols the task again: do it before its groups are used) */
 #define CopMapDirect 0    /*   CHNO = the tid's H field, TKNO = its L field (one pvmd per host,
@@ -223,6 +245,10 @@ extern "C" {
                              task of the virtual machine must use the same count (else
                              CopErrMismatch at its first group operation). 1: the task's one
                              group has the whole GAS, a second group name gets CopErrNoWindow */
+#define CopGroupCache 6   /* without CopStaticGroups: 1 (default) a member keeps each group's tids
+                             and channels and asks the group server again only when a join, a
+                             leave or a member's exit reaches it (see "Porting": changes it
+                             cannot see); 0: asked of the group server on every call */
 
 /* ---- cop_notify 'what' beside PVM's PvmTaskExit, PvmHostDelete, PvmHostAdd ---- */
 #define CopChannelDown 100 /* a PVM message with 'msgtag' (one int: the error code) is sent to
