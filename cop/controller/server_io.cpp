@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -88,9 +89,10 @@ class Server::Io {
   // The calling thread is I/O thread 0 (and the timers'); the others run beside it until `stop`.
   void run(const std::atomic<bool>& stop) {
     stopping_ = false;
-    for (unsigned i = 1; i < n_; ++i) workers_[i]->thread = std::thread([this, i] { loop(i, nullptr); });
-    loop(0, &stop);
+    for (unsigned i = 1; i < n_; ++i) workers_[i]->thread = std::thread([this, i] { guarded(i, nullptr); });
+    guarded(0, &stop);
     this->stop();
+    if (failure_) std::rethrow_exception(failure_);  // as the core thread's own would leave run()
   }
 
   // The core (its lock held): a frame for channel c's I/O thread, handed over at the end of the round.
@@ -242,9 +244,22 @@ class Server::Io {
     }
   }
 
+  // An exception on any thread ends them all (nobody waits on the core's lock: each only tries it).
+  void guarded(unsigned i, const std::atomic<bool>* stop) {
+    try {
+      loop(i, stop);
+    } catch (...) {
+      std::lock_guard lock(in_mu_);
+      if (!failure_) failure_ = std::current_exception();
+      stopping_ = true;
+    }
+  }
+
   void loop(unsigned i, const std::atomic<bool>* stop) {
     Worker& w = *workers_[i];
-    std::vector<std::vector<uint8_t>> rx(size_t(kBatch), std::vector<uint8_t>(link::kMaxFrameBytes + 64));
+    // Each thread has 1/n of the channels: a smaller batch of (large) receive buffers.
+    const size_t batch_size = size_t(std::max(8, kBatch / int(n_)));
+    std::vector<std::vector<uint8_t>> rx(batch_size, std::vector<uint8_t>(link::kMaxFrameBytes + 64));
     std::vector<link::InDatagram> rx_in(rx.size());
     std::vector<Out> sending;
     std::vector<link::OutDatagram> batch;
@@ -291,6 +306,7 @@ class Server::Io {
   std::vector<std::unique_ptr<Keys>> keys_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
+  std::exception_ptr failure_;  // in_mu_
   std::mutex in_mu_;
   std::vector<Inbound> inbox_;  // in_mu_
   std::atomic<bool> has_in_{false};
