@@ -30,9 +30,10 @@
 // socket on the listen port (SO_REUSEPORT) and the channels (c-1) mod N, which
 // the kernel steers to it by the frame's channel field. They receive, check the
 // CRC and the MAC and send in parallel; every frame still reaches the ONE
-// controller core thread (this object's state, the Controller), in each
-// channel's order, and the core answers through the channel's own I/O thread,
-// so the exactly-once protocol and the poll counter's order are those of one thread.
+// controller core (this object's state, the Controller; its rounds run one at
+// a time under a lock), in each channel's order, and the core answers through
+// the channel's own I/O thread, so the exactly-once protocol and the poll
+// counter's order are those of one thread.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>

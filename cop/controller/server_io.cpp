@@ -3,12 +3,19 @@
 // group and the channels the kernel steers to it by the frame's channel field
 // (link::steer_by_channel: channel c to socket (c-1) mod N). An I/O thread
 // receives its channels' datagrams (recvmmsg), decodes them (the CRC) and
-// checks their MAC with the keys the core published, and hands them, in the
-// order they came, to the one core thread; it sends what the core queued for
-// its channels (sendmmsg), in the order queued. The seed's channel interfaces
-// work so beside the controller (seed 000 ch. V): the core still takes the
-// channels' commands by its poll counter (Controller), and every protocol
-// decision (exactly-once, acknowledgments, leases, registration) is the core's.
+// checks their MAC with the keys the core published, and puts them, in the
+// order they came, in the core's inbox; it sends what the core queued for its
+// channels (sendmmsg), in the order queued. The seed's channel interfaces work
+// so beside the one controller (seed 000 ch. V).
+//
+// The controller core stays one: its rounds (the inbox in order, then the
+// timers, Controller::run by the poll counter, the replies) run one at a time
+// under a lock, on whichever I/O thread has datagrams for it (the others leave
+// theirs in the inbox to the holder, which looks again before it lets go) or on
+// thread 0 when a timer is due. No thread waits for the core and no wake-up
+// hands a frame to it: that hop cost more CPU than the core's work (perf, 8
+// channels on 2 cores). Every protocol decision (exactly-once, acknowledgments,
+// leases, registration) is the core's, with the same state as with one thread.
 #include "controller/server.h"
 #include "link/udp.h"
 
@@ -137,7 +144,9 @@ class Server::Io {
     }
   }
 
-  static int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
 
   // The MAC checked as the core would (handle_channel_frame), with the keys published.
   void pre_verify(Inbound& in) {

@@ -335,7 +335,7 @@ start_copd() {
       while [ "$p" -lt 7140 ] && port_in_use "$ipid" "$p"; do p=$((p + 1)); done
       [ "$p" -lt 7140 ] || abort_start "no free port in 7040..7139 for $name: pass --port"
     fi
-    log "starting $name on $ip:$p ($*, $STACK_MODE)"
+    log "starting $name on $ip:$p ($* ${copd_link_opts[*]}, $STACK_MODE)"
     pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}" "${copd_link_opts[@]}" \
       --key "$dir/cluster.key")
     echo "$pid" >"$dir/$name.pid"
