@@ -288,13 +288,14 @@ class Server::Io {
         run_core(i);
         did = true;
       }
-      if (did) continue;
       // The fault layer may hold a datagram back: look again within a millisecond.
       const bool holding = link::fault_flush();
       if (server_.config_.poll || (poll_ns > 0 && now_ns() < last_rx + poll_ns)) {
-        sched_yield();  // a runnable peer on this core goes first
+        if (!did) sched_yield();  // a runnable peer on this core goes first
         continue;
       }
+      // After work too: poll() answers at once when more came, which costs no more than
+      // the non-blocking receive that would find nothing most times (one wake-up, one round).
       w.wake.sleeping.store(true);
       int timeout_ms = holding ? 1 : 50;
       if (i == 0) {  // the core's next timer (read after saying it sleeps: a sooner one wakes it)
