@@ -227,9 +227,14 @@ class Server::Io {
         core_in_.swap(inbox_);
         has_in_.store(false);
       }
-      for (Inbound& d : core_in_) server_.handle_decoded(d.bytes, d.from, d.decoded, &d.pre);
-      core_in_.clear();
-      server_.finish_round();
+      try {
+        for (Inbound& d : core_in_) server_.handle_decoded(d.bytes, d.from, d.decoded, &d.pre);
+        core_in_.clear();
+        server_.finish_round();
+      } catch (...) {
+        core_mu_.unlock();  // copd ends (guarded): not with its core's lock held
+        throw;
+      }
       // What the round queued, to each channel's I/O thread.
       for (unsigned i = 0; i < n_; ++i) {
         Worker& w = *workers_[i];
