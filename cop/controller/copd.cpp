@@ -103,6 +103,18 @@ int main(int argc, char** argv) {
   app.add_option("--poll-us", config.poll_us,
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
+  int io_threads = 0;
+  app.add_option("--io-threads", io_threads,
+                 "I/O threads of the link side, like the hardware's channel interfaces: each has its own socket "
+                 "on the listen port and the channels (c-1) mod N, receives, checks and sends for them in "
+                 "parallel, and hands their commands in order to the one controller core (1: the core does it "
+                 "all itself; 0, the default: min(channels, cores - 1, 8), so 1 on one or two cores; "
+                 "COPD_IO_THREADS in scripts/cop-stack)")
+      ->check(CLI::Range(0, cop::wire::kChannels));
+  app.add_flag("--poll", config.poll,
+               "a dedicated controller node (cores of its own): the core and the I/O threads spin on their "
+               "sockets (non-blocking receives) instead of sleeping in poll(); each takes a core (default off; "
+               "COPD_POLL=1 in scripts/cop-stack; the tasks' side is COP_POLL_US)");
   app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
   std::string key_file;
   app.add_option("--key", key_file,
@@ -139,6 +151,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!configure_levels(levels, config)) return 2;
+  config.io_threads = io_threads > 0 ? io_threads : cop::controller::default_io_threads(config.controller.channels);
   {
     std::string why;
     const auto key = key_file.empty() ? std::nullopt : cop::link::load_key_file(key_file, why);
@@ -154,12 +167,13 @@ int main(int argc, char** argv) {
   try {
     cop::controller::Server server(config, log_line);
     log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
-                         "lease {} ms, lock limit {} ms)",
+                         "lease {} ms, lock limit {} ms, I/O threads {}, {})",
                          levels.level, levels.cntno, levels.parent.empty() ? "" : ", parent " + levels.parent,
                          config.controller.channels,
                          cop::link::to_string(server.address()),
                          config.controller.tasks_per_channel, config.controller.tas_words,
-                         config.controller.gas_words, config.lease_ms, config.lock_limit_ms));
+                         config.controller.gas_words, config.lease_ms, config.lock_limit_ms, server.io_threads(),
+                         config.poll ? "polling" : "sleeping when idle"));
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
     server.run(stop);
     const auto& st = server.controller().stats();

@@ -26,7 +26,7 @@ using link::FrameType;
 Server::Server(const ServerConfig& config, Log log)
     : config_(config),
       log_(std::move(log)),
-      socket_(config.listen),
+      socket_(config.listen, config.io_threads > 1 ? link::UdpSocket::Group::first : link::UdpSocket::Group::none),
       controller_([&] {
         Config c = config.controller;
         c.lock_limit_us = uint64_t(std::max(config.lock_limit_ms, 0)) * 1000;
@@ -44,6 +44,9 @@ Server::Server(const ServerConfig& config, Log log)
   if (config.controller.has_parent != config.parent.has_value())
     throw std::invalid_argument("a level-1 controller with a parent needs the parent's address, and only it");
   if (config.parent) parent_ = std::make_unique<ParentLink>(*config.parent, socket_.fd(), log_);
+  if (config.io_threads < 1 || config.io_threads > wire::kChannels)
+    throw std::invalid_argument(fmt::format("io_threads {}: 1..{}", config.io_threads, wire::kChannels));
+  start_io();
 }
 
 int Server::registered_channels() const {
@@ -65,6 +68,10 @@ void Server::log_limited(const std::string& line) {
 }
 
 void Server::run(const std::atomic<bool>& stop) {
+  if (io_) {
+    run_threaded(stop);
+    return;
+  }
   if (rx_.size() < size_t(kBatch)) {
     rx_.assign(size_t(kBatch), std::vector<uint8_t>(link::kMaxFrameBytes + 64));
     rx_in_.resize(size_t(kBatch));
@@ -74,26 +81,33 @@ void Server::run(const std::atomic<bool>& stop) {
     // channel from one round go out in one frame.
     pollfd p{socket_.fd(), POLLIN, 0};
     bool ready = false;
-    if (config_.poll_us > 0) {
-      const auto until = last_rx_ + std::chrono::microseconds(config_.poll_us);
-      while (!(ready = ::poll(&p, 1, 0) > 0) && std::chrono::steady_clock::now() < until) sched_yield();
+    if (config_.poll || config_.poll_us > 0) {
+      // --poll: spin until a datagram or the next timer; --poll-us: a while after the last datagram.
+      const auto until = config_.poll ? Clock::now() + std::chrono::milliseconds(next_timeout_ms())
+                                      : last_rx_ + std::chrono::microseconds(config_.poll_us);
+      while (!(ready = ::poll(&p, 1, 0) > 0) && Clock::now() < until && !stop.load()) sched_yield();
     }
     const bool holding = link::fault_flush();
-    if (ready || ::poll(&p, 1, holding ? std::min(1, next_timeout_ms()) : next_timeout_ms()) > 0 || holding) {
+    const int wait_ms = config_.poll ? 0 : holding ? std::min(1, next_timeout_ms()) : next_timeout_ms();
+    if (ready || ::poll(&p, 1, wait_ms) > 0 || holding) {
       for (size_t i = 0; i < size_t(kBatch); ++i) rx_in_[i] = link::InDatagram{std::span<uint8_t>(rx_[i])};
       const int got = link::recv_datagrams(socket_.fd(), rx_in_, MSG_DONTWAIT);
       if (got > 0) last_rx_ = std::chrono::steady_clock::now();
       for (int i = 0; i < got; ++i)
         handle_datagram(std::span<const uint8_t>(rx_[size_t(i)].data(), rx_in_[size_t(i)].size), rx_in_[size_t(i)].from);
     }
-    tick_controller();
-    controller_.run(deliveries_);
-    route_deliveries(deliveries_);
-    parent_tick();
-    send_replies();
-    send_confirmations();
-    check_leases();
+    finish_round();
   }
+}
+
+void Server::finish_round() {
+  tick_controller();
+  controller_.run(deliveries_);
+  route_deliveries(deliveries_);
+  parent_tick();
+  send_replies();
+  send_confirmations();
+  check_leases();
 }
 
 void Server::tick_controller() {
@@ -113,8 +127,7 @@ void Server::tick_controller() {
 
 void Server::send_frame(const Frame& f, const sockaddr_in& to, const link::Key* key) {
   link::encode(f, out_buf_, key);
-  if (!socket_.send_to(out_buf_, to) && config_.verbose)
-    log_(link::LogLevel::warn, fmt::format("send to {} failed: {}", link::to_string(to), std::strerror(errno)));
+  transmit(f.channel, out_buf_, to);
 }
 
 void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text) {
@@ -127,7 +140,11 @@ void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, 
 }
 
 void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from) {
-  auto decoded = link::decode(bytes);
+  handle_decoded(bytes, from, link::decode(bytes), nullptr);
+}
+
+void Server::handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& from,
+                            const std::variant<Frame, link::LinkError>& decoded, const PreVerified* pre) {
   if (auto* err = std::get_if<link::LinkError>(&decoded)) {
     answer_malformed(bytes, from, *err);
     return;
@@ -152,7 +169,7 @@ void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& 
     refuse(from, link::Refusal::not_registered, f.channel, "this address has registered no channel");
     return;
   }
-  handle_channel_frame(it->second, f, bytes, from);
+  handle_channel_frame(it->second, f, bytes, from, pre);
 }
 
 void Server::answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err) {
@@ -189,15 +206,22 @@ std::string Server::unauthorised(const Channel& ch, const Frame& f, bool driver,
   }
 }
 
-void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from) {
+void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from,
+                                  const PreVerified* pre) {
   Channel& ch = chan(c);
   // Who sent it: the key that verifies its MAC, the task's it names (a command
   // or an acknowledgment) or else the driver's. Every key is this session's:
   // a frame of another session verifies under none (cop/link.h "Keys").
   const bool task_frame = f.type == FrameType::command || f.type == FrameType::ack;
   const bool enrolled = f.tkno < ch.tasks.size() && ch.tasks[f.tkno].enrolled;
-  const bool task = task_frame && enrolled && link::verify(bytes, ch.tasks[f.tkno].key);
-  const bool driver = !task && link::verify(bytes, ch.driver_key);
+  // An I/O thread's check counts where it used the key the channel has now.
+  const bool task = task_frame && enrolled &&
+                    (pre && pre->task_tried && pre->task_key == ch.tasks[f.tkno].key
+                         ? pre->task_ok
+                         : link::verify(bytes, ch.tasks[f.tkno].key));
+  const bool driver = !task && (pre && pre->driver_tried && pre->driver_key == ch.driver_key
+                                    ? pre->driver_ok
+                                    : link::verify(bytes, ch.driver_key));
   if (!task && !driver) {
     if (f.session != ch.session) {
       stats_.other_session++;
@@ -361,6 +385,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
   ok.cycles = controller_.cycles();
   ok.info = {uint32_t(config_.controller.channels), config_.controller.tasks_per_channel,
              config_.controller.tas_words, config_.controller.gas_words};
+  publish_keys(c);
   send_frame(ok, from, &ch.down_key);
 }
 
@@ -400,6 +425,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
         log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
     }
     ch.sup_seq = f.seq;
+    publish_keys(c);
   }
   if (link::seq_after(f.seq, ch.sup_seq)) return;
   Frame ack;
@@ -462,6 +488,7 @@ void Server::end_task(int c, uint16_t tkno, bool leave) {
     log_(failed > 0 ? link::LogLevel::warn : link::LogLevel::info,
          fmt::format("channel {}: task {} ended; {} global operation(s) it took part in failed", c, tkno, failed));
   ch.tasks[tkno] = Task{};
+  publish_keys(c);
   if (leave) leave_job(c, tkno);
   route_failures();
 }
@@ -483,6 +510,7 @@ void Server::drop_channel(int c, const std::string& why) {
   by_address_.erase(link::endpoint_key(ch.addr));
   route_deliveries(deliveries_);
   ch = Channel{};
+  publish_keys(c);
   const int failed = controller_.fail_channel(c, deliveries_);
   for (uint32_t t = 0; t < config_.controller.tasks_per_channel; ++t) leave_job(c, uint16_t(t));
   log_(link::LogLevel::warn, fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,

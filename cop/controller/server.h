@@ -23,6 +23,17 @@
 // NACK and a log line, never a crash. When a channel's lease runs out, every
 // global operation still waiting for it fails with NACK link_down, so the
 // other channels' tasks get an error instead of hanging.
+//
+// Channel interfaces in parallel (seed 000 ch. V: each channel has its own
+// interface; the controller's poll counter visits them): with io_threads > 1
+// copd's link side is that many I/O threads (server_io.cpp), each with its own
+// socket on the listen port (SO_REUSEPORT) and the channels (c-1) mod N, which
+// the kernel steers to it by the frame's channel field. They receive, check the
+// CRC and the MAC and send in parallel; every frame still reaches the ONE
+// controller core (this object's state, the Controller; its rounds run one at
+// a time under a lock), in each channel's order, and the core answers through
+// the channel's own I/O thread, so the exactly-once protocol and the poll
+// counter's order are those of one thread.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -61,6 +72,11 @@ struct ServerConfig {
   // After a datagram, keep polling the socket this long before sleeping in poll(): the
   // thesis's controller polls its channels' DATA_RDY round robin. 0: sleep at once.
   int poll_us = 0;
+  // I/O threads of the link side (1: the core thread receives and sends itself,
+  // as before) and busy polling (copd --poll: a controller node with cores of its
+  // own spins on its sockets instead of sleeping in poll()).
+  int io_threads = 1;
+  bool poll = false;
   bool verbose = false;
   // A level-1 copd under a level-2 copd (controller.has_parent): the link up
   // (parent_link.h). A level-2 copd (controller.level 2) serves level-1 copd
@@ -80,14 +96,20 @@ struct LinkStats {
   uint64_t bad_proofs = 0;     // PROVE frames with a wrong MAC (no cluster key)
 };
 
+// copd --io-threads' default: one per channel, at most one per core beside the
+// core thread's and at most 8; 1 on a machine of one or two cores.
+int default_io_threads(int channels);
+
 class Server {
  public:
   using Log = std::function<void(link::LogLevel, const std::string&)>;
   Server(const ServerConfig& config, Log log);
+  ~Server();
   // The bound address (the port is the real one when the config asked for 0).
   sockaddr_in address() const { return socket_.local(); }
   // Serves until `stop` becomes true (checked at least every 50 ms).
   void run(const std::atomic<bool>& stop);
+  int io_threads() const { return config_.io_threads; }
   int registered_channels() const;
   const Controller& controller() const { return controller_; }
   const LinkStats& link_stats() const { return stats_; }
@@ -174,15 +196,41 @@ class Server {
   // acknowledged), and the most it keeps unacknowledged before it fails the channel.
   static constexpr int kRtoMs = 15, kRtoMaxMs = 240;
   static constexpr size_t kMaxUnackedFrames = 4096, kMaxUnackedBytes = size_t(8) << 20;
+  // The I/O threads (server_io.cpp); null with io_threads 1.
+  class Io;
+  // What an I/O thread found checking a frame's MAC, and with which keys: the
+  // core takes it only where the key is still the channel's (else it checks again).
+  struct PreVerified {
+    bool task_tried = false, task_ok = false, driver_tried = false, driver_ok = false;
+    link::Key task_key{}, driver_key{};
+  };
+  // One datagram an I/O thread received, decoded and checked.
+  struct Inbound {
+    std::vector<uint8_t> bytes;
+    sockaddr_in from{};
+    std::variant<link::Frame, link::LinkError> decoded;
+    PreVerified pre;
+  };
+  void start_io();
+  void run_threaded(const std::atomic<bool>& stop);
+  // The round after the datagrams: the core's timers and run, replies out.
+  void finish_round();
+  // The channel's keys as the I/O threads check MACs with (after they change).
+  void publish_keys(int channel);
+  // Sends on the socket (inline) or queues for the I/O thread of `channel`.
+  void transmit(int channel, std::span<const uint8_t> bytes, const sockaddr_in& to);
   bool will_receive_result(int channel, const Origin& o) const;
   Task* task_of(Channel& ch, const Origin& o);
 
   // One datagram from the socket: a registration, or a frame of a channel's holder.
   void handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from);
+  void handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& from,
+                      const std::variant<link::Frame, link::LinkError>& decoded, const PreVerified* pre);
   // A frame the link could not decode: a log line, and a frame NACK to a registered node.
   void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
   // A frame from the holder of channel c, by type, once its sender may send it.
-  void handle_channel_frame(int c, const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from);
+  void handle_channel_frame(int c, const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from,
+                            const PreVerified* pre = nullptr);
   // Why the sender (the driver's key, an enrolled task's key, or neither)
   // may not send this frame; empty when it may.
   static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
@@ -249,6 +297,10 @@ class Server {
   static constexpr int kBatch = 64;  // datagrams taken with one recv_datagrams
   std::vector<std::vector<uint8_t>> rx_;
   std::vector<link::InDatagram> rx_in_;
+  struct IoDelete {
+    void operator()(Io* io) const;
+  };
+  std::unique_ptr<Io, IoDelete> io_;
   Clock::time_point last_lease_check_{};
   const Clock::time_point started_ = Clock::now();  // the core's clock (tick) counts from here
   // The core's deadlock timer on copd's clock; logs a lock taken back.

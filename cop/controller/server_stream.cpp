@@ -42,6 +42,7 @@ void Server::take_ack(int c, const Frame& f) {
 void Server::send_replies() {
   const auto now = Clock::now();
   std::vector<link::OutDatagram> batch;
+  std::vector<int> batch_channel;  // whose I/O thread sends each (io_threads > 1)
   std::vector<int> overflowed;
   for (int c = 1; c <= config_.controller.channels; ++c) {
     Channel& ch = chan(c);
@@ -51,7 +52,10 @@ void Server::send_replies() {
     }
     // Go-back-N: nothing acknowledged within the resend timer, everything unacknowledged again.
     if (!ch.unacked.empty() && ch.resend_at != Clock::time_point{} && now >= ch.resend_at) {
-      for (const Sent& s : ch.unacked) batch.push_back(link::OutDatagram{s.bytes, &ch.addr});
+      for (const Sent& s : ch.unacked) {
+        batch.push_back(link::OutDatagram{s.bytes, &ch.addr});
+        batch_channel.push_back(c);
+      }
       if (config_.verbose)
         log_(link::LogLevel::info, fmt::format("channel {}: resending {} frame(s) from {}", c, ch.unacked.size(), ch.unacked.front().seq));
       ch.rto_ms = std::min(ch.rto_ms * 2, kRtoMaxMs);
@@ -80,6 +84,7 @@ void Server::send_replies() {
       ch.unacked_bytes += s.bytes.size();
       ch.unacked.push_back(std::move(s));  // a deque: the batch's references stay valid
       batch.push_back(link::OutDatagram{ch.unacked.back().bytes, &ch.addr});
+      batch_channel.push_back(c);
       if (ch.resend_at == Clock::time_point{}) ch.resend_at = now + std::chrono::milliseconds(ch.rto_ms);
     }
     if (ch.unacked.size() > kMaxUnackedFrames || ch.unacked_bytes > kMaxUnackedBytes) overflowed.push_back(c);
@@ -87,7 +92,9 @@ void Server::send_replies() {
     ch.urgent = false;
     ch.hold_until = Clock::time_point{};
   }
-  if (!batch.empty() && link::send_datagrams(socket_.fd(), batch) < 0 && config_.verbose)
+  if (io_) {
+    for (size_t i = 0; i < batch.size(); ++i) transmit(batch_channel[i], batch[i].bytes, *batch[i].to);
+  } else if (!batch.empty() && link::send_datagrams(socket_.fd(), batch) < 0 && config_.verbose)
     log_(link::LogLevel::warn, fmt::format("send failed: {}", std::strerror(errno)));
   for (int c : overflowed)
     drop_channel(c, fmt::format("its node acknowledged none of {} reply frames ({} bytes): the resend window is full",

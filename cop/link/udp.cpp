@@ -1,6 +1,7 @@
 #include "link/udp.h"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -239,6 +240,24 @@ bool fault_flush() {
   return !g_tx_held.empty() || !g_rx_held.empty();
 }
 
+bool steer_by_channel(int fd, unsigned n) {
+  if (n == 0) {
+    errno = EINVAL;
+    return false;
+  }
+  // A classic BPF program of the reuseport group (it sees the UDP payload):
+  // A = frame byte 6 (the channel's low byte, little-endian); A = (A - 1) mod n.
+  // A datagram too short to have it returns 0: the group's first socket.
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
+      BPF_STMT(BPF_ALU | BPF_SUB | BPF_K, 1),
+      BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, n),
+      BPF_STMT(BPF_RET | BPF_A, 0),
+  };
+  sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) == 0;
+}
+
 sockaddr_in parse_endpoint(const std::string& text, uint16_t default_port) {
   std::string host = text;
   uint16_t port = default_port;
@@ -269,9 +288,22 @@ uint64_t endpoint_key(const sockaddr_in& a) {
   return (uint64_t{ntohl(a.sin_addr.s_addr)} << 16) | ntohs(a.sin_port);
 }
 
-UdpSocket::UdpSocket(const sockaddr_in& local) {
+UdpSocket::UdpSocket(const sockaddr_in& local, Group group) {
+  const bool reuse_port = group != Group::none;
+  if (group == Group::first && local.sin_port != 0) {
+    // SO_REUSEPORT would let this socket join a group another process bound
+    // (a second copd on the port): a plain bind first refuses a port in use.
+    UdpSocket probe(local);
+  }
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
+  const int one = 1;
+  if (reuse_port && setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw std::system_error(e, std::generic_category(), "SO_REUSEPORT");
+  }
   // Room for a burst of broadcasts arriving before anyone reads them.
   int size = 4 << 20;
   setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);

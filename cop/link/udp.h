@@ -36,6 +36,14 @@ int recv_datagrams(int fd, std::span<InDatagram> in, int flags);
 // still holds something (callers then wake within a millisecond to flush it).
 bool fault_flush();
 
+// A group of `n` SO_REUSEPORT sockets on one address, fd the group's first:
+// each datagram goes to the socket (channel - 1) mod n of the group (in bind
+// order) by the channel field of its header (cop/link.h, byte 6; channels <= 255),
+// so a channel's frames all reach one socket, in order. False with errno.
+bool steer_by_channel(int fd, unsigned n);
+// The group member steer_by_channel sends channel `channel`'s datagrams to.
+inline unsigned channel_socket(unsigned channel, unsigned n) { return ((channel & 0xffu) - 1u) % n; }
+
 // "IP:PORT" or "IP" (port = default_port) -> address; throws std::invalid_argument.
 sockaddr_in parse_endpoint(const std::string& text, uint16_t default_port);
 std::string to_string(const sockaddr_in& addr);
@@ -52,7 +60,11 @@ class UdpSocket {
  public:
   UdpSocket() = default;
   // Binds to `local` (port 0: any free one); throws std::system_error.
-  explicit UdpSocket(const sockaddr_in& local);
+  // A group of sockets on the same address (SO_REUSEPORT), each read by its
+  // own thread (copd --io-threads): the group's first still refuses a port that
+  // any socket holds, as a socket without it; the others join it.
+  enum class Group { none, first, join };
+  explicit UdpSocket(const sockaddr_in& local, Group group = Group::none);
   ~UdpSocket();
   UdpSocket(UdpSocket&& o) noexcept : fd_(o.fd_), poll_us_(o.poll_us_) { o.fd_ = -1; }
   UdpSocket& operator=(UdpSocket&& o) noexcept;

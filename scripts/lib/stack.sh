@@ -315,16 +315,29 @@ put_key() {
 # start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: the first free
 # port from $next_port below 7140) in host IPID, until it listens; its port in started_port.
 start_copd() {
-  local name=$1 want=$2 ipid=$3 ip=$4 p tries pid
+  local name=$1 want=$2 ipid=$3 ip=$4 p tries pid copd_link_opts=()
   shift 4
+  # copd's link side (docs/ARCHITECTURE.md "Environment variables"): its I/O threads
+  # (unset: copd's default) and busy polling on a controller node with cores of its own.
+  if [ -n "${COPD_IO_THREADS:-}" ]; then
+    [[ $COPD_IO_THREADS =~ ^[0-9]+$ ]] && [ "$COPD_IO_THREADS" -ge 1 ] && [ "$COPD_IO_THREADS" -le 64 ] ||
+      abort_start "COPD_IO_THREADS must be 1..64, got '$COPD_IO_THREADS'"
+    copd_link_opts+=(--io-threads "$COPD_IO_THREADS")
+  fi
+  case ${COPD_POLL:-0} in
+    0) ;;
+    1) copd_link_opts+=(--poll) ;;
+    *) abort_start "COPD_POLL must be 0 or 1, got '$COPD_POLL'" ;;
+  esac
   p=${want:-$next_port}
   for ((tries = 1; ; tries++)); do
     if [ -z "$want" ]; then
       while [ "$p" -lt 7140 ] && port_in_use "$ipid" "$p"; do p=$((p + 1)); done
       [ "$p" -lt 7140 ] || abort_start "no free port in 7040..7139 for $name: pass --port"
     fi
-    log "starting $name on $ip:$p ($*, $STACK_MODE)"
-    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}" --key "$dir/cluster.key")
+    log "starting $name on $ip:$p ($* ${copd_link_opts[*]}, $STACK_MODE)"
+    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}" "${copd_link_opts[@]}" \
+      --key "$dir/cluster.key")
     echo "$pid" >"$dir/$name.pid"
     if wait_copd "$name" "$p"; then
       started_port=$p

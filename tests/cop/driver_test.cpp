@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <memory>
 #include <optional>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include <cop/cop.h>
@@ -1075,3 +1077,38 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
 }
 
 }  // namespace
+
+// copd --io-threads (cop/controller/server_io.cpp): the sockets of one listen port
+// (SO_REUSEPORT) each get the datagrams of channels (c-1) mod N, by the frame's
+// channel field, whatever address they come from; the group's first socket still
+// refuses a port another socket holds (a second copd), as a socket without the group.
+TEST(Copd, IoThreadSocketsEachGetTheirChannels) {
+  using cop::link::UdpSocket;
+  constexpr unsigned n = 3;
+  std::vector<UdpSocket> group;
+  group.emplace_back(cop::link::parse_endpoint("127.0.0.1:0", 0), UdpSocket::Group::first);
+  for (unsigned i = 1; i < n; ++i) group.emplace_back(group[0].local(), UdpSocket::Group::join);
+  ASSERT_TRUE(cop::link::steer_by_channel(group[0].fd(), n)) << std::strerror(errno);
+  std::vector<UdpSocket> nodes;
+  for (int k = 0; k < 4; ++k) nodes.emplace_back(cop::link::parse_endpoint("127.0.0.1:0", 0));
+  const sockaddr_in to = group[0].local();
+  for (uint16_t c = 1; c <= 12; ++c) {
+    std::vector<uint8_t> frame(cop::link::kHeaderBytes, 0);
+    std::memcpy(frame.data() + 6, &c, sizeof c);  // the channel field (cop/link.h)
+    ASSERT_TRUE(nodes[c % nodes.size()].send_to(frame, to));
+  }
+  std::vector<uint8_t> buf;
+  for (unsigned i = 0; i < n; ++i) {
+    std::vector<uint16_t> got;
+    while (group[i].receive(buf, got.size() < 4 ? 2000 : 0) > 0) {
+      uint16_t c = 0;
+      std::memcpy(&c, buf.data() + 6, sizeof c);
+      got.push_back(c);
+    }
+    ASSERT_EQ(got.size(), 4u) << "socket " << i;
+    for (uint16_t c : got) EXPECT_EQ(cop::link::channel_socket(c, n), i) << "channel " << c;
+  }
+  UdpSocket plain(cop::link::parse_endpoint("127.0.0.1:0", 0));
+  EXPECT_THROW(UdpSocket(plain.local(), UdpSocket::Group::first), std::system_error);
+  EXPECT_THROW(UdpSocket(group[0].local(), UdpSocket::Group::first), std::system_error);
+}

@@ -12,7 +12,8 @@
 #                                                                --outage-ms): right values or errors, then
 #                                                                FAULT_ROUNDS (default 20) rounds that all succeed
 # Environment: FAULT_ROUNDS (default 40), FAULT_ACCESS (direct), FAULT_SEED (7),
-# FAULT_TASKS (tasks a node, 2), FAULT_BURST (1: also arrays of many bursts).
+# FAULT_TASKS (tasks a node, 2), FAULT_BURST (1: also arrays of many bursts), FAULT_NODES (4;
+# not for outage). COPD_IO_THREADS and COPD_POLL reach copd through scripts/cop-stack.
 set -euo pipefail
 bin=$1 stack_cmd=$2 kind=$3
 shift 3
@@ -55,9 +56,9 @@ rates=("$@")
 [ ${#rates[@]} -gt 0 ] || { [ "$kind" = all ] && rates=(0.05) || rates=(0.01 0.05 0.1); }
 run() {  # run SPEC: one stack with the faults, one cop_fault_check; its FAULTS line
   local spec=$1 rc=0
-  COP_FAULTS=$spec COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes 4 --dir "$work/stack" >"$work/stack.out" 2>&1 ||
+  COP_FAULTS=$spec COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes "${FAULT_NODES:-4}" --dir "$work/stack" >"$work/stack.out" 2>&1 ||
     { cat "$work/stack.out" >&2; return 1; }
-  "$bin/cop_fault_check" --stack "$work/stack" --faults "$spec" --nodes 4 --tasks "${FAULT_TASKS:-2}" --rounds "${FAULT_ROUNDS:-40}" \
+  "$bin/cop_fault_check" --stack "$work/stack" --faults "$spec" --nodes "${FAULT_NODES:-4}" --tasks "${FAULT_TASKS:-2}" --rounds "${FAULT_ROUNDS:-40}" \
     --access "${FAULT_ACCESS:-direct}" --burst "${FAULT_BURST:-0}" >"$work/out" 2>&1 || rc=1
   "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
   if [ $rc -ne 0 ]; then  # on stderr: stdout is the FAULTS line the caller parses

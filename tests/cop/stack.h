@@ -86,6 +86,8 @@ class Stack {
     key_ = *cop::link::load_key_file(key_file(), why);
     std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
                                      "--lease-ms", "1000", "--key", key_file()};
+    // copd's I/O threads as scripts/cop-stack passes them (a test may run the stack's checks on several).
+    if (const char* io = std::getenv("COPD_IO_THREADS"); io && *io) args.insert(args.end(), {"--io-threads", io});
     args.insert(args.end(), copd_extra.begin(), copd_extra.end());
     copd_args_ = args;
     start_copd();
