@@ -278,7 +278,9 @@ bool Controller::step(std::vector<Delivery>& out) {
   if (c == 0) return false;
   auto& q = queue(c);
   const Pending p = q[chosen_];
-  q.erase(q.begin() + std::ptrdiff_t(chosen_));
+  // Nearly always the head (a channel's commands in order): popped, not erased.
+  if (chosen_ == 0) q.pop_front();
+  else q.erase(q.begin() + std::ptrdiff_t(chosen_));
   queued_ppn_[size_t(c - 1)][p.msg.ins.ppn & wire::kMaxPpn]--;
   poll_ = c;
   service(c, p, out);
@@ -371,7 +373,8 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   cycles_ += cost(msg);
   stats_.serviced++;
   const uint64_t read_at = cycles_;
-  std::vector<Delivery> data;
+  std::vector<Delivery>& data = service_data_;  // kept: no allocation per element
+  data.clear();
   asker_ = p.from;
   passed_on_ = false;
   // What a task sends after the deadlock timer took its lock back, up to its
@@ -406,11 +409,13 @@ void Controller::emit(uint64_t mask, const Message& msg, std::vector<Delivery>& 
 }
 
 void Controller::remember(uint64_t mask, const Message& msg) {
-  for (int c = 1; c <= config_.channels; ++c)
-    if (mask & channel_bit(c)) {
-      last_sent_[size_t(c - 1)] = msg;
-      has_last_sent_[size_t(c - 1)] = true;
-    }
+  // The channels of the mask only (an element's ACK goes to one).
+  if (config_.channels < 64) mask &= (uint64_t{1} << config_.channels) - 1;
+  for (; mask != 0; mask &= mask - 1) {
+    const size_t c = size_t(std::countr_zero(mask));
+    last_sent_[c] = msg;
+    has_last_sent_[c] = true;
+  }
 }
 
 Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out) {
