@@ -227,13 +227,32 @@ int Controller::next_channel() {
     const auto& q = queue(locked_);
     if (q.empty()) return 0;
     // The locked sequence's own partition first: another job's commands on the
-    // channel (one held, say) are not part of it.
+    // channel (one held, say) are not part of it. Within it, another sender's LOCK
+    // (another task of the host's channel) and what that sender sends after it wait
+    // until the sequence's UNLOCK: run between, its LOCK and UNLOCK would end the
+    // sequence half-way (a locked array longer than one request to copdrv comes in
+    // two, and the other task's burst could come between). The holder's commands
+    // behind them are serviced; when none is queued the channel waits for them (the
+    // deadlock timer takes the lock back from a holder that sends no more).
     chosen_ = 0;
-    for (size_t i = 0; i < q.size(); ++i)
-      if (q[i].msg.ins.ppn == lock_ppn_) {
-        chosen_ = i;
-        break;
+    bool waits_for_owner = false;
+    std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
+    size_t nlater = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (q[i].msg.ins.ppn != lock_ppn_) continue;
+      const Sender& from = q[i].from;
+      const bool deferred = std::any_of(later.begin(), later.begin() + long(nlater), [&](const Sender& s) { return same_sender(s, from); });
+      if (!deferred && q[i].msg.ins.opcode == Opcode::LOCK && !same_sender(from, lock_owner_) && nlater < later.size())
+        later[nlater++] = from;
+      if (deferred || (nlater > 0 && same_sender(later[nlater - 1], from))) {
+        waits_for_owner = true;
+        continue;
       }
+      chosen_ = i;
+      waits_for_owner = false;
+      break;
+    }
+    if (waits_for_owner) return 0;
     cycles_ = std::max(cycles_, q[chosen_].ready_at);
     return locked_;
   }
@@ -271,6 +290,10 @@ int Controller::next_channel() {
       return c;
     }
   }
+}
+
+bool Controller::same_sender(const Sender& a, const Sender& b) {
+  return a.supervisor == b.supervisor && a.tkno == b.tkno && a.cntno == b.cntno && a.chno == b.chno;
 }
 
 bool Controller::step(std::vector<Delivery>& out) {

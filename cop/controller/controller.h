@@ -429,7 +429,8 @@ class Controller {
   std::vector<std::deque<Pending>> queues_;
   std::vector<wire::Message> last_sent_;  // per channel, for XMIT
   std::vector<bool> has_last_sent_;
-  std::vector<Delivery> service_data_;  // what service()'s command gives, before its ACK goes out
+  std::vector<Delivery> service_data_;
+  static bool same_sender(const Sender& a, const Sender& b);  // what service()'s command gives, before its ACK goes out
   std::vector<TaskSet> live_;  // per channel: tasks that sent commands since they (re)started
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs
