@@ -240,8 +240,8 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
         return LinkError{Error::word_count, fmt::format("entry {} is cut off", i)};
       for (int w = 0; w < e.nwords; ++w) e.words[size_t(w)] = get<uint32_t>(in, at + 4 * size_t(w));
       at += 4u * e.nwords;
-      if (f.entries.size() >= size_t(kMaxEntries))
-        return LinkError{Error::word_count, fmt::format("frame of more than {} elements", kMaxEntries)};
+      if (f.entries.size() >= size_t(kMaxElements))
+        return LinkError{Error::word_count, fmt::format("frame of more than {} elements", kMaxElements)};
       f.entries.push_back(e);
       continue;
     }
@@ -255,9 +255,9 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
     at += kRunHeaderBytes;
     if (count < 2)
       return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
-    if (size_t(count) > size_t(kMaxEntries) - f.entries.size())
+    if (size_t(count) > size_t(kMaxElements) - f.entries.size())
       return LinkError{Error::word_count,
-                       fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxEntries)};
+                       fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
     if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
       return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
     if ((flags & kRunAddressStep) && e.nwords < 2)
@@ -286,6 +286,15 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return f;
+}
+
+size_t encoded_bytes(std::span<const wire::Message> commands) {
+  Frame f;
+  f.entries.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i)
+    f.entries.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
+  std::vector<uint8_t> bytes;
+  return encode(f, bytes) - kHeaderBytes;
 }
 
 bool verify(std::span<const uint8_t> bytes, const Key& key) {

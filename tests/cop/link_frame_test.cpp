@@ -131,6 +131,37 @@ TEST(LinkCompact, BroadcastWordsAndUnevenStampsRoundTrip) {
   expect_same(decoded(bytes), f);
 }
 
+// libcop's array calls (direct access) pack whole bursts by their encoded bytes
+// (lib/channel.cpp frames_of): a 16 KB array is one frame, within the frame limit and
+// kMaxElements; a longer one several, none over; each frame's bursts whole.
+TEST(LinkCompact, ArraysPackIntoFramesByTheirEncodedBytes) {
+  const commands::Sender s{2, 0};
+  for (size_t n : {size_t(2048), size_t(7000), size_t(20000)}) {
+    std::vector<uint64_t> words(n, 0x0123456789ABCDEFull);
+    const auto bursts = commands::broadcast_bursts(s, Opcode::BCAST64, 0, words, 0b1110, 128);
+    const size_t budget = link::kMaxFrameBytes - link::kHeaderBytes - 4096;
+    const auto frames = commands::pack(bursts, size_t(link::kMaxElements), budget,
+                                       [](const commands::Burst& b) { return link::encoded_bytes(b); });
+    if (n == 2048) {
+      EXPECT_EQ(frames.size(), 1u);
+    }
+    size_t elements = 0;
+    for (const auto& fr : frames) {
+      const Frame f = command_frame(fr.commands);
+      std::vector<uint8_t> bytes;
+      link::encode(f, bytes);
+      EXPECT_LE(bytes.size(), link::kMaxFrameBytes) << n;
+      EXPECT_EQ(link::encoded_bytes(fr.commands), bytes.size() - link::kHeaderBytes) << n;
+      EXPECT_LE(fr.commands.size(), size_t(link::kMaxElements)) << n;
+      EXPECT_EQ(fr.commands.front().ins.opcode, Opcode::LOCK);
+      EXPECT_EQ(fr.commands.back().ins.opcode, Opcode::UNLOCK);
+      expect_same(decoded(bytes), f);
+      elements += fr.words;
+    }
+    EXPECT_EQ(elements, n);
+  }
+}
+
 // A frame of one compact run of `n` elements (a SUMI64 on consecutive words), its
 // run header at `run` in the bytes.
 std::vector<uint8_t> one_run(int n, size_t& run, uint32_t first_tag = 10) {

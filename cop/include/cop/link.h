@@ -15,7 +15,7 @@
 //   header  (kHeaderBytes = 80)
 //           0 magic 'COPL' (u32), 4 version (u8), 5 type (u8), 6 channel (u16),
 //           8 tkno (u16), 10 entry count (u16: entries on the wire, a compact
-//           run one; at most kMaxEntries elements in all), 12 seq (u32),
+//           run one; at most kMaxEntries, kMaxElements elements in all), 12 seq (u32),
 //           16 cycles (u64; copd -> node: copd's modelled clock when sent; a
 //           COMMAND frame: the modelled time of the last global result the
 //           node took, when it starts writing the frame: its commands are ready
@@ -45,7 +45,7 @@
 //           the same either way). A run that is not one encode() makes (count
 //           below 2, unknown flags, an address step without an address word,
 //           the index, MSGTAG or cycles overflowing, more words than the
-//           frame has, more than kMaxEntries elements in the frame) is refused
+//           frame has, more than kMaxElements elements in the frame) is refused
 //           as a malformed frame.
 //   text    the rest of the payload (REFUSED: the reason)
 // The CRC tells a frame damaged on the way (FRAME_NACK: resend it) from one
@@ -105,6 +105,12 @@ inline constexpr size_t kMaxFrameBytes = 65000;
 // of that (8 bytes a 64-bit element).
 inline constexpr int kMaxEntries = 2000;
 static_assert(kHeaderBytes + size_t(kMaxEntries) * (kEntryHeaderBytes + 4 * wire::kMaxWords) <= kMaxFrameBytes);
+// Elements a frame may carry in all, compact runs counted element by element: a
+// COMMAND frame of an array call's whole bursts (libcop packs them by their
+// encoded size, encoded_bytes) up to what fits in kMaxFrameBytes, so a 16 KB
+// array is one frame and one round trip; copd's reply frames keep to
+// kMaxEntries entries. A sender never sends more than kMaxFrameBytes.
+inline constexpr int kMaxElements = 8000;
 inline constexpr uint16_t kDefaultPort = 7040;
 // An ANSWER entry with this index (outside the stream, seq 0 frame) says: the
 // resent frame `seq` is there, its commands still wait for service (a LOCK
@@ -193,7 +199,10 @@ std::string_view refusal_name(Refusal r);
 // Appends the frame's bytes to out (cleared first); returns the size. With a
 // key the MAC is computed under it; without, frame.mac is written as is.
 size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key = nullptr);
-// Checks framing, version, lengths (at most kMaxEntries entries) and the CRC;
+// The bytes `commands` add to a COMMAND frame after its header (their entries, in
+// compact runs where they make them): what packing whole bursts into frames counts.
+size_t encoded_bytes(std::span<const wire::Message> commands);
+// Checks framing, version, lengths (at most kMaxEntries entries, kMaxElements elements) and the CRC;
 // not the MAC (verify, once the receiver knows which key the sender must have).
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).
