@@ -406,10 +406,14 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   // A command passed to another level is answered by the one that executes it.
   if (!(passed_on_ && e == Error::none)) {
     // The interface acknowledges as soon as the command is read, before any answer.
-    Delivery ack{channel_bit(channel), acknowledgment(msg, p.from, e), read_at, true};
+    // (Made in place: this runs for every element of a burst.)
+    Delivery& ack = out.emplace_back();
+    ack.channels = channel_bit(channel);
+    ack.msg = acknowledgment(msg, p.from, e);
+    ack.at_cycle = read_at;
+    ack.link_level = true;
     if (config_.level == 2) ack.hop = Hop{Hop::answer, p.from};
     else ack.hop.origin = p.from;  // whose command (a daemon matches it to its queue)
-    out.push_back(ack);
     remember(ack.channels, ack.msg);
   }
   for (const Delivery& d : data) remember(d.channels, d.msg);
@@ -427,7 +431,7 @@ void Controller::answer(int channel, const Message& msg, std::vector<Delivery>& 
 
 void Controller::emit(uint64_t mask, const Message& msg, std::vector<Delivery>& out) {
   cycles_ += timing_.t_cop_cn;
-  out.push_back(Delivery{mask, msg, cycles_, false});
+  out.emplace_back(mask, msg, cycles_, false);  // in place: a broadcast gives one per element
   if (std::popcount(mask) > 1) stats_.broadcasts++;
 }
 
