@@ -2,7 +2,10 @@
 //
 // Commands arrive per channel (receive), set that channel's DATA_RDY, and are
 // serviced one at a time (step) in the order of the round-robin poll counter;
-// LOCK stops the round robin at the locking channel until its UNLOCK. Every
+// LOCK stops the round robin at the locking channel until its UNLOCK; on that
+// channel the sequence is its sender's: another task's LOCK queued inside it
+// (the tasks of a host share its channel) waits, with what that task sends
+// after it, for the UNLOCK (next_channel). Every
 // serviced command yields its link-level ACK (or a NACK with an error code) to
 // the sender plus whatever data the operation sends to nodes: RSRAM/RMW answers,
 // reduction results and barrier exits broadcast through the broadcast mask RAM,
