@@ -227,13 +227,32 @@ int Controller::next_channel() {
     const auto& q = queue(locked_);
     if (q.empty()) return 0;
     // The locked sequence's own partition first: another job's commands on the
-    // channel (one held, say) are not part of it.
+    // channel (one held, say) are not part of it. Within it, another sender's LOCK
+    // (another task of the host's channel) and what that sender sends after it wait
+    // until the sequence's UNLOCK: run between, its LOCK and UNLOCK would end the
+    // sequence half-way (a locked array longer than one request to copdrv comes in
+    // two, and the other task's burst could come between). The holder's commands
+    // behind them are serviced; when none is queued the channel waits for them (the
+    // deadlock timer takes the lock back from a holder that sends no more).
     chosen_ = 0;
-    for (size_t i = 0; i < q.size(); ++i)
-      if (q[i].msg.ins.ppn == lock_ppn_) {
-        chosen_ = i;
-        break;
+    bool waits_for_owner = false;
+    std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
+    size_t nlater = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (q[i].msg.ins.ppn != lock_ppn_) continue;
+      const Sender& from = q[i].from;
+      const bool deferred = std::any_of(later.begin(), later.begin() + long(nlater), [&](const Sender& s) { return same_sender(s, from); });
+      if (!deferred && q[i].msg.ins.opcode == Opcode::LOCK && !same_sender(from, lock_owner_) && nlater < later.size())
+        later[nlater++] = from;
+      if (deferred || (nlater > 0 && same_sender(later[nlater - 1], from))) {
+        waits_for_owner = true;
+        continue;
       }
+      chosen_ = i;
+      waits_for_owner = false;
+      break;
+    }
+    if (waits_for_owner) return 0;
     cycles_ = std::max(cycles_, q[chosen_].ready_at);
     return locked_;
   }
@@ -273,12 +292,18 @@ int Controller::next_channel() {
   }
 }
 
+bool Controller::same_sender(const Sender& a, const Sender& b) {
+  return a.supervisor == b.supervisor && a.tkno == b.tkno && a.cntno == b.cntno && a.chno == b.chno;
+}
+
 bool Controller::step(std::vector<Delivery>& out) {
   const int c = next_channel();
   if (c == 0) return false;
   auto& q = queue(c);
   const Pending p = q[chosen_];
-  q.erase(q.begin() + std::ptrdiff_t(chosen_));
+  // Nearly always the head (a channel's commands in order): popped, not erased.
+  if (chosen_ == 0) q.pop_front();
+  else q.erase(q.begin() + std::ptrdiff_t(chosen_));
   queued_ppn_[size_t(c - 1)][p.msg.ins.ppn & wire::kMaxPpn]--;
   poll_ = c;
   service(c, p, out);
@@ -371,7 +396,8 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   cycles_ += cost(msg);
   stats_.serviced++;
   const uint64_t read_at = cycles_;
-  std::vector<Delivery> data;
+  std::vector<Delivery>& data = service_data_;  // kept: no allocation per element
+  data.clear();
   asker_ = p.from;
   passed_on_ = false;
   // What a task sends after the deadlock timer took its lock back, up to its
@@ -380,10 +406,14 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   // A command passed to another level is answered by the one that executes it.
   if (!(passed_on_ && e == Error::none)) {
     // The interface acknowledges as soon as the command is read, before any answer.
-    Delivery ack{channel_bit(channel), acknowledgment(msg, p.from, e), read_at, true};
+    // (Made in place: this runs for every element of a burst.)
+    Delivery& ack = out.emplace_back();
+    ack.channels = channel_bit(channel);
+    ack.msg = acknowledgment(msg, p.from, e);
+    ack.at_cycle = read_at;
+    ack.link_level = true;
     if (config_.level == 2) ack.hop = Hop{Hop::answer, p.from};
     else ack.hop.origin = p.from;  // whose command (a daemon matches it to its queue)
-    out.push_back(ack);
     remember(ack.channels, ack.msg);
   }
   for (const Delivery& d : data) remember(d.channels, d.msg);
@@ -401,16 +431,18 @@ void Controller::answer(int channel, const Message& msg, std::vector<Delivery>& 
 
 void Controller::emit(uint64_t mask, const Message& msg, std::vector<Delivery>& out) {
   cycles_ += timing_.t_cop_cn;
-  out.push_back(Delivery{mask, msg, cycles_, false});
+  out.emplace_back(mask, msg, cycles_, false);  // in place: a broadcast gives one per element
   if (std::popcount(mask) > 1) stats_.broadcasts++;
 }
 
 void Controller::remember(uint64_t mask, const Message& msg) {
-  for (int c = 1; c <= config_.channels; ++c)
-    if (mask & channel_bit(c)) {
-      last_sent_[size_t(c - 1)] = msg;
-      has_last_sent_[size_t(c - 1)] = true;
-    }
+  // The channels of the mask only (an element's ACK goes to one).
+  if (config_.channels < 64) mask &= (uint64_t{1} << config_.channels) - 1;
+  for (; mask != 0; mask &= mask - 1) {
+    const size_t c = size_t(std::countr_zero(mask));
+    last_sent_[c] = msg;
+    has_last_sent_[c] = true;
+  }
 }
 
 Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out) {

@@ -2,7 +2,10 @@
 //
 // Commands arrive per channel (receive), set that channel's DATA_RDY, and are
 // serviced one at a time (step) in the order of the round-robin poll counter;
-// LOCK stops the round robin at the locking channel until its UNLOCK. Every
+// LOCK stops the round robin at the locking channel until its UNLOCK; on that
+// channel the sequence is its sender's: another task's LOCK queued inside it
+// (the tasks of a host share its channel) waits, with what that task sends
+// after it, for the UNLOCK (next_channel). Every
 // serviced command yields its link-level ACK (or a NACK with an error code) to
 // the sender plus whatever data the operation sends to nodes: RSRAM/RMW answers,
 // reduction results and barrier exits broadcast through the broadcast mask RAM,
@@ -429,6 +432,8 @@ class Controller {
   std::vector<std::deque<Pending>> queues_;
   std::vector<wire::Message> last_sent_;  // per channel, for XMIT
   std::vector<bool> has_last_sent_;
+  std::vector<Delivery> service_data_;
+  static bool same_sender(const Sender& a, const Sender& b);  // what service()'s command gives, before its ACK goes out
   std::vector<TaskSet> live_;  // per channel: tasks that sent commands since they (re)started
   int poll_ = 0;    // channel serviced last (0 before the first)
   int locked_ = 0;  // channel holding the lock, 0 when the round robin runs

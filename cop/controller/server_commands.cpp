@@ -142,7 +142,8 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
         });
         if (it == ch.fifo.end()) it = ch.fifo.begin();
         ch.last_answered = *it;
-        ch.fifo.erase(it);
+        if (it == ch.fifo.begin()) ch.fifo.pop_front();  // nearly always: the channel's order
+        else ch.fifo.erase(it);
       }
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {

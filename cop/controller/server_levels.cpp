@@ -72,11 +72,18 @@ void Server::route_to_children(std::vector<Delivery>& deliveries) {
 void Server::route_up(const Delivery& d) {
   const int c = d.hop.origin.chno;
   if (d.hop.kind == Hop::command && c >= 1 && c <= config_.controller.channels) {
-    // The command the core passed up was its channel's oldest unanswered one.
+    // The command the core passed up was the oldest unanswered one of its task (and
+    // partition) on the channel: another task's may wait before it (controller.h: a
+    // LOCK of another task inside a locked sequence; another job's held command).
     Channel& ch = chan(c);
-    if (!ch.fifo.empty()) {
-      ch.forwarded.push_back(ch.fifo.front());
-      ch.fifo.pop_front();
+    const Sender& who = d.hop.origin;
+    auto it = std::find_if(ch.fifo.begin(), ch.fifo.end(), [&](const Origin& o) {
+      return o.tkno == who.tkno && o.supervisor == who.supervisor && (o.ppn & wire::kMaxPpn) == d.msg.ins.ppn;
+    });
+    if (it == ch.fifo.end()) it = ch.fifo.begin();
+    if (it != ch.fifo.end()) {
+      ch.forwarded.push_back(*it);
+      ch.fifo.erase(it);
     }
   }
   if (parent_) parent_->send_up(d);

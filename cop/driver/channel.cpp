@@ -106,6 +106,12 @@ Error ChannelClient::transmit() {
   frame_.ack = w_->rx_next.load(std::memory_order_acquire) - 1;
   frame_.session = w_->rx_session.load(std::memory_order_relaxed);
   link::encode(frame_, frame_bytes_, &up_key(frame_.session));
+  if (frame_bytes_.size() > link::kMaxFrameBytes) {
+    // Never a datagram over the frame limit (commands that do not pack into compact
+    // runs): refused before it is sent, nothing of it executed.
+    answers_missing_ = 0;
+    return Error::word_count;
+  }
   w_->ack_sent.store(frame_.ack, std::memory_order_relaxed);
   if (!link::send_datagram(fd_, frame_bytes_)) {
     if (errno == ECONNREFUSED) return Error::link_down;
@@ -144,7 +150,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
       return Error::link_down;
     }
   }
-  if (commands.size() > size_t(link::kMaxEntries)) return Error::word_count;
+  if (commands.size() > size_t(link::kMaxElements)) return Error::word_count;
   if (++seq_ == 0) seq_ = 1;
   Frame& f = frame_;
   f.type = FrameType::command;

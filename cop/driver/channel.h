@@ -86,7 +86,8 @@ class ChannelClient {
     up_session_ = session;
   }
 
-  // Sends up to link::kMaxEntries commands as one frame and waits for all
+  // Sends up to link::kMaxElements commands (at most link::kMaxFrameBytes encoded,
+  // else word_count) as one frame and waits for all
   // their answers. The return is a link error (none if every command got an
   // answer); each command's own outcome is in answers[i].
   wire::Error exchange(std::span<const wire::Message> commands, std::vector<Answer>& answers);

@@ -55,7 +55,8 @@ class DirectPort final : public Port {
   void set_partition(uint8_t ppn) { client_.set_partition(ppn); }
   bool direct() const override { return true; }
   bool driver_gone() const override { return peer_closed(conn_); }
-  size_t max_commands() const override { return size_t(link::kMaxEntries); }
+  // As many as one frame carries (in compact runs; ChannelClient refuses a frame over kMaxFrameBytes).
+  size_t max_commands() const override { return size_t(link::kMaxElements); }
 
  private:
   int conn_, udp_;

@@ -3,7 +3,10 @@
 // the call's bursts (lib/commands.h) and, where the call has a result, waits for
 // the controller's broadcast of it. An array goes as bursts of t_MAX-OP's 128
 // element commands inside one LOCK/UNLOCK (ch. VI), as many whole bursts a
-// frame as the port carries.
+// frame as the port carries (direct access: as fit in one link frame in compact
+// runs, cop/link.h).
+#include <cop/link.h>
+
 #include "lib/elements.h"
 #include "lib/library.h"
 
@@ -60,6 +63,17 @@ int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::sp
   return 0;
 }
 
+// Whole bursts in frames of as many commands as the port takes and, in direct
+// access (the port's commands are one link frame), as many bytes as fit in one,
+// with room to spare: a burst's bytes are counted alone (cop/link.h encoded_bytes).
+std::vector<commands::FramedBursts> frames_of(const std::vector<commands::ArrayBurst>& bursts) {
+  auto& port = *lib().port;
+  if (!port.direct()) return commands::pack(bursts, port.max_commands());
+  constexpr size_t kBudget = link::kMaxFrameBytes - link::kHeaderBytes - 4096;
+  return commands::pack(bursts, port.max_commands(), kBudget,
+                        [](const commands::Burst& b) { return link::encoded_bytes(b); });
+}
+
 // Each burst of an array call with its level-2 twins (two_level) when the
 // call's members span level-1 controllers; unchanged otherwise.
 std::vector<commands::ArrayBurst> with_level2(std::vector<commands::ArrayBurst> bursts, uint64_t l2_tc,
@@ -93,9 +107,8 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
                    uint64_t l2_tc, uint64_t l2_bm) {
   if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
-  const auto frames = commands::pack(
-      with_level2(commands::reduction_bursts(sender(), op, tag, words, tc, bm, kChunk), l2_tc, l2_bm),
-      port.max_commands());
+  const auto frames =
+      frames_of(with_level2(commands::reduction_bursts(sender(), op, tag, words, tc, bm, kChunk), l2_tc, l2_bm));
   for (const commands::FramedBursts& fr : frames) {
     if (here_root) {
       if (int rc = reduce_frame_at_root(fr, tag, words); rc < 0) return rc;
@@ -111,8 +124,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
 int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask, uint64_t l2) {
   if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
-  const auto frames = commands::pack(
-      with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2), port.max_commands());
+  const auto frames = frames_of(with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2));
   for (const commands::FramedBursts& fr : frames) {
     std::vector<Answer> a;
     if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));

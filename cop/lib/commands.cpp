@@ -85,13 +85,18 @@ std::vector<ArrayBurst> broadcast_bursts(const Sender& s, Opcode op, uint32_t ta
                [&](uint32_t t, std::span<const uint64_t> w) { return broadcast(s, op, t, w, mask); });
 }
 
-std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most) {
+std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most, size_t budget,
+                               const std::function<size_t(const Burst&)>& size) {
   std::vector<FramedBursts> frames;
+  size_t used = 0;  // of the budget, by the last frame's bursts
   for (const ArrayBurst& b : bursts) {
-    if (frames.empty() || frames.back().commands.size() + b.commands.size() > most) {
+    const size_t cost = size ? size(b.commands) : 0;
+    if (frames.empty() || frames.back().commands.size() + b.commands.size() > most || (size && used + cost > budget)) {
       frames.emplace_back();
       frames.back().first_tag = b.tag;
+      used = 0;
     }
+    used += cost;
     FramedBursts& f = frames.back();
     f.commands.insert(f.commands.end(), b.commands.begin(), b.commands.end());
     f.words = b.tag + b.count - f.first_tag;

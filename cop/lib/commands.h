@@ -12,6 +12,7 @@
 #include <cop/wire.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -67,16 +68,19 @@ std::vector<ArrayBurst> broadcast_bursts(const Sender& s, wire::Opcode op, uint3
                                          std::span<const uint64_t> words, uint64_t mask, size_t per_burst);
 
 // Whole bursts packed into frames of at most `most` commands (a link frame, or
-// one request to the driver): an array of many bursts costs a few frames, and
-// a frame is executed once by copd, whole (cop/link.h), so no burst is ever
-// half-applied. A burst longer than `most` gets a frame of its own (the port
+// one request to the driver) and, when `size` is given, at most `budget` of what
+// it counts for the frame's bursts (a link frame's bytes: cop/link.h
+// encoded_bytes): an array of many bursts costs a few frames, and a frame is
+// executed once by copd, whole (cop/link.h), so no burst is ever half-applied.
+// A burst longer than `most` (or `budget`) gets a frame of its own (the port
 // refuses it).
 struct FramedBursts {
   Burst commands;
   uint32_t first_tag = 0;  // the GAS words the frame's bursts cover
   uint32_t words = 0;
 };
-std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most);
+std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most, size_t budget = 0,
+                               const std::function<size_t(const Burst&)>& size = {});
 
 // Where a task-address-space access goes: the channel `chno` and the task
 // `ttkno` whose space it is, from word `offset` on.

@@ -2,6 +2,7 @@
 #include <sodium.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -52,6 +53,54 @@ Mac mac_of(std::span<const uint8_t> bytes, const Key& key) {
 
 bool known_type(uint8_t t) { return t >= 1 && t <= 16; }
 
+constexpr size_t kCountAt = 10;
+constexpr uint8_t kCompactBit = 0x80;
+constexpr uint8_t kRunIndexStep = 1, kRunAddressStep = 2;
+
+// The compact run (link.h) that starts at es[i]: the most elements after it that
+// repeat its kind, seq, word count and instruction word, with the index and the
+// address word each the same or one more per element (as the second element
+// says), the cycle stamps in even steps; count 1 when none does.
+struct Run {
+  size_t count = 1;
+  uint8_t flags = 0;
+  uint32_t step = 0;
+};
+Run run_from(const std::vector<Entry>& es, size_t i) {
+  Run r;
+  const Entry& a = es[i];
+  if (i + 1 >= es.size()) return r;
+  const Entry& b = es[i + 1];
+  if (b.kind != a.kind || b.seq != a.seq || b.nwords != a.nwords || b.words[0] != a.words[0] ||
+      b.at_cycle < a.at_cycle || b.at_cycle - a.at_cycle > UINT32_MAX)
+    return r;
+  if (b.index == a.index + 1u) r.flags |= kRunIndexStep;
+  else if (b.index != a.index) return r;
+  if (a.nwords >= 2) {
+    if (b.words[1] == a.words[1] + 1 && wire::address_msgtag(a.words[1]) < wire::field::kMsgtag.mask())
+      r.flags |= kRunAddressStep;
+    else if (b.words[1] != a.words[1])
+      return r;
+  }
+  r.step = uint32_t(b.at_cycle - a.at_cycle);
+  const size_t most = std::min(es.size() - i, size_t(UINT16_MAX));
+  const uint32_t tag = a.nwords >= 2 ? wire::address_msgtag(a.words[1]) : 0;
+  size_t n = 1;
+  for (; n < most; ++n) {
+    const Entry& x = es[i + n];
+    if (x.kind != a.kind || x.seq != a.seq || x.nwords != a.nwords || x.words[0] != a.words[0] ||
+        x.at_cycle != a.at_cycle + uint64_t(n) * r.step)
+      break;
+    if (x.index != ((r.flags & kRunIndexStep) ? uint16_t(a.index + n) : a.index) || ((r.flags & kRunIndexStep) && a.index + n > 0xFFFF))
+      break;
+    if (a.nwords >= 2 && (r.flags & kRunAddressStep ? (x.words[1] != a.words[1] + n || tag + n > wire::field::kMsgtag.mask())
+                                                    : x.words[1] != a.words[1]))
+      break;
+  }
+  r.count = n;
+  return r;
+}
+
 }  // namespace
 
 std::string_view frame_type_name(FrameType t) {
@@ -95,7 +144,7 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   put<uint8_t>(out, static_cast<uint8_t>(frame.type));
   put<uint16_t>(out, frame.channel);
   put<uint16_t>(out, frame.tkno);
-  put<uint16_t>(out, static_cast<uint16_t>(frame.entries.size()));
+  put<uint16_t>(out, 0);  // entries on the wire, filled below
   put<uint32_t>(out, frame.seq);
   put<uint64_t>(out, frame.cycles);
   for (uint32_t v : frame.info) put<uint32_t>(out, v);
@@ -105,14 +154,31 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   put<uint32_t>(out, 0);  // payload length, filled below
   put<uint32_t>(out, 0);  // checksum, filled below
   out.insert(out.end(), frame.mac.begin(), frame.mac.end());  // MAC, computed below with a key
-  for (const Entry& e : frame.entries) {
+  uint16_t written = 0;  // entries on the wire (a compact run counts once)
+  const std::vector<Entry>& es = frame.entries;
+  for (size_t i = 0; i < es.size(); ++written) {
+    const Entry& e = es[i];
+    const Run r = run_from(es, i);
     put<uint64_t>(out, e.at_cycle);
     put<uint32_t>(out, e.seq);
     put<uint16_t>(out, e.index);
-    put<uint8_t>(out, static_cast<uint8_t>(e.kind));
+    put<uint8_t>(out, static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (r.count > 1 ? kCompactBit : 0)));
     put<uint8_t>(out, e.nwords);
-    for (int i = 0; i < e.nwords; ++i) put<uint32_t>(out, e.words[size_t(i)]);
+    if (r.count < 2) {
+      for (int w = 0; w < e.nwords; ++w) put<uint32_t>(out, e.words[size_t(w)]);
+      ++i;
+      continue;
+    }
+    put<uint16_t>(out, static_cast<uint16_t>(r.count));
+    put<uint8_t>(out, r.flags);
+    put<uint8_t>(out, 0);
+    put<uint32_t>(out, r.step);
+    for (int w = 0; w < std::min<int>(e.nwords, 2); ++w) put<uint32_t>(out, e.words[size_t(w)]);
+    for (size_t k = i; k < i + r.count; ++k)
+      for (int w = 2; w < e.nwords; ++w) put<uint32_t>(out, es[k].words[size_t(w)]);
+    i += r.count;
   }
+  std::memcpy(out.data() + kCountAt, &written, 2);
   out.insert(out.end(), frame.text.begin(), frame.text.end());
   const uint32_t payload = static_cast<uint32_t>(out.size() - kHeaderBytes);
   std::memcpy(out.data() + kLengthAt, &payload, 4);
@@ -154,28 +220,81 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   if (n > kMaxEntries)
     return LinkError{Error::word_count, fmt::format("frame of {} entries (at most {})", n, kMaxEntries)};
   size_t at = kHeaderBytes;
-  f.entries.resize(n);
+  f.entries.reserve(n);
   for (uint16_t i = 0; i < n; ++i) {
     if (in.size() - at < kEntryHeaderBytes)
       return LinkError{Error::word_count, fmt::format("entry {} of {} is cut off", i, n)};
-    Entry& e = f.entries[i];
+    Entry e;
     e.at_cycle = get<uint64_t>(in, at);
     e.seq = get<uint32_t>(in, at + 8);
     e.index = get<uint16_t>(in, at + 12);
     const uint8_t kind = get<uint8_t>(in, at + 14);
     e.nwords = get<uint8_t>(in, at + 15);
     at += kEntryHeaderBytes;
-    if (kind > 2) return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
-    e.kind = static_cast<EntryKind>(kind);
+    if ((kind & ~kCompactBit) > 2) return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
+    e.kind = static_cast<EntryKind>(kind & ~kCompactBit);
     if (e.nwords < 1 || e.nwords > wire::kMaxWords)
       return LinkError{Error::word_count, fmt::format("entry {} has {} words (1..4)", i, e.nwords)};
-    if (in.size() - at < 4u * e.nwords)
-      return LinkError{Error::word_count, fmt::format("entry {} is cut off", i)};
-    for (int w = 0; w < e.nwords; ++w) e.words[size_t(w)] = get<uint32_t>(in, at + 4 * size_t(w));
-    at += 4u * e.nwords;
+    if (!(kind & kCompactBit)) {
+      if (in.size() - at < 4u * e.nwords)
+        return LinkError{Error::word_count, fmt::format("entry {} is cut off", i)};
+      for (int w = 0; w < e.nwords; ++w) e.words[size_t(w)] = get<uint32_t>(in, at + 4 * size_t(w));
+      at += 4u * e.nwords;
+      if (f.entries.size() >= size_t(kMaxElements))
+        return LinkError{Error::word_count, fmt::format("frame of more than {} elements", kMaxElements)};
+      f.entries.push_back(e);
+      continue;
+    }
+    // A compact run (link.h): refused whole when it is not one the encoder makes.
+    if (in.size() - at < kRunHeaderBytes)
+      return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
+    const uint16_t count = get<uint16_t>(in, at);
+    const uint8_t flags = get<uint8_t>(in, at + 2);
+    const uint8_t zero = get<uint8_t>(in, at + 3);
+    const uint32_t step = get<uint32_t>(in, at + 4);
+    at += kRunHeaderBytes;
+    if (count < 2)
+      return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
+    if (size_t(count) > size_t(kMaxElements) - f.entries.size())
+      return LinkError{Error::word_count,
+                       fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
+    if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
+      return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
+    if ((flags & kRunAddressStep) && e.nwords < 2)
+      return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
+    const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
+    if ((in.size() - at) / 4 < fixed + size_t(count) * each)
+      return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
+    for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
+    at += 4 * fixed;
+    if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
+      return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
+    if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
+      return LinkError{Error::word_count,
+                       fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
+    if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
+      return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
+    for (uint32_t k = 0; k < count; ++k) {
+      Entry x = e;
+      x.at_cycle = e.at_cycle + uint64_t(k) * step;
+      if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
+      if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
+      for (size_t w = 0; w < each; ++w) x.words[2 + w] = get<uint32_t>(in, at + 4 * w);
+      at += 4 * each;
+      f.entries.push_back(x);
+    }
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return f;
+}
+
+size_t encoded_bytes(std::span<const wire::Message> commands) {
+  Frame f;
+  f.entries.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i)
+    f.entries.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
+  std::vector<uint8_t> bytes;
+  return encode(f, bytes) - kHeaderBytes;
 }
 
 bool verify(std::span<const uint8_t> bytes, const Key& key) {

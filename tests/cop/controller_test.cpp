@@ -138,6 +138,32 @@ TEST(Controller, LockStopsTheRoundRobinUntilUnlock) {
   EXPECT_EQ(h.ctl.poll_counter(), 2);
 }
 
+// Two tasks of one host share its channel: a locked sequence is its task's alone. A
+// task's locked array that comes in two requests (normal access: at most 255 commands
+// a request to copdrv) with the other task's burst queued between: the other burst
+// waits for the UNLOCK, then runs. Before, its LOCK and UNLOCK ran in the middle and
+// the first task's UNLOCK was refused not_locked (cop_read of 256 elements, urgent).
+TEST(Controller, ALockedSequenceIsItsTasksAnotherTaskOfTheChannelWaits) {
+  Harness h;
+  const Sender a = user(2), b = user(3);
+  h.send_as(1, make(Opcode::LOCK, 2), a);
+  h.send_as(1, make(Opcode::PROBE, 2), a);
+  h.send_as(1, make(Opcode::LOCK, 3), b);
+  h.send_as(1, make(Opcode::PROBE, 3), b);
+  h.send_as(1, make(Opcode::UNLOCK, 3), b);
+  h.run();
+  EXPECT_EQ(h.ctl.locked_channel(), 1);
+  h.send_as(1, make(Opcode::PROBE, 2), a);
+  h.send_as(1, make(Opcode::UNLOCK, 2), a);
+  h.run();
+  EXPECT_EQ(h.ctl.locked_channel(), 0);
+  EXPECT_EQ(Harness::error_of(h.out), Error::none);
+  std::vector<int> acked;  // whose commands, in the order serviced
+  for (const auto& d : h.out)
+    if (d.link_level) acked.push_back(d.msg.ins.tkno);
+  EXPECT_EQ(acked, (std::vector<int>{2, 2, 2, 2, 3, 3, 3}));
+}
+
 // The deadlock timer (copd --lock-limit-ms): a LOCK whose holder sends no UNLOCK
 // stops every other channel only until the limit, on the clock the caller gives
 // (tick); the holder's later commands up to its UNLOCK are refused lock_timeout.

@@ -390,24 +390,31 @@ TEST(Copd, FrameBeforeReEnrolmentIsNotRefusedAndExecutesOnItsResend) {
   EXPECT_EQ(fetched(node, 2), 1u);  // executed once
 }
 
-// A frame of more than kMaxEntries entries is refused whole (a frame NACK),
-// never executed.
+// A frame of more than kMaxElements elements (here reads, one compact run of them, cop/link.h)
+// or more than kMaxEntries entries on the wire (here adds that make no run: words 7
+// and 9 by turns) is refused whole (a frame NACK), never executed.
 TEST(Copd, FrameOfMoreThanMaxEntriesIsRefused) {
   Stack s(0, 8);
   RawNode node(s);
   ASSERT_TRUE(node.register_channel(6));
-  std::vector<Message> many(size_t(cop::link::kMaxEntries) + 1, faa(3, 7, 1));
-  node.send(node.command(1, many));
-  std::vector<cop::link::Frame> seen;
-  ASSERT_TRUE(heartbeat_round_trip(node, 1, &seen));
-  bool nacked = false;
-  for (const auto& r : seen) {
-    nacked |= r.type == cop::link::FrameType::frame_nack;
-    EXPECT_NE(r.type, cop::link::FrameType::reply) << "a frame of " << many.size() << " entries was answered";
+  const Message read = cop::wire::make(Opcode::RSRAM64, 3, Space::TAS, cop::wire::Address::tas_tag(3, 7));
+  std::vector<Message> run(size_t(cop::link::kMaxElements) + 1, read);
+  std::vector<Message> single(size_t(cop::link::kMaxEntries) + 1, faa(3, 7, 1));
+  for (size_t i = 1; i < single.size(); i += 2) single[i] = faa(3, 9, 1);  // no neighbour's address next to its own
+  uint32_t seq = 0;
+  for (const std::vector<Message>* many : {&run, &single}) {
+    node.send(node.command(++seq, *many));
+    std::vector<cop::link::Frame> seen;
+    ASSERT_TRUE(heartbeat_round_trip(node, seq, &seen));
+    bool nacked = false;
+    for (const auto& r : seen) {
+      nacked |= r.type == cop::link::FrameType::frame_nack;
+      EXPECT_NE(r.type, cop::link::FrameType::reply) << "a frame of " << many->size() << " entries was answered";
+    }
+    EXPECT_TRUE(nacked) << many->size();
   }
-  EXPECT_TRUE(nacked);
-  node.send(node.command(2, {faa(3, 7, 0)}));
-  EXPECT_EQ(fetched(node, 2), 0u);  // none of its adds executed
+  node.send(node.command(++seq, {faa(3, 7, 0)}));
+  EXPECT_EQ(fetched(node, seq), 0u);  // none of its adds executed
 }
 
 // A reply frame the node does not acknowledge (lost on the way) is sent

@@ -316,6 +316,78 @@ void check_gather_scatter(Checker& c) {
   c.expect(cop_barrier(other, 1, 19) < 0, "cop_barrier on a group this task is not in fails");
 }
 
+// Arrays of odd sizes (one element, one short of a burst of 128, a burst, one over, and
+// more than a link frame's 2000 elements where the space allows), int and double, each
+// call checked against a local computation: the compact runs a burst travels as (cop/link.h)
+// end and start at every element count. cop_read/cop_write/cop_gather use a task address
+// space (256 words: 256 elements at most), cop_scatter count x members of it.
+template <typename T>
+void check_sizes_of(Checker& c, int datatype, const char* tname) {
+  constexpr int kTag = 1024, kBarrierTag = 4000;  // GAS words 1024 .. 3072 of the group's window
+  auto named = [&](const char* call, int n) { return std::string(call) + " " + tname + "[" + std::to_string(n) + "]"; };
+  auto at = [](int inst, int i) { return T(value(inst, i)); };
+  for (int n : {1, 127, 128, 129, 2049}) {
+    std::vector<T> data(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) data[size_t(i)] = at(g_inst, i);
+    int roots[2] = {0, g_size - 1};
+    const int rc = cop_reduce(COP_SUM, data.data(), datatype, n, kTag, kGroup, roots, 2);
+    c.rc(rc, 0, named("cop_reduce", n));
+    if (rc == 0 && (g_inst == 0 || g_inst == g_size - 1)) {
+      bool ok = true;
+      for (int i = 0; i < n && ok; ++i) {
+        T want = 0;
+        for (int k = 0; k < g_size; ++k) want = T(want + at(k, i));
+        ok = data[size_t(i)] == want;
+      }
+      c.expect(ok, named("cop_reduce sum", n));
+    }
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_reduce", n));
+    const int src = n % g_size;
+    for (int i = 0; i < n; ++i) data[size_t(i)] = g_inst == src ? at(src, i) + T(n) : T(-1);
+    const int brc = g_inst == src ? cop_bcast(data.data(), n, datatype, kGroup, kTag, COP_SEND, -1)
+                                  : cop_bcast(data.data(), n, datatype, kGroup, kTag, COP_RECV, g_tids[size_t(src)]);
+    c.rc(brc, 0, named("cop_bcast", n));
+    bool same = true;
+    for (int i = 0; i < n && same; ++i) same = data[size_t(i)] == at(src, i) + T(n);
+    c.expect(brc != 0 || same, named("cop_bcast data", n));
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_bcast", n));
+  }
+  const int next = (g_inst + 1) % g_size;
+  for (int n : {1, 127, 128, 129, 256}) {
+    std::vector<T> mine(static_cast<size_t>(n)), theirs(static_cast<size_t>(n), T(-1));
+    for (int i = 0; i < n; ++i) mine[size_t(i)] = at(g_inst, i) + T(n);
+    c.rc(cop_write(mine.data(), n, datatype, pvm_mytid(), 0, n % 2 ? COP_URGENT : COP_NORMAL), 0, named("cop_write", n));
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_write", n));
+    c.rc(cop_read(theirs.data(), n, datatype, g_tids[size_t(next)], 0, n % 2 ? COP_NORMAL : COP_URGENT), 0,
+         named("cop_read", n));
+    bool same = true;
+    for (int i = 0; i < n && same; ++i) same = theirs[size_t(i)] == at(next, i) + T(n);
+    c.expect(same, named("cop_read data", n));
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_read", n));
+    std::vector<T> all(size_t(n) * size_t(g_size), T(-1));
+    const int groot = n % g_size;
+    c.rc(cop_gather(all.data(), mine.data(), n, datatype, 0, kGroup, groot), 0, named("cop_gather", n));
+    if (g_inst == groot) {
+      bool ok = true;
+      for (int k = 0; k < g_size && ok; ++k)
+        for (int i = 0; i < n && ok; ++i) ok = all[size_t(k) * size_t(n) + size_t(i)] == at(k, i) + T(n);
+      c.expect(ok, named("cop_gather data", n));
+    }
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_gather", n));
+  }
+  for (int n : {1, 256 / g_size - 1, 256 / g_size}) {
+    if (n < 1) continue;
+    const int sroot = (n + 1) % g_size;
+    std::vector<T> src(size_t(n) * size_t(g_size)), got(size_t(n), T(-1));
+    for (size_t i = 0; i < src.size(); ++i) src[i] = at(sroot, int(i)) + T(n);
+    c.rc(cop_scatter(got.data(), src.data(), n, datatype, 0, kGroup, sroot), 0, named("cop_scatter", n));
+    bool ok = true;
+    for (int i = 0; i < n && ok; ++i) ok = got[size_t(i)] == at(sroot, g_inst * n + i) + T(n);
+    c.expect(ok, named("cop_scatter slice", n));
+    c.rc(cop_barrier(kGroup, g_size, kBarrierTag), 0, named("cop_barrier after cop_scatter", n));
+  }
+}
+
 }  // namespace
 
 void run_checks(Checker& c, int node) {
@@ -332,6 +404,8 @@ void run_checks(Checker& c, int node) {
   check_tag_overlap(c);
   check_shared_memory(c);
   check_gather_scatter(c);
+  check_sizes_of<int>(c, PVM_INT, "int");
+  check_sizes_of<double>(c, PVM_DOUBLE, "double");
 }
 
 }  // namespace libcop_check

@@ -14,7 +14,8 @@
 // Frame (little-endian, one per datagram):
 //   header  (kHeaderBytes = 80)
 //           0 magic 'COPL' (u32), 4 version (u8), 5 type (u8), 6 channel (u16),
-//           8 tkno (u16), 10 entry count (u16, at most kMaxEntries), 12 seq (u32),
+//           8 tkno (u16), 10 entry count (u16: entries on the wire, a compact
+//           run one; at most kMaxEntries, kMaxElements elements in all), 12 seq (u32),
 //           16 cycles (u64; copd -> node: copd's modelled clock when sent; a
 //           COMMAND frame: the modelled time of the last global result the
 //           node took, when it starts writing the frame: its commands are ready
@@ -28,7 +29,24 @@
 //           of the sender's role (below); zero in frames nobody can key
 //           (REGISTER, CHALLENGE, REFUSED)
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
-//           word count (u8), then the COP message's 1..4 words
+//           word count (u8), then the COP message's 1..4 words; or, with bit 7
+//           of kind set, a compact run of elements (version 4): count (u16,
+//           2..), flags (u8: 1 the index, 2 the address word, one more per
+//           element; else the same), 0 (u8), cycle step (u32: element k's
+//           at_cycle is at_cycle + k x step), the elements' common words 0
+//           (instruction) and 1 (the first's address; only with 2+ words),
+//           then each element's words 2.. (its data). A burst's element
+//           commands (the same instruction word on consecutive GAS words, seed
+//           000 ch. VI), their ACKs and the results or broadcast words they
+//           give travel so: one header, then the data words. It is the link's
+//           encoding only: encode() makes a run of every such sequence of
+//           entries, decode() gives the entries back one element each (the
+//           core executes and answers element by element, Frame::entries is
+//           the same either way). A run that is not one encode() makes (count
+//           below 2, unknown flags, an address step without an address word,
+//           the index, MSGTAG or cycles overflowing, more words than the
+//           frame has, more than kMaxElements elements in the frame) is refused
+//           as a malformed frame.
 //   text    the rest of the payload (REFUSED: the reason)
 // The CRC tells a frame damaged on the way (FRAME_NACK: resend it) from one
 // that arrived intact; the MAC tells who sent an intact one. Session and seq
@@ -68,7 +86,7 @@
 namespace cop::link {
 
 inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
-inline constexpr uint8_t kVersion = 3;
+inline constexpr uint8_t kVersion = 4;
 inline constexpr size_t kHeaderBytes = 80;
 inline constexpr size_t kMacBytes = 16;
 inline constexpr size_t kKeyBytes = 32;
@@ -77,13 +95,22 @@ using Mac = std::array<uint8_t, kMacBytes>;
 // copd's registration challenge Ns (128 bits): info[0..3] of CHALLENGE and PROVE.
 using Challenge = std::array<uint32_t, 4>;
 inline constexpr size_t kEntryHeaderBytes = 16;
+inline constexpr size_t kRunHeaderBytes = 8;  // a compact run's count, flags and cycle step
 inline constexpr size_t kMaxFrameBytes = 65000;
-// Entries a frame may carry: as many 4-word entries as fit in one datagram
-// (80 + 2000 x 32 bytes), so a burst of element commands (up to t_MAX-OP's 128
-// inside one LOCK/UNLOCK, seed 000 ch. VI), and the many bursts of one array
-// call, travel in one frame and are answered in as few.
+// Entries (elements) a frame may carry: as many 4-word entries as fit in one
+// datagram (80 + 2000 x 32 bytes) even where none packs into a compact run, so
+// a burst of element commands (up to t_MAX-OP's 128 inside one LOCK/UNLOCK,
+// seed 000 ch. VI), and the many bursts of one array call, travel in one frame
+// and are answered in as few; in compact runs such a frame is about a quarter
+// of that (8 bytes a 64-bit element).
 inline constexpr int kMaxEntries = 2000;
 static_assert(kHeaderBytes + size_t(kMaxEntries) * (kEntryHeaderBytes + 4 * wire::kMaxWords) <= kMaxFrameBytes);
+// Elements a frame may carry in all, compact runs counted element by element: a
+// COMMAND frame of an array call's whole bursts (libcop packs them by their
+// encoded size, encoded_bytes) up to what fits in kMaxFrameBytes, so a 16 KB
+// array is one frame and one round trip; copd's reply frames keep to
+// kMaxEntries entries. A sender never sends more than kMaxFrameBytes.
+inline constexpr int kMaxElements = 8000;
 inline constexpr uint16_t kDefaultPort = 7040;
 // An ANSWER entry with this index (outside the stream, seq 0 frame) says: the
 // resent frame `seq` is there, its commands still wait for service (a LOCK
@@ -172,7 +199,10 @@ std::string_view refusal_name(Refusal r);
 // Appends the frame's bytes to out (cleared first); returns the size. With a
 // key the MAC is computed under it; without, frame.mac is written as is.
 size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key = nullptr);
-// Checks framing, version, lengths (at most kMaxEntries entries) and the CRC;
+// The bytes `commands` add to a COMMAND frame after its header (their entries, in
+// compact runs where they make them): what packing whole bursts into frames counts.
+size_t encoded_bytes(std::span<const wire::Message> commands);
+// Checks framing, version, lengths (at most kMaxEntries entries, kMaxElements elements) and the CRC;
 // not the MAC (verify, once the receiver knows which key the sender must have).
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).

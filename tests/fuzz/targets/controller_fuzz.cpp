@@ -13,7 +13,7 @@
 //   8 receive on a channel that does not exist: must throw std::out_of_range
 // Invariants checked after every operation (each failure aborts with its reason):
 //   - every serviced command gets exactly one link-level ACK or NACK, addressed to
-//     its channel alone, in the channel's arrival order (its TKNO echoed), before
+//     its channel alone, in its sender's arrival order (its TKNO echoed), before
 //     any data of that command; a step that services nothing emits nothing
 //   - a malformed raw command gets exactly one NACK at once, carrying the decoder's
 //     error code; ACK and NACK from a node produce nothing; a command answered on
@@ -69,6 +69,7 @@ struct Expect {
   uint8_t ppn;        // the partition it names: commands of one partition keep their order
   bool must_refuse;   // a task claimed more than its Sender allows
   bool by_user;       // sent by the user task `tkno` (end_task drops exactly these)
+  Sender from;        // who sent it: a sender's commands keep their order within a partition
 };
 
 class Harness {
@@ -232,7 +233,7 @@ class Harness {
     const bool mask_op = op == Opcode::SETTC || op == Opcode::SETBM;
     const uint16_t answer_tkno = from.supervisor ? (mask_op ? uint16_t{0} : m.ins.tkno) : from.tkno;
     model_[size_t(ch - 1)].push_back(
-        Expect{answer_tkno, uint8_t(m.ins.ppn & wire::kMaxPpn), must_refuse, !from.supervisor});
+        Expect{answer_tkno, uint8_t(m.ins.ppn & wire::kMaxPpn), must_refuse, !from.supervisor, from});
   }
 
   void step() {
@@ -302,7 +303,13 @@ class Harness {
       const int ch = std::countr_zero(d.channels) + 1;
       auto& q = model_[size_t(ch - 1)];
       FUZZ_CHECK(!q.empty(), "an ACK/NACK on channel %d, which has no command waiting", ch);
-      const auto it = std::find_if(q.begin(), q.end(), [&](const Expect& x) { return x.ppn == d.msg.ins.ppn; });
+      // The oldest waiting command of its sender (the ACK's origin) in its partition: another
+      // sender's LOCK queued inside a locked sequence waits for the UNLOCK (controller.h).
+      const Sender& who = d.hop.origin;
+      const auto it = std::find_if(q.begin(), q.end(), [&](const Expect& x) {
+        return x.ppn == d.msg.ins.ppn && x.from.supervisor == who.supervisor && x.from.tkno == who.tkno &&
+               x.from.cntno == who.cntno && x.from.chno == who.chno;
+      });
       FUZZ_CHECK(it != q.end(), "channel %d: ACK/NACK in partition %u, which has no command waiting", ch,
                  unsigned(d.msg.ins.ppn));
       const Expect e = *it;

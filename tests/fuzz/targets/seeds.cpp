@@ -111,6 +111,29 @@ void frame_seeds(const fs::path& dir) {
   reply.entries.push_back(link::make_entry(sample(Opcode::RSRAM64), Direction::to_node, EntryKind::answer, 7, 1, 20));
   reply.entries.push_back(link::make_entry(sample(Opcode::BCAST64), Direction::to_node, EntryKind::broadcast, 0, 0, 30));
   emit("reply", reply);
+  // Compact runs (link.h version 4): a burst's element commands on consecutive words,
+  // their ACKs, and the words a broadcast gives each receiver.
+  Frame burst = cmd;
+  burst.entries.clear();
+  for (uint16_t i = 0; i < 6; ++i) {
+    Message m = sample(Opcode::SUMI64);
+    m.addr.msgtag = 40u + i;
+    m.data1 = 100u + i;
+    burst.entries.push_back(link::make_entry(m, Direction::to_controller, EntryKind::command, 7, i));
+  }
+  emit("compact-command", burst);
+  Frame runs = reply;
+  runs.entries.clear();
+  for (uint16_t i = 0; i < 6; ++i)
+    runs.entries.push_back(
+        link::make_entry(wire::make(Opcode::ACK, 2), Direction::to_node, EntryKind::answer, 7, i, 100 + 5u * i));
+  for (uint32_t i = 0; i < 6; ++i) {
+    Message m = sample(Opcode::BCAST64);
+    m.addr.msgtag = 40u + i;
+    m.data2 = i;
+    runs.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, 200 + 7u * i));
+  }
+  emit("compact-reply", runs);
   Frame reg;
   reg.type = FrameType::register_;
   reg.channel = 5;

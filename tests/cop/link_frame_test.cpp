@@ -1,0 +1,261 @@
+// The link's compact runs (cop/link.h, version 4): a burst's element commands,
+// their ACKs and the words a broadcast gives travel as one header and then the
+// data words, decode() gives back exactly the entries encode() was given, and a
+// compact entry encode() never makes is refused as a malformed frame.
+#include <cop/link.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <vector>
+
+#include "lib/commands.h"
+
+namespace {
+
+using namespace cop;
+using link::Entry;
+using link::EntryKind;
+using link::Frame;
+using wire::Direction;
+using wire::Opcode;
+
+constexpr size_t kCountAt = 10;  // the header's entry count (link.h)
+
+Frame command_frame(const commands::Burst& cmds) {
+  Frame f;
+  f.type = link::FrameType::command;
+  f.channel = 2;
+  f.tkno = 1;
+  f.seq = 7;
+  for (size_t i = 0; i < cmds.size(); ++i)
+    f.entries.push_back(link::make_entry(cmds[i], Direction::to_controller, EntryKind::command, f.seq, uint16_t(i)));
+  return f;
+}
+
+void expect_same(const Frame& a, const Frame& b) {
+  ASSERT_EQ(a.entries.size(), b.entries.size());
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const Entry &x = a.entries[i], &y = b.entries[i];
+    EXPECT_EQ(x.at_cycle, y.at_cycle) << i;
+    EXPECT_EQ(x.seq, y.seq) << i;
+    EXPECT_EQ(x.index, y.index) << i;
+    EXPECT_EQ(x.kind, y.kind) << i;
+    ASSERT_EQ(x.nwords, y.nwords) << i;
+    for (int w = 0; w < x.nwords; ++w) EXPECT_EQ(x.words[size_t(w)], y.words[size_t(w)]) << i << " word " << w;
+  }
+}
+
+uint16_t wire_entries(const std::vector<uint8_t>& bytes) {
+  uint16_t n;
+  std::memcpy(&n, bytes.data() + kCountAt, 2);
+  return n;
+}
+
+// The CRC written again after a test changed a byte (the refusal must be the run's, not the checksum's).
+void fix_crc(std::vector<uint8_t>& b) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  c = crc32(c, b.data(), 60);
+  static const uint8_t zero[4] = {0, 0, 0, 0};
+  c = crc32(c, zero, 4);
+  c = crc32(c, b.data() + 64, uInt(b.size() - 64));
+  const uint32_t sum = uint32_t(c);
+  std::memcpy(b.data() + 60, &sum, 4);
+}
+
+Frame decoded(const std::vector<uint8_t>& bytes) {
+  auto r = link::decode(bytes);
+  if (auto* e = std::get_if<link::LinkError>(&r)) ADD_FAILURE() << e->detail;
+  return std::holds_alternative<Frame>(r) ? std::get<Frame>(r) : Frame{};
+}
+
+TEST(LinkCompact, ReductionBurstsTravelAsRunsAndDecodeToTheSameCommands) {
+  for (size_t n : {size_t(1), size_t(127), size_t(128), size_t(129), size_t(1900)}) {
+    std::vector<uint64_t> words(n);
+    for (size_t i = 0; i < n; ++i) words[i] = 0x100000000ull * i + 3 * i + 1;
+    const commands::Sender s{3, 1};
+    commands::Burst all;
+    for (const auto& b : commands::reduction_bursts(s, Opcode::SUMI64, 1000, words, 0b1111, 0b1, 128))
+      all.insert(all.end(), b.commands.begin(), b.commands.end());
+    const Frame f = command_frame(all);
+    std::vector<uint8_t> bytes;
+    link::encode(f, bytes);
+    // A burst is LOCK, SETTC, SETBM, one run of its elements (its header, then each
+    // element's two data words), UNLOCK.
+    const size_t bursts = (n + 127) / 128;
+    EXPECT_LE(wire_entries(bytes), 5 * bursts) << n;
+    EXPECT_LT(bytes.size(), link::kHeaderBytes + 8 * n + 160 * bursts) << n;
+    expect_same(decoded(bytes), f);
+  }
+}
+
+TEST(LinkCompact, AnswersOfABurstAreOneEntryAndAnErrorNamesItsElement) {
+  Frame f;
+  f.type = link::FrameType::reply;
+  const wire::Message ack = wire::make(Opcode::ACK, 5);
+  for (int i = 0; i < 300; ++i)
+    f.entries.push_back(link::make_entry(ack, Direction::to_node, EntryKind::answer, 9, uint16_t(i), 1000 + 40 * i));
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  EXPECT_EQ(wire_entries(bytes), 1);
+  expect_same(decoded(bytes), f);
+  // A NACK for element 123: the runs around it, the NACK its own entry with its index.
+  wire::Message nack = wire::make(Opcode::NACK, 5);
+  nack.data1 = wire::nack_data(wire::Error::mask_in_use, uint32_t(Opcode::SUMI64));
+  f.entries[123] = link::make_entry(nack, Direction::to_node, EntryKind::answer, 9, 123, 1000 + 40 * 123);
+  link::encode(f, bytes);
+  EXPECT_EQ(wire_entries(bytes), 3);
+  const Frame d = decoded(bytes);
+  expect_same(d, f);
+  auto m = wire::decode(d.entries[123].span(), Direction::to_node);
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(m));
+  EXPECT_EQ(std::get<wire::Message>(m).ins.opcode, Opcode::NACK);
+  EXPECT_EQ(d.entries[123].index, 123);
+}
+
+TEST(LinkCompact, BroadcastWordsAndUnevenStampsRoundTrip) {
+  Frame f;
+  f.type = link::FrameType::reply;
+  for (int i = 0; i < 2000; ++i) {
+    wire::Message m = wire::make(Opcode::BCAST64, 0, wire::Space::GAS, uint32_t(65536 - 2000 + i));
+    m.addr.chno = 3;
+    m.ins.ppn = 1;
+    wire::set_payload(m, uint64_t(i) * 0x9E3779B97F4A7C15ull);
+    // The stamps in even steps but for a few (a run ends there, nothing is lost).
+    const uint64_t at = 5000 + 70ull * uint64_t(i) + (i % 500 == 17 ? 3 : 0);
+    f.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, at));
+  }
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  EXPECT_LT(bytes.size(), link::kHeaderBytes + 9 * 2000);  // 8 bytes a word and a few headers
+  expect_same(decoded(bytes), f);
+}
+
+// libcop's array calls (direct access) pack whole bursts by their encoded bytes
+// (lib/channel.cpp frames_of): a 16 KB array is one frame, within the frame limit and
+// kMaxElements; a longer one several, none over; each frame's bursts whole.
+TEST(LinkCompact, ArraysPackIntoFramesByTheirEncodedBytes) {
+  const commands::Sender s{2, 0};
+  for (size_t n : {size_t(2048), size_t(7000), size_t(20000)}) {
+    std::vector<uint64_t> words(n, 0x0123456789ABCDEFull);
+    const auto bursts = commands::broadcast_bursts(s, Opcode::BCAST64, 0, words, 0b1110, 128);
+    const size_t budget = link::kMaxFrameBytes - link::kHeaderBytes - 4096;
+    const auto frames = commands::pack(bursts, size_t(link::kMaxElements), budget,
+                                       [](const commands::Burst& b) { return link::encoded_bytes(b); });
+    if (n == 2048) {
+      EXPECT_EQ(frames.size(), 1u);
+    }
+    size_t elements = 0;
+    for (const auto& fr : frames) {
+      const Frame f = command_frame(fr.commands);
+      std::vector<uint8_t> bytes;
+      link::encode(f, bytes);
+      EXPECT_LE(bytes.size(), link::kMaxFrameBytes) << n;
+      EXPECT_EQ(link::encoded_bytes(fr.commands), bytes.size() - link::kHeaderBytes) << n;
+      EXPECT_LE(fr.commands.size(), size_t(link::kMaxElements)) << n;
+      EXPECT_EQ(fr.commands.front().ins.opcode, Opcode::LOCK);
+      EXPECT_EQ(fr.commands.back().ins.opcode, Opcode::UNLOCK);
+      expect_same(decoded(bytes), f);
+      elements += fr.words;
+    }
+    EXPECT_EQ(elements, n);
+  }
+}
+
+// A frame of one compact run of `n` elements (a SUMI64 on consecutive words), its
+// run header at `run` in the bytes.
+std::vector<uint8_t> one_run(int n, size_t& run, uint32_t first_tag = 10) {
+  const commands::Sender s{1, 0};
+  commands::Burst b;
+  std::vector<uint64_t> words(size_t(n), 42);
+  commands::append_elements(b, s, Opcode::SUMI64, first_tag, words);
+  std::vector<uint8_t> bytes;
+  link::encode(command_frame(b), bytes);
+  run = link::kHeaderBytes + link::kEntryHeaderBytes;
+  return bytes;
+}
+
+void expect_refused(std::vector<uint8_t> bytes, const char* what) {
+  fix_crc(bytes);
+  auto r = link::decode(bytes);
+  ASSERT_TRUE(std::holds_alternative<link::LinkError>(r)) << what;
+  const auto& e = std::get<link::LinkError>(r);
+  EXPECT_EQ(e.code, wire::Error::word_count) << what;
+  EXPECT_FALSE(e.detail.empty()) << what;
+}
+
+TEST(LinkCompact, MalformedRunsAreRefused) {
+  size_t run = 0;
+  const std::vector<uint8_t> good = one_run(16, run);
+  ASSERT_EQ(wire_entries(good), 1);
+  ASSERT_EQ(good[link::kHeaderBytes + 14], 0x80);  // a compact command entry
+  decoded(good);
+  {
+    auto b = good;
+    b[run] = 0, b[run + 1] = 0;
+    expect_refused(b, "count 0");
+  }
+  {
+    auto b = good;
+    b[run] = 1, b[run + 1] = 0;
+    expect_refused(b, "count 1");
+  }
+  {
+    auto b = good;
+    b[run] = 17;  // one element more than the words that follow
+    expect_refused(b, "count beyond the frame");
+  }
+  {
+    auto b = good;
+    b[run] = 0xFF, b[run + 1] = 0xFF;
+    expect_refused(b, "count beyond kMaxEntries");
+  }
+  {
+    auto b = good;
+    b[run + 2] |= 4;
+    expect_refused(b, "unknown flag");
+  }
+  {
+    auto b = good;
+    b[run + 3] = 1;
+    expect_refused(b, "reserved byte");
+  }
+  {
+    // The run's first MSGTAG near the top: the 16th element's would overflow into CHNO.
+    size_t at = 0;
+    auto b = one_run(16, at, 0x7FFF0);
+    decoded(b);  // 0x7FFF0 + 15 = 0x7FFFF: the last MSGTAG, fine
+    b[at + 8 + 4] = 0xF8;  // address word's low byte: MSGTAG 0x7FFF8, +15 overflows
+    expect_refused(b, "address overflow");
+  }
+  {
+    // Index 0xFFF8 stepping over 16 elements.
+    auto b = good;
+    b[link::kHeaderBytes + 12] = 0xF8, b[link::kHeaderBytes + 13] = 0xFF;
+    expect_refused(b, "index overflow");
+  }
+  {
+    // Cycles: first stamp near the top with a step.
+    auto b = good;
+    std::memset(b.data() + link::kHeaderBytes, 0xFF, 8);
+    b[run + 4] = 1;
+    expect_refused(b, "cycle overflow");
+  }
+  {
+    // The address step on an entry of one word (an ACK has no address word).
+    Frame f;
+    f.type = link::FrameType::reply;
+    for (int i = 0; i < 4; ++i)
+      f.entries.push_back(link::make_entry(wire::make(Opcode::ACK, 5), Direction::to_node, EntryKind::answer, 1,
+                                           uint16_t(i)));
+    std::vector<uint8_t> b;
+    link::encode(f, b);
+    ASSERT_EQ(wire_entries(b), 1);
+    if (f.entries[0].nwords < 2) {
+      b[run + 2] |= 2;
+      expect_refused(b, "address step without an address word");
+    }
+  }
+}
+
+}  // namespace
