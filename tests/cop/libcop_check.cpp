@@ -77,6 +77,15 @@ int child(int argc, char** argv) {
   const int tid = cop_mytid();
   c.expect(tid > 0 && tid == pvm_mytid(), "cop_mytid enrolls and returns the pvm tid: " + std::to_string(tid));
   const bool killed = scenario == "kill";
+  // The task's checks and failures to the parent (its exit code).
+  auto report = [&] {
+    pvm_initsend(PvmDataDefault);
+    int n = c.checks, bad = c.failures.empty() ? 0 : 1;
+    pvm_pkint(&n, 1, 1);
+    pvm_pkint(&bad, 1, 1);
+    return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
+                                                          std::to_string(c.checks) + " checks\n" + c.notes + c.failures);
+  };
   if (tid > 0) {
     c.rc(cop_getopt(CopAccess), std::strcmp(argv[2], "direct") == 0 ? CopAccessDirect : CopAccessNormal, "access mode");
     if (mapping != "table") {
@@ -115,13 +124,7 @@ int child(int argc, char** argv) {
         pvm_barrier(kGroup, g_size - 1);
         pvm_lvgroup(kGroup);
       }
-      pvm_initsend(PvmDataDefault);
-      int n = c.checks, bad = c.failures.empty() ? 0 : 1;
-      pvm_pkint(&n, 1, 1);
-      pvm_pkint(&bad, 1, 1);
-      return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
-                                                            std::to_string(c.checks) + " checks\n" + c.notes +
-                                                            c.failures);
+      return report();
     } else if (scenario == "costs") {
       run_costs(c, rounds > 0 ? rounds : 500);
       pvm_barrier(kGroup, g_size);
@@ -143,12 +146,7 @@ int child(int argc, char** argv) {
     }
     pvm_lvgroup(kGroup);
   }
-  pvm_initsend(PvmDataDefault);
-  int n = c.checks, bad = c.failures.empty() ? 0 : 1;
-  pvm_pkint(&n, 1, 1);
-  pvm_pkint(&bad, 1, 1);
-  return cop::testing::report_to_parent(kReportTag, cop::testing::task_heading(g_inst, node) + " " +
-                                                        std::to_string(c.checks) + " checks\n" + c.notes + c.failures);
+  return report();
 }
 
 struct Options {

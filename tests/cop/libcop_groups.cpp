@@ -348,19 +348,21 @@ bool run_changes(Checker& c) {
 
 namespace libcop_check {
 
+// Wall time and this task's CPU (user + system, getrusage), in microseconds: the cost scenarios' clocks.
+static double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+static double cpu_us() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 // Not a test: the wall, CPU (this task's user + system, getrusage) and modelled time per
 // call of cop_barrier, cop_reduce (one double, and one long), cop_gather and cop_scatter
 // (one int a member), R calls each back to back, as instance 0 sees them (the cost of the
 // argument checks, issue 25; of libcop's group lookup, issue 26).
 void run_costs(Checker& c, int rounds) {
-  auto now_us = [] {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
-  auto cpu_us = [] {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-  };
   auto cycles = [] {
     unsigned long long v = 0;
     cop_modelled_cycles(&v);
@@ -400,14 +402,6 @@ void run_costs(Checker& c, int rounds) {
 // so that whatever else the machine runs weighs on both alike; each call's result checked.
 // Reports wall and CPU (this task's, getrusage) per call of each, as instance 0 sees them.
 void run_group_costs(Checker& c, int rounds) {
-  auto now_us = [] {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
-  auto cpu_us = [] {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return 1e6 * double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-  };
   constexpr int kBlocks = 10;
   const int per = std::max(1, rounds / kBlocks);
   double wall[2][2] = {}, cpu[2][2] = {};  // [static][barrier, reduce]
