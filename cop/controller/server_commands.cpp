@@ -64,6 +64,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   task.executed = true;
   task.seq = f.seq;
   task.answers.clear();
+  frame_commands_.clear();
   const wire::Limits limits = config_.controller.limits();
   const Sender sender{supervisor, f.tkno};
   // The frame's commands are ready t_CN-COP after the node started writing it
@@ -108,8 +109,13 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     const wire::Message& m = std::get<wire::Message>(decoded);
     ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
     task.outstanding++;
-    controller_.receive(c, m, ready_at, sender, deliveries_);
+    frame_commands_.push_back(m);
   }
+  // The frame's commands to the core in one call, in order (queueing them answers
+  // nothing: their ACKs come when they are serviced); decoded just above against
+  // these limits, so the core does not check their fields again.
+  controller_.receive(c, frame_commands_, ready_at, sender, deliveries_, /*checked=*/true);
+  frame_commands_.clear();
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {
