@@ -246,6 +246,12 @@ int Controller::next_channel() {
     // behind them are serviced; when none is queued the channel waits for them (the
     // deadlock timer takes the lock back from a holder that sends no more).
     chosen_ = 0;
+    // Nearly always (the elements of a locked burst): the head is the holder's, in the
+    // locked partition, which the search below would choose at once.
+    if (q[0].msg.ins.ppn == lock_ppn_ && same_sender(q[0].from, lock_owner_)) {
+      cycles_ = std::max(cycles_, q[0].ready_at);
+      return locked_;
+    }
     bool waits_for_owner = false;
     std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
     size_t nlater = 0;
