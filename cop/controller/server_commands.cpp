@@ -179,7 +179,7 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {
         ch.urgent = true;
-      } else if (ack && op == Opcode::ACK && will_receive_result(c, o) && ch.hold_until == Clock::time_point{}) {
+      } else if (ack && op == Opcode::ACK && ch.hold_until == Clock::time_point{} && will_receive_result(c, o)) {
         ch.hold_until = Clock::now() + kHoldAck;
       }
       queue_answer(c, o, d.msg, d.at_cycle, false);
