@@ -129,23 +129,34 @@ Sender Controller::in_process_sender(const Message& msg) {
 }
 
 void Controller::receive(int channel, const Message& msg, uint64_t ready_at, Sender from,
-                         std::vector<Delivery>& out) {
+                         std::vector<Delivery>& out, bool checked) {
+  receive(channel, std::span<const Message>(&msg, 1), ready_at, from, out, checked);
+}
+
+void Controller::receive(int channel, std::span<const Message> commands, uint64_t ready_at, Sender from,
+                         std::vector<Delivery>& out, bool checked) {
   if (channel < 1 || channel > config_.channels)
     throw std::out_of_range("channel " + std::to_string(channel) + " does not exist");
-  switch (msg.ins.opcode) {
-    case Opcode::ACK:
-    case Opcode::NACK:
-      return;  // acknowledgments of our own transmissions: the interface consumes them
-    case Opcode::XMIT:
-      // The node saw an error in what we sent: the interface resends it.
-      if (has_last_sent_[size_t(channel - 1)])
-        out.push_back(Delivery{channel_bit(channel), last_sent_[size_t(channel - 1)], cycles_, true});
-      return;
-    default:
-      if (!from.supervisor && from.tkno <= wire::kMaxTkno) live_[size_t(channel - 1)].set(from.tkno);
-      queue(channel).push_back(Pending{msg, ready_at, from});
-      queued_ppn_[size_t(channel - 1)][msg.ins.ppn & wire::kMaxPpn]++;
+  auto& q = queue(channel);
+  auto& counts = queued_ppn_[size_t(channel - 1)];
+  bool queued = false;
+  for (const Message& msg : commands) {
+    switch (msg.ins.opcode) {
+      case Opcode::ACK:
+      case Opcode::NACK:
+        continue;  // acknowledgments of our own transmissions: the interface consumes them
+      case Opcode::XMIT:
+        // The node saw an error in what we sent: the interface resends it.
+        if (has_last_sent_[size_t(channel - 1)])
+          out.push_back(Delivery{channel_bit(channel), last_sent_[size_t(channel - 1)], cycles_, true});
+        continue;
+      default:
+        q.push_back(Pending{msg, ready_at, from, checked});
+        counts[msg.ins.ppn & wire::kMaxPpn]++;
+        queued = true;
+    }
   }
+  if (queued && !from.supervisor && from.tkno <= wire::kMaxTkno) live_[size_t(channel - 1)].set(from.tkno);
 }
 
 void Controller::receive_words(int channel, std::span<const uint32_t> words, std::vector<Delivery>& out) {
@@ -235,6 +246,12 @@ int Controller::next_channel() {
     // behind them are serviced; when none is queued the channel waits for them (the
     // deadlock timer takes the lock back from a holder that sends no more).
     chosen_ = 0;
+    // Nearly always (the elements of a locked burst): the head is the holder's, in the
+    // locked partition, which the search below would choose at once.
+    if (q[0].msg.ins.ppn == lock_ppn_ && same_sender(q[0].from, lock_owner_)) {
+      cycles_ = std::max(cycles_, q[0].ready_at);
+      return locked_;
+    }
     bool waits_for_owner = false;
     std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
     size_t nlater = 0;
@@ -381,7 +398,11 @@ uint64_t Controller::cost(const Message& msg) const {
 Message Controller::acknowledgment(const Message& msg, Sender from, Error e) {
   // Answers carry the sender's task number (its Pid register).
   const uint16_t tkno = from.supervisor ? (names_task(msg.ins.opcode) ? msg.ins.tkno : uint16_t{0}) : from.tkno;
-  Message ack = wire::make(e == Error::none ? Opcode::ACK : Opcode::NACK, tkno);
+  // wire::make(ACK or NACK, tkno), made here: this runs for every element of a burst.
+  Message ack;
+  ack.ins.opcode = e == Error::none ? Opcode::ACK : Opcode::NACK;
+  ack.ins.tkno = tkno;
+  ack.ins.space = Space::GAS;
   ack.ins.ppn = msg.ins.ppn & wire::kMaxPpn;
   if (e != Error::none) {
     stats_.nacks++;
@@ -396,28 +417,39 @@ void Controller::service(int channel, const Pending& p, std::vector<Delivery>& o
   cycles_ += cost(msg);
   stats_.serviced++;
   const uint64_t read_at = cycles_;
-  std::vector<Delivery>& data = service_data_;  // kept: no allocation per element
-  data.clear();
   asker_ = p.from;
   passed_on_ = false;
+  // The interface acknowledges as soon as the command is read, before any answer:
+  // the ACK's place in `out` is taken first and what the command sends follows it
+  // (made in place, not gathered and copied: this runs for every element of a burst).
+  const size_t at = out.size();
+  out.emplace_back();
   // What a task sends after the deadlock timer took its lock back, up to its
   // UNLOCK, is refused: it would run unlocked.
-  const Error e = refused_as_revoked(channel, p) ? Error::lock_timeout : execute(channel, msg, p.from, data);
+  const Error e =
+      refused_as_revoked(channel, p) ? Error::lock_timeout : execute(channel, msg, p.from, out, p.checked);
   // A command passed to another level is answered by the one that executes it.
-  if (!(passed_on_ && e == Error::none)) {
-    // The interface acknowledges as soon as the command is read, before any answer.
-    // (Made in place: this runs for every element of a burst.)
-    Delivery& ack = out.emplace_back();
+  if (passed_on_ && e == Error::none) {
+    out.erase(out.begin() + std::ptrdiff_t(at));
+  } else {
+    Delivery& ack = out[at];
     ack.channels = channel_bit(channel);
     ack.msg = acknowledgment(msg, p.from, e);
     ack.at_cycle = read_at;
     ack.link_level = true;
     if (config_.level == 2) ack.hop = Hop{Hop::answer, p.from};
     else ack.hop.origin = p.from;  // whose command (a daemon matches it to its queue)
-    remember(ack.channels, ack.msg);
+    // remember(ack.channels, ack.msg) for the one channel, the ACK made again rather
+    // than read back from what was just written field by field (that read waits for
+    // the writes: a stall on every element).
+    const size_t k = size_t(channel - 1);
+    const uint64_t nacks = stats_.nacks;
+    last_sent_[k] = acknowledgment(msg, p.from, e);
+    stats_.nacks = nacks;  // counted once
+    has_last_sent_[k] = true;
   }
-  for (const Delivery& d : data) remember(d.channels, d.msg);
-  out.insert(out.end(), data.begin(), data.end());
+  for (size_t i = (passed_on_ && e == Error::none) ? at : at + 1; i < out.size(); ++i)
+    remember(out[i].channels, out[i].msg);
 }
 
 void Controller::answer(int channel, const Message& msg, std::vector<Delivery>& out) {
@@ -445,12 +477,16 @@ void Controller::remember(uint64_t mask, const Message& msg) {
   }
 }
 
-Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out) {
+Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out, bool checked) {
   // Every field in range before anything is indexed with it (the rules the
-  // decoder applies: an in-process sender's message has not been decoded).
-  wire::Limits limits = config_.limits();
-  if (config_.level == 2) limits.channels = wire::kChannels;  // CHNO names a channel of a level-1 controller
-  if (auto bad = wire::validate(msg, wire::Direction::to_controller, limits)) return bad->code;
+  // decoder applies: an in-process sender's message has not been decoded). A
+  // message the daemon decoded against config().limits() (receive's `checked`)
+  // has passed them already; a level 2's limits below only let more through.
+  if (!checked) {
+    wire::Limits limits = config_.limits();
+    if (config_.level == 2) limits.channels = wire::kChannels;  // CHNO names a channel of a level-1 controller
+    if (auto bad = wire::validate(msg, wire::Direction::to_controller, limits)) return bad->code;
+  }
   if (msg.ins.ppn >= ram_.partitions()) return Error::partition;
   // U/S is the operating system's: only the channel's driver may set it (ch. V).
   if (msg.ins.supervisor && !from.supervisor) return Error::protection;

@@ -237,7 +237,18 @@ class Controller {
   // serviced (in its channel's order) and changes nothing. Its ACK/NACK and
   // answers carry the sender's task number. Link-level messages (ACK, NACK,
   // XMIT) are handled at once by the channel interface and may produce a resend.
-  void receive(int channel, const wire::Message& msg, uint64_t ready_at, Sender from, std::vector<Delivery>& out);
+  // `checked`: the caller made `msg` with wire::decode(..., Direction::to_controller,
+  // config().limits()) and changed nothing since (copd), so its fields are known to be
+  // in range and servicing it does not validate them again; every other check
+  // (U/S, TKNO, PPN, masks, ...) is made as for any command.
+  void receive(int channel, const wire::Message& msg, uint64_t ready_at, Sender from, std::vector<Delivery>& out,
+               bool checked = false);
+  // A run of commands from one sender on `channel` (a frame's, in order), as many calls
+  // of the above would queue them, in one call: each is still serviced on its own, in
+  // the poll counter's order (another channel's commands may come between two of them
+  // unless a LOCK holds the channel), with its own checks, ACK/NACK and cycles.
+  void receive(int channel, std::span<const wire::Message> commands, uint64_t ready_at, Sender from,
+               std::vector<Delivery>& out, bool checked = false);
   // For in-process use only (the timing model, tests, receive_words): the
   // sender is the user task that the command's own TKNO field names (task 0
   // for SETTC/SETBM, whose field is a count). It can never send a U/S command;
@@ -357,6 +368,7 @@ class Controller {
     wire::Message msg;
     uint64_t ready_at;
     Sender from;
+    bool checked = false;  // decoded against config().limits() (receive's `checked`)
   };
   using TaskSet = std::bitset<wire::kMaxTkno + 1>;
 
@@ -373,7 +385,8 @@ class Controller {
   // commands before it do not wait; -1 when none.
   int serviceable(int channel) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
-  wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
+  wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,
+                      bool checked = false);
   // RSRAM/WSRAM/RMW (data_ram_access.cpp).
   wire::Error data_ram_access(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out);
   wire::Error read_mask_entry(int channel, const wire::Message& msg, std::vector<Delivery>& out);
@@ -432,7 +445,6 @@ class Controller {
   std::vector<std::deque<Pending>> queues_;
   std::vector<wire::Message> last_sent_;  // per channel, for XMIT
   std::vector<bool> has_last_sent_;
-  std::vector<Delivery> service_data_;
   static bool same_sender(const Sender& a, const Sender& b);  // what service()'s command gives, before its ACK goes out
   std::vector<TaskSet> live_;  // per channel: tasks that sent commands since they (re)started
   int poll_ = 0;    // channel serviced last (0 before the first)

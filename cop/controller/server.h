@@ -293,6 +293,7 @@ class Server {
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
+  std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
   std::vector<uint8_t> buf_, out_buf_;
   static constexpr int kBatch = 64;  // datagrams taken with one recv_datagrams
   std::vector<std::vector<uint8_t>> rx_;

@@ -64,6 +64,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   task.executed = true;
   task.seq = f.seq;
   task.answers.clear();
+  frame_commands_.clear();
   const wire::Limits limits = config_.controller.limits();
   const Sender sender{supervisor, f.tkno};
   // The frame's commands are ready t_CN-COP after the node started writing it
@@ -76,9 +77,33 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
     waits |= op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
   }
+  // The last entry decoded whole into a command (frame_commands_.back()): the element
+  // commands of a burst (a compact run on the link) share its instruction word.
+  const Entry* whole = nullptr;
   for (size_t i = 0; i < f.entries.size(); ++i) {
     const Entry& e = f.entries[i];
     const auto index = static_cast<uint16_t>(i);
+    if (whole && e.kind == EntryKind::command && e.nwords == whole->nwords && e.words[0] == whole->words[0]) {
+      // The same instruction word as the command before: what decode and the checks
+      // below read from it is the same (opcode, word count, reserved bits, U/S), so
+      // only the address and data words are read, and the fields get decode's range
+      // checks (wire::validate); one that fails them is decoded whole below for its NACK.
+      wire::Message m = frame_commands_.back();
+      if (e.nwords >= 2) {
+        m.addr.cntno = static_cast<uint8_t>(wire::field::kCntno.get(e.words[1]));
+        m.addr.chno = wire::address_chno(e.words[1]);
+        m.addr.msgtag = wire::address_msgtag(e.words[1]);
+      }
+      if (e.nwords >= 3) m.data1 = e.words[2];
+      if (e.nwords >= 4) m.data2 = e.words[3];
+      if (!wire::validate(m, Direction::to_controller, limits)) {
+        ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
+        task.outstanding++;
+        frame_commands_.push_back(m);
+        continue;
+      }
+    }
+    whole = nullptr;
     auto decoded = wire::decode(e.span(), Direction::to_controller, limits);
     if (auto* m = std::get_if<wire::Message>(&decoded)) {
       const Opcode op = m->ins.opcode;
@@ -108,8 +133,14 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     const wire::Message& m = std::get<wire::Message>(decoded);
     ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
     task.outstanding++;
-    controller_.receive(c, m, ready_at, sender, deliveries_);
+    frame_commands_.push_back(m);
+    whole = &e;
   }
+  // The frame's commands to the core in one call, in order (queueing them answers
+  // nothing: their ACKs come when they are serviced); decoded just above against
+  // these limits, so the core does not check their fields again.
+  controller_.receive(c, frame_commands_, ready_at, sender, deliveries_, /*checked=*/true);
+  frame_commands_.clear();
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {
@@ -148,7 +179,7 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
       const Origin& o = ch.last_answered;
       if (!o.frame_waits) {
         ch.urgent = true;
-      } else if (ack && op == Opcode::ACK && will_receive_result(c, o) && ch.hold_until == Clock::time_point{}) {
+      } else if (ack && op == Opcode::ACK && ch.hold_until == Clock::time_point{} && will_receive_result(c, o)) {
         ch.hold_until = Clock::now() + kHoldAck;
       }
       queue_answer(c, o, d.msg, d.at_cycle, false);

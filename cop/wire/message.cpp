@@ -17,7 +17,8 @@ DecodeError err(Error code, std::string detail) { return DecodeError{code, std::
 
 std::optional<DecodeError> validate(const Message& msg, Direction dir, const Limits& limits) {
   const Opcode op = msg.ins.opcode;
-  if (word_count(op, dir) == 0)
+  const int words = word_count(op, dir);
+  if (words == 0)
     return err(Error::unknown_opcode,
                fmt::format("{} is never sent {}", opcode_name(op),
                            dir == Direction::to_node ? "to a node" : "to the controller"));
@@ -30,7 +31,7 @@ std::optional<DecodeError> validate(const Message& msg, Direction dir, const Lim
     if (msg.ins.msel_bcast && !(msg.ins.m && op == Opcode::RSRAM64))
       return err(Error::reserved_bits, "MSEL set without a mask read");
   }
-  if (word_count(op, dir) < 2) return std::nullopt;
+  if (words < 2) return std::nullopt;
 
   const Address& a = msg.addr;
   if (a.cntno > kMaxCntno) return err(Error::reserved_bits, "CNTNO wider than 6 bits");

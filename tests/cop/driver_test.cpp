@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -388,6 +389,61 @@ TEST(Copd, FrameBeforeReEnrolmentIsNotRefusedAndExecutesOnItsResend) {
   EXPECT_EQ(fetched(node, 1), 0u);
   node.send(node.command(2, {faa(3, 7, 0)}, 3, token));
   EXPECT_EQ(fetched(node, 2), 1u);  // executed once
+}
+
+// The element commands of a burst share their instruction word; copd decodes the first
+// whole and reads only the address and data words of the next ones, with the same range
+// checks: an element whose address is out of range in the middle of the run gets its
+// own NACK (naming its element and error), the others execute, in order.
+TEST(Copd, ElementOfARunOutOfRangeIsRefusedAlone) {
+  Stack s(0, 8);
+  RawNode node(s);
+  ASSERT_TRUE(node.register_channel(3));
+  constexpr uint32_t kBase = 200, kN = 12;
+  auto element = [&](Opcode op, uint32_t k) {
+    Message m = cop::wire::make(op, 0, cop::wire::Space::GAS, kBase + k);
+    m.ins.ppn = node.ppn;
+    if (op == Opcode::WSRAM64) cop::wire::set_payload(m, 1000 + k);
+    return m;
+  };
+  // Collects the answers of frame `seq` until each of its n commands has one (reads:
+  // the data answer, which follows the command's ACK).
+  auto answers_of = [&](uint32_t seq, uint32_t n, bool reads = false) {
+    std::map<uint16_t, Message> got;
+    for (int tries = 0; tries < 20 && got.size() < n; ++tries)
+      for (const auto& [e, m] : node.answers())
+        if (e.seq == seq && e.index < n && !got.count(e.index) && !(reads && m.ins.opcode == Opcode::ACK))
+          got.emplace(e.index, m);
+    return got;
+  };
+  std::vector<Message> writes;
+  for (uint32_t k = 0; k < kN; ++k) writes.push_back(element(Opcode::WSRAM64, k));
+  writes[5].addr.msgtag = 0x7FFFF;  // beyond the GAS: address_range
+  writes[8].addr.chno = 60;         // beyond the controller's channels: channel_range
+  node.send(node.command(1, writes));
+  auto got = answers_of(1, kN);
+  ASSERT_EQ(got.size(), kN);
+  for (uint32_t k = 0; k < kN; ++k) {
+    SCOPED_TRACE("element " + std::to_string(k));
+    if (k == 5 || k == 8) {
+      ASSERT_EQ(got[uint16_t(k)].ins.opcode, Opcode::NACK);
+      EXPECT_EQ(cop::wire::nack_error(got[uint16_t(k)].data1), k == 5 ? Error::address_range : Error::channel_range);
+    } else {
+      EXPECT_EQ(got[uint16_t(k)].ins.opcode, Opcode::ACK);
+    }
+  }
+  // Read back as a run: the refused elements wrote nothing, the others their values.
+  std::vector<Message> reads;
+  for (uint32_t k = 0; k < kN; ++k) reads.push_back(element(Opcode::RSRAM64, k));
+  node.send(node.command(2, reads));
+  got = answers_of(2, kN, true);
+  ASSERT_EQ(got.size(), kN);
+  for (uint32_t k = 0; k < kN; ++k) {
+    SCOPED_TRACE("read " + std::to_string(k));
+    ASSERT_EQ(got[uint16_t(k)].ins.opcode, Opcode::RSRAM64);
+    EXPECT_EQ(cop::wire::payload(got[uint16_t(k)]), (k == 5 || k == 8) ? 0u : 1000u + k);
+  }
+  EXPECT_EQ(::kill(s.copd_pid(), 0), 0);  // still serving
 }
 
 // A frame of more than kMaxElements elements (here reads, one compact run of them, cop/link.h)

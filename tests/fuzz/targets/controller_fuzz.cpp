@@ -5,7 +5,7 @@
 // operations complete); the rest is a program of operations, each an opcode
 // byte and its operands:
 //   0 receive_words(channel, 0..4 raw words)
-//   1 receive(channel, message, ready_at, Sender) for words that decode
+//   1 receive(channel, [message], ready_at, Sender, checked) for words that decode (copd's path)
 //   2 step   3 run   4 end_task(channel, tkno)   5 reset_channel   6 fail_channel
 //   7 a well-formed command built from a few operand bytes (any opcode the
 //     controller takes, the channel's own partition, a small GAS/TAS/SAS tag) sent
@@ -194,7 +194,9 @@ class Harness {
 
   void send(int ch, const Message& m, uint64_t ready_at, Sender from) {
     const size_t before = out_.size();
-    c_.receive(ch, m, ready_at, from, out_);
+    // copd's path: a decoded (well-formed) command, handed over as a run of one and not
+    // range-checked again by the core (checked).
+    c_.receive(ch, std::span<const Message>(&m, 1), ready_at, from, out_, /*checked=*/true);
     const Opcode op = m.ins.opcode;
     const bool mask_op = op == Opcode::SETTC || op == Opcode::SETBM;
     const bool link_op = op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT;
