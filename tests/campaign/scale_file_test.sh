@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scale_file_test.sh COPBENCH SOURCE DATA: suite/campaigns/scale.yml (the thesis's node
 # range) is valid on a 64-node cluster and holds every benchmark on every backend at
-# 2, 4, 8, 16, 32 and 64 nodes (72 points), and cop at two levels (two level-1
+# 2, 4, 8, 16, 32 and 64 nodes (72 points), cop beside its transport's floor (the
+# emulation benchmark) at 2 to 16 (4 points), and cop at two levels (two level-1
 # controllers of K = nodes/2 channels) at 4, 8, 16 and 64 (12 points, ids .kK); an
 # 8-node cluster refuses its 16 nodes, naming the line.
 set -uo pipefail
@@ -23,7 +24,10 @@ for n in 4 8 16 64; do
     grep -qx "$b.cop-direct.n$n.native.k$((n / 2))" <<<"$out" || fail "missing two-level point $b.cop-direct.n$n.native.k$((n / 2))"
   done
 done
-grep -q '^campaign scale: 84 points' <<<"$out" || fail "not 84 points: $(tail -1 <<<"$out")"
+for n in 2 4 8 16; do
+  grep -qx "emulation.cop-direct.n$n.native" <<<"$out" || fail "missing point emulation.cop-direct.n$n.native"
+done
+grep -q '^campaign scale: 88 points' <<<"$out" || fail "not 88 points: $(tail -1 <<<"$out")"
 
 err=$(COPBENCH_HOSTFILE=$data/inventory-8.yml "$copbench" campaign check "$file" --cluster "$data/inventory-8.yml" 2>&1) &&
   fail "an 8-node cluster did not refuse scale.yml"
