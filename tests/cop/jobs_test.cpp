@@ -162,7 +162,8 @@ TEST(JobsIsolated, TaskOfAnotherUserRefusedAtEnrolment) {
   // ...and opened wide by mistake, copdrv still refuses them (SO_PEERCRED).
   ASSERT_EQ(::chmod(sock.c_str(), 0666), 0);
   EXPECT_EQ(open_as(kOther, s.driver_dir(1), "job-o"), CopErrNotPermitted);
-  EXPECT_NE(s.driver_log(1).find("admits only uid"), std::string::npos) << s.driver_log(1);
+  // copdrv logs the refusal after answering it: wait for the line, not a first read.
+  EXPECT_TRUE(s.wait_for_driver_log(1, "admits only uid")) << s.driver_log(1);
   // A root-run copdrv serving a job's user (--allow-uid): that user enrols, another does not.
   const std::string dir2 = s.dir() + "/node2";
   const pid_t drv2 = cop::testing::spawn({COPDRV_BIN, "--channel", "2", "--controller", s.endpoint(), "--local",
