@@ -232,6 +232,27 @@ TEST(Level2, ContributionsWithDifferentOpcodesGiveEveryReceiverAMismatch) {
     }
 }
 
+// The same to one root (a reduce to a root, as cop_reduce sends it): the root hears of a
+// mismatch inside its own level-1 or another, whichever node disagrees.
+TEST(Level2, ContributionsWithDifferentOpcodesGiveTheRootAMismatch) {
+  for (const int floating : {1, 2, 3})  // on level-1 0, on level-1 1, on both (bits)
+    for (const Node root : {Node{0, 1}, Node{0, 2}})
+    for (const Case& c : kCases) {
+      SCOPED_TRACE("disagreeing nodes " + std::to_string(floating) + " root " + std::to_string(root.chno) + " seed=" + std::to_string(c.seed));
+      TwoLevelFabric f(c.level1s, 4, c.order, c.seed);
+      const auto parts = nodes(c.level1s, 2);
+      Scripts s = reduce_scripts(parts, {root}, Opcode::SUMI64, 13, [](Node n) { return uint64_t(n.chno); });
+      for (int k = 0; k < 2; ++k)
+        if (floating & (1 << k)) s[Node{k, 1}].back() = contribution(Opcode::SUMF, 13, std::bit_cast<uint64_t>(1.5));
+      inject(f, s, c.order, c.seed);
+      for (const Node& n : parts) EXPECT_TRUE(f.data(n).empty()) << "node " << n.cntno << "/" << n.chno << " got a result";
+      bool told = false;
+      for (const Message& m : f.link(root)) told |= m.ins.opcode == Opcode::NACK && nack_error(m.data1) == Error::mismatch;
+      EXPECT_TRUE(told) << "the root was not told of the mismatch";
+      expect_entries_free(f, 13);
+    }
+}
+
 TEST(Level2, BarrierExitReachesEveryParticipantOnlyAfterTheLast) {
   for (const Case& c : kCases) {
     TwoLevelFabric f(c.level1s, 4, c.order, c.seed);

@@ -212,6 +212,13 @@ void run_reduce_mismatch(Checker& c) {
   }
   // The tasks of node 1 sum doubles, the others longs (SUMF against SUMI64 in one
   // operation): the root gets CopErrMismatch (the controller's), never a mixed sum.
+  // Every task starts it together: the reduction above ends at CopTimeout for some tasks
+  // and at once for others, and a root whose local partner is still in that one would
+  // wait for it in the host area until its own CopTimeout (a right error, not the one
+  // this part checks; seen under load over two levels). A longer CopTimeout than above:
+  // the root's answer comes over two levels, late on a loaded machine.
+  pvm_barrier(kGroup, g_size);
+  cop_setopt(CopTimeout, 5000);
   int chno = 0, tkno = 0;
   cop_channel(&chno, &tkno);
   double dv[2] = {1.0, 2.0};
