@@ -29,7 +29,11 @@ sed -e 's/^\( *nodes:\) \[2, 4, 8, 15\]$/\1 [2, 4]/' -e 's/^\( *backends:\) \[co
 # what the run started (rank 0's floor controller inherits it).
 tag=copbench-emulation-test-$$-$RANDOM
 env PVM_TMP= COP_STACK_DIR= COP_DRIVER_1= COP_USE_RUNNING= COPBENCH_EMULATION_TEST=$tag \
-  "$copbench" campaign run "$small" --cluster local --results "$work/results" --quiet || fail "campaign run failed"
+  "$copbench" campaign run "$small" --cluster local --results "$work/results" --quiet || {
+  # What failed, for a CI log that keeps only this test's output.
+  for d in "$work"/results/emulation-*; do tail -n 60 "$d/campaign.log"; cat "$d"/status/*.json 2>/dev/null; done
+  fail "campaign run failed"
+}
 left=$(grep -lzxF "COPBENCH_EMULATION_TEST=$tag" /proc/[0-9]*/environ 2>/dev/null | while read -r e; do
   p=${e#/proc/}; p=${p%/environ}
   [ "$(cat "/proc/$p/comm" 2>/dev/null)" = copbench-cop-fl ] && echo "$p"
