@@ -64,6 +64,13 @@ void CopBackend::enroll(const CopOptions& options) {
   route_ = options.route.empty() ? "direct" : options.route;
   if (route_ != "direct" && route_ != "normal")
     throw std::invalid_argument("unknown cop route '" + route_ + "' (direct, normal: libcop's access modes)");
+  // How libcop finds the group's members (cop.h CopStaticGroups, CopGroupCache; issue 26
+  // compares them): COPBENCH_COP_GROUPS=static (unset: the group is frozen, fetched once),
+  // default (libcop's default: a view kept, dropped on a change notice) or ask (the group
+  // server pvmgs every call).
+  if (const char* g = std::getenv("COPBENCH_COP_GROUPS"); g && *g) groups_ = g;
+  if (groups_ != "static" && groups_ != "default" && groups_ != "ask")
+    throw std::invalid_argument("COPBENCH_COP_GROUPS='" + groups_ + "' (static, default, ask: how libcop finds a group's members)");
   // The harness's messages are PVM's; task-to-task links keep them off the daemons.
   pvm::pvm_check(pvm_setopt(PvmRoute, PvmRouteDirect), "pvm_setopt(PvmRoute)");
 }
@@ -86,8 +93,8 @@ void CopBackend::spawn_and_number(const CopOptions& options) {
     ::setenv("COP_JOB", fmt::format("copbench-{:.32}-{}-{:x}", host, ::getpid(), mytid_).c_str(), 1);
   }
   // libcop's settings reach the spawned tasks only through PVM_EXPORT (a pvmd's
-  // environment is its own): the job (COP_JOB) and the polling wait (COP_POLL_US).
-  for (const char* name : {"COP_JOB", "COP_POLL_US"}) {
+  // environment is its own): the job (COP_JOB), the polling wait (COP_POLL_US), the groups.
+  for (const char* name : {"COP_JOB", "COP_POLL_US", "COPBENCH_COP_GROUPS"}) {
     if (const char* v = std::getenv(name); !v || !*v) continue;
     const char* old = std::getenv("PVM_EXPORT");
     const std::string exported = old && *old ? std::string(old) + ":" + name : std::string(name);
@@ -114,8 +121,10 @@ void CopBackend::bind_channel(const CopOptions& options) {
         rank_, where ? where : "unset", cop_strerror(tid), tid));
   }
   enrolled_ = true;
-  // The group is frozen: libcop may keep its tids and channels instead of asking pvmgs.
-  check(cop_setopt(CopStaticGroups, 1), "cop_setopt(CopStaticGroups)");
+  // The group is frozen: libcop may keep its tids and channels instead of asking pvmgs
+  // (unless COPBENCH_COP_GROUPS asks for libcop's default or for pvmgs every call).
+  if (groups_ == "static") check(cop_setopt(CopStaticGroups, 1), "cop_setopt(CopStaticGroups)");
+  if (groups_ == "ask") check(cop_setopt(CopGroupCache, 0), "cop_setopt(CopGroupCache)");
   // One group with the whole global address space (the layout in cop_backend.h), as
   // before group windows (cop.h "Tags"): the benchmark's modelled times stay the same.
   check(cop_setopt(CopGroupWindows, 1), "cop_setopt(CopGroupWindows)");

@@ -139,6 +139,8 @@ class CopBackend final : public pvm::PvmTaskBackend {
   void cast(std::span<std::byte> buffer, int root, const std::vector<int>* members);
 
   std::string route_;
+  // How libcop finds the group's members: COPBENCH_COP_GROUPS (cop_backend.cpp, enroll).
+  std::string groups_ = "static";
   bool enrolled_ = false;
   std::uint32_t reduce_cursor_ = kReduceFirst;
   std::uint32_t cast_cursor_ = kCastFirst;

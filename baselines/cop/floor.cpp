@@ -469,6 +469,7 @@ std::map<std::string, std::string> CopBackend::context_settings() {
          const char* v = std::getenv("COP_POLL_US");
          return std::string(v && *v ? v : "default");
        }()},
+      {"cop_groups", groups_},
       {"copd_cpu", copd.empty() ? "not on this machine (no COP_STACK_DIR with copd's PID)" : "read from /proc (its CPU clock)"}};
   if (!floor_where_.empty()) s["floor_controller"] = floor_where_;
   // What the floor moved (floor.h): each operation's datagrams, up and down.

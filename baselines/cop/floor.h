@@ -17,9 +17,8 @@
 // (its burst: LOCK, SETTC, SETBM, BENTRY/op, UNLOCK; cop/lib/commands.h) and down (an
 // answer per command and the result: what copd sends back; link::encode's sizes); an
 // array sends its data bytes behind the link's 80-byte frame header in one datagram of at
-// most link::kMaxFrameBytes, a link frame's most (the bare transport of `copbench cop
-// compare --bulk`): the bytes a burst of compact element commands needs at the least. A
-// larger array is refused (std::invalid_argument).
+// most link::kMaxFrameBytes, a link frame's most: the bytes a burst of compact element
+// commands needs at the least. A larger array is refused (std::invalid_argument).
 #pragma once
 
 #include <cstddef>

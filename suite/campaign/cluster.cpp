@@ -1,6 +1,8 @@
 // The cluster a campaign runs on (--cluster): this machine, or an Ansible inventory
 // (ansible/README.md) with its compute hosts, link profile and COP controllers.
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -8,9 +10,26 @@
 #include "copbench/bench.h"
 #include "copbench/campaign.h"
 #include "copbench/launch.h"
+#include "campaign/source_data.h"
 
 namespace copbench::campaign {
 namespace fs = std::filesystem;
+
+std::vector<std::string> known_profiles() {
+  std::vector<std::string> out;
+  std::stringstream f(source_data::kClusterProfilesSh);
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("CLUSTER_PROFILES=", 0) == 0) {
+      std::string v = line.substr(17);
+      v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+      std::stringstream ss(v);
+      std::string p;
+      while (ss >> p) out.push_back(p);
+    }
+  if (out.empty()) out = {"native", "ethernet10"};
+  return out;
+}
 
 Cluster describe_cluster(const std::string& spec) {
   Cluster c;

@@ -4,8 +4,8 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -15,7 +15,6 @@
 #include "copbench/compare.h"
 #include "copbench/launch.h"
 #include "copbench/results.h"
-#include "campaign/source_data.h"
 
 namespace copbench::campaign {
 namespace fs = std::filesystem;
@@ -30,7 +29,7 @@ const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "d
                                            "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
                                            "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params",
-                                           "per_controller", "profiles"};
+                                           "per_controller", "profiles", "env"};
 const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
@@ -116,23 +115,6 @@ struct Reader {
   }
 };
 
-// The link profiles scripts/lib/cluster-profiles.sh names (built in: source_data.h).
-std::vector<std::string> known_profiles() {
-  std::vector<std::string> out;
-  std::stringstream f(source_data::kClusterProfilesSh);
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("CLUSTER_PROFILES=", 0) == 0) {
-      std::string v = line.substr(17);
-      v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
-      std::stringstream ss(v);
-      std::string p;
-      while (ss >> p) out.push_back(p);
-    }
-  if (out.empty()) out = {"native", "ethernet10"};
-  return out;
-}
-
 std::string point_id(const Point& p) {
   std::string mode = p.backend;
   if (!p.route.empty()) mode += "-" + p.route;
@@ -140,6 +122,7 @@ std::string point_id(const Point& p) {
   // One task per node keeps the ids campaigns always had, so old directories resume.
   std::string tasks = p.tasks_per_node > 1 ? fmt::format(".t{}", p.tasks_per_node) : "";
   if (p.per_controller > 0) tasks += fmt::format(".k{}", p.per_controller);
+  for (const auto& [name, value] : p.env) tasks += fmt::format(".{}={}", name, value);
   return fmt::format("{}.{}.n{}.{}{}", p.benchmark, mode, p.nodes, p.profile, tasks);
 }
 
@@ -259,6 +242,7 @@ struct RunEntry {
   Timing timing;
   std::map<std::string, std::string> params;
   int per_controller = 0;
+  std::vector<std::map<std::string, std::string>> envs = {{}};  // `env:`, a point each
   std::vector<std::string> profiles;  // a subset of the campaign's; empty: all of them
 };
 
@@ -381,6 +365,28 @@ void read_params(const Reader& r, RunEntry& e) {
   }
 }
 
+// `env:`: a mapping NAME: value, or a list of them (a point each; {}: the runner's own
+// environment). A value names the point (.NAME=VALUE in its id): letters, digits, _, -.
+void read_env(const Reader& r, RunEntry& e) {
+  const YAML::Node& n = e.node["env"];
+  if (!n) return;
+  e.envs.clear();
+  for (const YAML::Node& m : n.IsSequence() ? std::vector<YAML::Node>(n.begin(), n.end()) : std::vector<YAML::Node>{n}) {
+    if (!m.IsMap()) r.throw_refusal(m, "'env' must be a mapping NAME: value, or a list of them");
+    for (const auto& kv : m) {
+      const std::string name = kv.first.as<std::string>(), value = r.scalar(kv.second, name);
+      if (!std::regex_match(name, std::regex("[A-Z_][A-Z0-9_]*")) || name == "COP_PER_CONTROLLER" || name == "PVM_EXPORT")
+        r.throw_refusal(kv.first, fmt::format("env: '{}' is not a variable a run may set (A-Z, 0-9 and _; not "
+                                              "COP_PER_CONTROLLER or PVM_EXPORT, the runner's own)", name));
+      if (!std::regex_match(value, std::regex("[A-Za-z0-9_-]+")))
+        r.throw_refusal(kv.second, fmt::format("env: {}'s value '{}' must be letters, digits, _ or - (it names the point)",
+                                               name, value));
+    }
+    e.envs.push_back(m.as<std::map<std::string, std::string>>());
+  }
+  if (e.envs.empty()) r.throw_refusal(n, "'env' is empty");
+}
+
 // `profiles:` of a run: the campaign's profiles it runs under (a simulated backend whose
 // times do not depend on the platform need not run on each).
 std::vector<std::string> read_run_profiles(const Reader& r, const YAML::Node& run, const Campaign& c) {
@@ -407,6 +413,7 @@ RunEntry read_run(const Reader& r, const YAML::Node& run, const Timing& defaults
   e.timing = defaults;
   r.timing(run, e.timing);
   read_params(r, e);
+  read_env(r, e);
   if (run["per_controller"] && (e.per_controller = r.integer(run["per_controller"], "per_controller", 1)) > 64)
     r.throw_refusal(run["per_controller"], "per_controller must be 1..64 (channels of one controller)");
   for (const auto& [backend, at] : e.backends)  // cop's two levels: K channels per level-1 controller
@@ -439,24 +446,26 @@ void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::s
       if (spec && !spec->encodings.empty() && encoding.empty()) encoding = spec->encodings.front();
       for (const auto& rt : point_routes(spec, e.routes))
         for (int n : e.node_counts)
-          for (const auto& task_count : e.tasks) {
-            Point p;
-            p.benchmark = e.bench_name;
-            p.backend = backend;
-            p.route = rt;
-            p.encoding = encoding;
-            p.nodes = n;
-            p.tasks_per_node = task_count.first;
-            p.sizes = e.sizes;
-            p.profile = profile;
-            p.timing = e.timing;
-            p.params = e.params;
-            p.per_controller = e.per_controller;
-            p.line = e.node.Mark().line + 1;
-            p.id = point_id(p);
-            if (!ids.insert(p.id).second) r.throw_refusal(e.node, fmt::format("point {} appears twice in the campaign", p.id));
-            c.points.push_back(std::move(p));
-          }
+          for (const auto& task_count : e.tasks)
+            for (const auto& env : e.envs) {
+              Point p;
+              p.benchmark = e.bench_name;
+              p.backend = backend;
+              p.route = rt;
+              p.encoding = encoding;
+              p.nodes = n;
+              p.tasks_per_node = task_count.first;
+              p.sizes = e.sizes;
+              p.profile = profile;
+              p.timing = e.timing;
+              p.params = e.params;
+              p.per_controller = e.per_controller;
+              p.env = env;
+              p.line = e.node.Mark().line + 1;
+              p.id = point_id(p);
+              if (!ids.insert(p.id).second) r.throw_refusal(e.node, fmt::format("point {} appears twice in the campaign", p.id));
+              c.points.push_back(std::move(p));
+            }
     }
 }
 

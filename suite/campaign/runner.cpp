@@ -65,11 +65,44 @@ std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster, bool p
   return std::nullopt;
 }
 
+// The point's `env:` for the length of its run: each variable set (and named in
+// PVM_EXPORT, so that the tasks PVM spawns have it too: a pvmd's environment is its own),
+// then everything as it was. "NAME=VALUE ..." is what the result's context records.
+class PointEnvironment {
+ public:
+  explicit PointEnvironment(const std::map<std::string, std::string>& env) {
+    if (env.empty()) return;
+    for (const auto& [name, value] : env) {
+      keep(name);
+      ::setenv(name.c_str(), value.c_str(), 1);
+      text_ += (text_.empty() ? "" : " ") + name + "=" + value;
+    }
+    keep("PVM_EXPORT");
+    std::string exported = saved_.back().second.value_or("");
+    for (const auto& [name, value] : env) exported += (exported.empty() ? "" : ":") + name;
+    ::setenv("PVM_EXPORT", exported.c_str(), 1);
+  }
+  ~PointEnvironment() {
+    for (const auto& [name, old] : saved_) old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str());
+  }
+  PointEnvironment(const PointEnvironment&) = delete;
+  PointEnvironment& operator=(const PointEnvironment&) = delete;
+  const std::string& text() const { return text_; }
+
+ private:
+  void keep(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  std::string text_;
+};
+
 // The point's status file: what it is and where it stands.
 json point_status(const Point& p, const std::string& status, const std::string& reason) {
   return {{"point", p.id}, {"benchmark", p.benchmark}, {"backend", p.backend}, {"route", p.route},
           {"encoding", p.encoding}, {"nodes", p.nodes}, {"tasks_per_node", p.tasks_per_node},
-          {"profile", p.profile}, {"sizes", p.sizes}, {"per_controller", p.per_controller}, {"status", status}, {"reason", reason}};
+          {"profile", p.profile}, {"sizes", p.sizes}, {"per_controller", p.per_controller}, {"env", p.env}, {"status", status}, {"reason", reason}};
 }
 
 // Whether raw/<id>.json holds a whole result (a finished point is never run again).
@@ -269,6 +302,7 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
     if (p.per_controller > 0) ::setenv("COP_PER_CONTROLLER", std::to_string(p.per_controller).c_str(), 1);
     else ::unsetenv("COP_PER_CONTROLLER");
   }
+  const PointEnvironment env(p.env);
   LaunchOutcome lo = launcher_->run(req);
   record_.worker_pid = 0;
   record_.worker_start = 0;
@@ -283,6 +317,7 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
     result["context"]["campaign_point"] = p.id;
     result["context"]["cluster"] = cluster_.name;
     if (p.per_controller > 0) result["context"]["cop_per_controller"] = p.per_controller;
+    if (!env.text().empty()) result["context"]["campaign_env"] = env.text();
     for (const auto& [k, v] : lo.context.items()) result["context"][k] = v;
     write_file_atomically(sum_.dir / kRawDir / (p.id + ".json"), result.dump(2) + "\n");
     return Outcome{"done", ""};

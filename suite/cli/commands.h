@@ -32,7 +32,4 @@ std::string default_reference_dir();
 // bandwidth points.
 void add_simulate_command(CLI::App& app);
 
-// `copbench cop compare`: libcop vs libpvm barrier/reduce with the bare round trip.
-void add_cop_command(CLI::App& app);
-
 }  // namespace copbench::cli

@@ -13,7 +13,6 @@ int main(int argc, char** argv) {
   copbench::cli::add_campaign_command(app);
   copbench::cli::add_report_command(app);
   copbench::cli::add_compare_command(app);
-  copbench::cli::add_cop_command(app);
   copbench::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);

@@ -109,6 +109,15 @@ PointMedian median_of(const json& b, std::string run_name, const PointMedian& fi
   return m;
 }
 
+// A point's variant is a mode of its own: cop at two levels (campaign `per_controller:`,
+// seed 000 ch. IV), one curve over the node counts whatever K each took
+// ("cop/direct+2level/raw"), and a run's `env:` ("cop/direct+COPBENCH_COP_GROUPS=ask").
+void add_variant(BackendMode& mode, bool two_level, std::string env) {
+  if (mode.backend == "cop" && two_level) mode.route += "+2level";
+  std::replace(env.begin(), env.end(), ' ', '+');
+  if (!env.empty()) mode.route += (mode.route.empty() ? "" : "+") + env;
+}
+
 // What every point of one result file shares: its context.
 PointMedian file_part_of(const json& j, const fs::path& f) {
   const json& ctx = j.at("context");
@@ -117,9 +126,7 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
                        ctx.value("link_profile", "")};
   // A backend with a single way of working names it in `route`; only listed routes are modes.
   if (m.mode.backend != "pvm" && m.mode.backend != "cop") m.mode.route.clear();
-  // cop at two levels (campaign `per_controller:`, seed 000 ch. IV) is a mode of its own,
-  // one curve over the node counts whatever K each took: "cop/direct+2level/raw".
-  if (m.mode.backend == "cop" && ctx.contains("cop_per_controller")) m.mode.route += "+2level";
+  add_variant(m.mode, ctx.contains("cop_per_controller"), ctx.value("campaign_env", ""));
   m.benchmark = ctx.value("copbench_benchmark", "");
   m.nodes = std::atoi(ctx.value("nodes", "0").c_str());
   m.tasks = tasks_of(ctx);
@@ -170,6 +177,10 @@ std::vector<PointStatus> load_statuses(const fs::path& status_dir) {
     s.status = j.value("status", "");
     s.reason = j.value("reason", "");
     s.mode = BackendMode{j.value("backend", ""), j.value("route", ""), j.value("encoding", ""), j.value("profile", "")};
+    std::string env;
+    for (const auto& [name, value] : j.value("env", json::object()).items())
+      env += (env.empty() ? "" : " ") + name + "=" + value.get<std::string>();
+    add_variant(s.mode, j.value("per_controller", 0) > 0, env);
     s.nodes = j.value("nodes", 0);
     s.tasks = std::max(1, j.value("tasks_per_node", 1));
     out.push_back(std::move(s));

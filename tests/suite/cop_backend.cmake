@@ -54,15 +54,9 @@ add_test(NAME suite_error_cop_cluster_no_pvmd
 set_tests_properties(suite_error_cop_cluster_no_pvmd PROPERTIES TIMEOUT 60 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=${CMAKE_CURRENT_BINARY_DIR}/no-pvm-here")
 
-# `copbench cop compare` starts its private pvmd and COP stack (copbench-cop-compare-run,
-# the lifecycle of scripts/lib/stack.sh) and prints both systems' rows.
-add_test(NAME cop_compare_cli COMMAND ${COPBENCH} cop compare --nodes 2 --iters 20 --reps 1)
-set_tests_properties(cop_compare_cli PROPERTIES TIMEOUT 120 LABELS "suite;cop"
-                     PASS_REGULAR_EXPRESSION "cop_barrier .*pvm_barrier .*cop_reduce .*pvm_reduce "
-                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=")
-# --bulk: the array calls (every answer checked by the tasks: a wrong one fails the run)
-# beside the bare transport, with the ratios.
-add_test(NAME cop_compare_bulk_cli COMMAND ${COPBENCH} cop compare --bulk --nodes 3 --iters 5 --reps 1)
-set_tests_properties(cop_compare_bulk_cli PROPERTIES TIMEOUT 120 LABELS "suite;cop"
-                     PASS_REGULAR_EXPRESSION "cop_bcast 16 KB .*x\n.*cop_reduce 8 KB int .*x\n.*cop_reduce 8 KB double .*x"
-                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=")
+# How libcop finds a group's members (COPBENCH_COP_GROUPS, cop_backend.cpp): a value that
+# is none of static, default, ask is one line and a non-zero exit, before any task runs.
+add_test(NAME suite_error_cop_groups
+         COMMAND ${EXPECT_ERROR} "COPBENCH_COP_GROUPS='sometimes' \\(static, default, ask" ${COPBENCH} run barrier --backend cop --nodes 2)
+set_tests_properties(suite_error_cop_groups PROPERTIES TIMEOUT 120 LABELS "suite;cop"
+                     ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=;COP_DRIVER_1=;COPBENCH_COP_GROUPS=sometimes")

@@ -52,6 +52,8 @@ struct Cluster {
 };
 // `local` or an inventory path; throws CampaignError naming what is wrong with it.
 Cluster describe_cluster(const std::string& spec);
+// The link profiles scripts/lib/cluster-profiles.sh names (built in: source_data.h).
+std::vector<std::string> known_profiles();
 
 struct Timing {
   int reps = 3;
@@ -78,6 +80,9 @@ struct Point {
   // cop: channels per level-1 controller (`per_controller:`; seed 000 ch. IV, two levels
   // when below the node count); 0: one controller. Set, it adds .kK to the id.
   int per_controller = 0;
+  // Variables set for the point's worker and exported to the tasks PVM spawns (`env:`,
+  // e.g. COPBENCH_COP_GROUPS=ask); each adds .NAME=VALUE to the id.
+  std::map<std::string, std::string> env;
   int line = 0;  // the campaign file line it came from
 };
 
