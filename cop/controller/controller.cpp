@@ -42,7 +42,7 @@ Config validated(const Config& config) {
 
 }  // namespace
 
-Controller::Controller(Config config, model::Timing timing)
+Controller::Controller(Config config, hardware::Timing timing)
     : config_(validated(config)),
       timing_(timing),
       ram_(config_.channels, config_.tasks_per_channel, config_.tas_words, config_.gas_words, config_.sas_words,

@@ -328,7 +328,7 @@ TEST(Controller, XmitResendsTheLastMessageToThatChannel) {
 }
 
 TEST(Controller, CycleClockChargesHallsCosts) {
-  model::Timing t;
+  hardware::Timing t;
   Harness h(controller::Config{});
   Message w = make(Opcode::WSRAM64, 0, Space::GAS, 1);
   h.ctl.receive(1, w, t.t_cn_cop, h.out);  // arrives t_CN-COP after the node wrote it
