@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "model/analytic.h"
-
 namespace copbench::apps {
 
 long option_int(const RunParams& p, std::string_view app, const std::string& key, long fallback, long lo, long hi) {
@@ -106,6 +104,29 @@ std::array<double, kParts> Breakdown::mean_fractions(Backend& b, double total) c
   return mean;
 }
 
+std::map<std::string, double> Breakdown::call_counters(Backend& b) const {
+  // This rank's (part + 1, bytes, calls) triples in its own slot of a vector every rank
+  // sizes alike (the longest list); the maximum over ranks then holds every rank's.
+  std::vector<double> mine;
+  for (std::size_t i = 0; i < kParts; ++i)
+    for (const auto& [bytes, n] : calls_by_size_[i])
+      mine.insert(mine.end(), {static_cast<double>(i + 1), static_cast<double>(bytes), static_cast<double>(n)});
+  std::vector<double> longest{static_cast<double>(mine.size())};
+  b.max_over_ranks(longest);
+  const auto width = static_cast<std::size_t>(longest[0]);
+  const auto nodes = static_cast<std::size_t>(b.ranks());
+  std::vector<double> all(nodes * width, 0.0);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<long>(static_cast<std::size_t>(b.rank()) * width));
+  b.max_over_ranks(all);
+  std::map<std::string, double> counters;
+  for (std::size_t at = 0; at + 3 <= all.size(); at += 3) {
+    if (all[at] < 1) continue;  // a shorter rank's padding
+    const auto part = static_cast<Part>(static_cast<std::size_t>(all[at]) - 1);
+    counters[fmt::format("calls_{}_{}", part_name(part), static_cast<std::size_t>(all[at + 1]))] += all[at + 2];
+  }
+  return counters;
+}
+
 bool p2p_by_multicast(const Backend& b) { return b.p2p_by_multicast(); }
 
 std::string p2p_via(const Backend& b) { return p2p_by_multicast(b) ? "multicast" : "send/recv"; }
@@ -154,35 +175,6 @@ void exchange(Backend& b, Breakdown& bd, const std::function<int(int)>& target,
       }
     }
   });
-}
-
-namespace {
-
-double cop_seconds(cop::model::Function f, cop::model::DataType type, int nodes, std::size_t elements) {
-  using namespace cop::model;
-  const Timing t;
-  const OpCosts ops = OpCosts::hall(t, type);
-  const uint64_t c_bar = nodes > 1 ? static_cast<uint64_t>(nodes - 1) : 0;
-  const Load load{c_bar, type == DataType::floating ? t.t_op_fp : t.t_op_int};
-  return t.us(analytic_cycles(f, t, ops, load, std::max<std::size_t>(1, elements))) * 1e-6;
-}
-
-std::size_t words64(std::size_t bytes) { return (bytes + 7) / 8; }
-
-}  // namespace
-
-double cop_multicast_seconds(int nodes, std::size_t bytes) {
-  return cop_seconds(cop::model::Function::bcast, cop::model::DataType::integer, nodes, words64(bytes));
-}
-double cop_reduce_seconds(int nodes, std::size_t doubles) {
-  return cop_seconds(cop::model::Function::reduce, cop::model::DataType::floating, nodes, doubles);
-}
-double cop_barrier_seconds(int nodes) {
-  return cop_seconds(cop::model::Function::barrier_spmd, cop::model::DataType::integer, nodes, 1);
-}
-double cop_point_to_point_seconds(int nodes, std::size_t bytes) {
-  return cop_seconds(cop::model::Function::write, cop::model::DataType::integer, nodes, words64(bytes)) +
-         cop_seconds(cop::model::Function::read, cop::model::DataType::integer, nodes, words64(bytes));
 }
 
 std::string point_name(std::string_view app, std::initializer_list<std::pair<std::string_view, std::string>> keys) {

@@ -1,11 +1,13 @@
 // What every application shares: its --param options, the repetition loop (one
 // repetition = one whole run), the per-operation time breakdown of Table V, and the
-// modelled COP time of a libcop call (cop/model, seed 000 ch. VI).
+// calls of each kind an application makes (the report projects their COP time from them,
+// suite/report/cop_projection.h).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,20 +49,24 @@ class Breakdown {
     seconds_[static_cast<std::size_t>(part)] += now_seconds() - t0;
     ++calls_[static_cast<std::size_t>(part)];
   }
-  // The modelled COP time of the same call (cop_*_seconds below), for the projection.
-  void model(Part part, double seconds) { modelled_[static_cast<std::size_t>(part)] += seconds; }
+  // One call of `part` that moves `bytes` (a reduction: of doubles; a barrier: 0), counted
+  // for the report's projection of the same calls on the COP hardware.
+  void call(Part part, std::size_t bytes) { ++calls_by_size_[static_cast<std::size_t>(part)][bytes]; }
   void reset() { *this = Breakdown{}; }
-  double modelled(Part p) const { return modelled_[static_cast<std::size_t>(p)]; }
   double seconds(Part p) const { return seconds_[static_cast<std::size_t>(p)]; }
   long calls(Part p) const { return calls_[static_cast<std::size_t>(p)]; }
   // Fractions of `total` per part, averaged over ranks (Table V: "on the average ... on
   // both the slave and control tasks"); every rank must call it and gets the same values.
   std::array<double, kParts> mean_fractions(Backend& b, double total) const;
+  // Every rank's call() records summed over ranks, as result counters
+  // "calls_<part>_<bytes>" (calls of that part and size); every rank must call it and
+  // gets the same counters.
+  std::map<std::string, double> call_counters(Backend& b) const;
 
  private:
   std::array<double, kParts> seconds_{};
   std::array<long, kParts> calls_{};
-  std::array<double, kParts> modelled_{};
+  std::array<std::map<std::size_t, long>, kParts> calls_by_size_{};
 };
 
 // One point of an application: whole runs under repeat_runs, `bd` reset before each;
@@ -86,15 +92,6 @@ void require_p2p(const Backend& b);
 void exchange(Backend& b, Breakdown& bd, const std::function<int(int)>& target,
               const std::function<std::size_t(int)>& bytes, std::span<const std::byte> out, int from,
               std::span<std::byte> in, bool send_first = true);
-
-// Modelled time in seconds of one libcop call on the real COP hardware (Hall's timings,
-// the analytic expressions of ch. VI) with `nodes` channels taking part, C̄ = nodes - 1
-// of them ahead in the poll and t̄OP = t_OP (the thesis's assumption for EGO, whose
-// multicasts are serialised by barriers).
-double cop_multicast_seconds(int nodes, std::size_t bytes);
-double cop_reduce_seconds(int nodes, std::size_t doubles);
-double cop_barrier_seconds(int nodes);
-double cop_point_to_point_seconds(int nodes, std::size_t bytes);  // cop_write + cop_read
 
 // Point name "app/key:value/key:value".
 std::string point_name(std::string_view app, std::initializer_list<std::pair<std::string_view, std::string>> keys);

@@ -11,9 +11,10 @@
 //          task and multicast back; the control task multicasts the 'running' flag.
 //
 // Reported: Table V (fraction of time in multicast, reduction, barrier, point-to-point
-// and computation, averaged over tasks), the modelled COP speedup of each part and the
-// projected COP speedup of the whole run computed Table V's way, the energy drift. The
-// final positions and energies are checked against a serial run of the same physics.
+// and computation, averaged over tasks), each part's time summed over tasks and its calls
+// by size (from which the report projects the COP speedup of each part and of the whole
+// run, Table V's way: suite/report/cop_projection.h), the energy drift. The final
+// positions and energies are checked against a serial run of the same physics.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -89,7 +90,7 @@ class MdRun {
       const std::size_t bytes = 2 * count * sizeof(double);
       exchange(b_, bd_, [r](int x) { return x == 0 ? r : -1; }, [bytes](int x) { return x == 0 ? bytes : 0; },
                std::as_bytes(std::span(load)), me_ == r ? 0 : -1, bytes_of(std::span(load)));
-      if (me_ == 0 || me_ == r) bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, bytes));
+      if (me_ == 0 || me_ == r) bd_.call(Part::point_to_point, bytes);
       if (me_ == r) {
         std::copy(load.begin(), load.begin() + static_cast<long>(count), pos_.begin() + 3 * first_);
         std::copy(load.begin() + static_cast<long>(count), load.end(), vel_.begin() + 3 * first_);
@@ -132,7 +133,7 @@ class MdRun {
       else
         b_.broadcast(buf, root);
     });
-    bd_.model(Part::multicast, cop_multicast_seconds(nodes_, buf.size()));
+    bd_.call(Part::multicast, buf.size());
   }
 
   std::span<double> block(int k) {
@@ -156,9 +157,10 @@ class MdRun {
         }
         // Even slaves send first, odd ones receive first: no cycle of blocked sends.
         exchange(b_, bd_, target, bytes, std::as_bytes(out), above, bytes_of(in), k_ % 2 == 0);
-        if (is_slave_)
-          bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, out.size_bytes()) +
-                                              cop_point_to_point_seconds(nodes_, in.size_bytes()));
+        if (is_slave_) {
+          bd_.call(Part::point_to_point, out.size_bytes());
+          bd_.call(Part::point_to_point, in.size_bytes());
+        }
       }
     }
     // The control task receives the travelling coordinates, slave by slave.
@@ -171,7 +173,7 @@ class MdRun {
         exchange(b_, bd_, [sender](int r) { return r == sender ? 0 : -1; },
                  [sender, bytes](int r) { return r == sender ? bytes : 0; }, std::as_bytes(buf), me_ == 0 ? sender : -1,
                  bytes_of(buf));
-        if (me_ == 0 || me_ == sender) bd_.model(Part::point_to_point, cop_point_to_point_seconds(nodes_, bytes));
+        if (me_ == 0 || me_ == sender) bd_.call(Part::point_to_point, bytes);
       }
     }
     double potential = 0;
@@ -183,7 +185,7 @@ class MdRun {
     // every slave sums them for its own atoms in slave order (the serial run's order).
     for (int k = 0; k < nslaves_; ++k) {
       bd_.time(Part::barrier, [&] { b_.barrier(); });
-      bd_.model(Part::barrier, cop_barrier_seconds(nodes_));
+      bd_.call(Part::barrier, 0);
       const int root = slaves_[k];
       std::vector<int> members;
       for (int r : slaves_)
@@ -202,7 +204,7 @@ class MdRun {
     for (int i = 3 * first_; i < 3 * last_; ++i) kinetic += 0.5 * vel_[i] * vel_[i];
     std::vector<double> mine{kinetic, potential}, total(2, 0.0);
     bd_.time(Part::reduction, [&] { b_.reduce(mine.data(), total.data(), 2, Elem::f64, ReduceOp::sum, 0); });
-    bd_.model(Part::reduction, cop_reduce_seconds(nodes_, 2));
+    bd_.call(Part::reduction, mine.size() * sizeof(double));
     mcast(bytes_of(std::span(total)), 0, control_members());
     if (me_ == 0) out.energy.push_back(total[0] + total[1]);
   }
@@ -267,17 +269,15 @@ class Md final : public Benchmark {
       Breakdown bd;
       Outcome out;
       MdRun app(b, s, bd);
-      // Table V from the last run: fractions averaged over tasks; the COP column divides
-      // each fraction by that part's speedup (measured / modelled COP time).
+      // Table V from the last run: fractions averaged over tasks, and what the report's
+      // COP column needs (each part's seconds summed over tasks and its calls by size).
       auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return app.run(out); });
       double drift = 0;
       if (b.rank() == 0) verify(s, nslaves, out, drift);
-      std::vector<double> sums(2 * kParts, 0.0);  // measured and modelled seconds, summed over tasks
-      for (Part part : kTableV) {
-        sums[static_cast<std::size_t>(part)] = bd.seconds(part);
-        sums[kParts + static_cast<std::size_t>(part)] = bd.modelled(part);
-      }
+      std::vector<double> sums(kParts, 0.0);  // measured seconds, summed over tasks
+      for (Part part : kTableV) sums[static_cast<std::size_t>(part)] = bd.seconds(part);
       sum_over_ranks(b, sums);
+      const std::map<std::string, double> calls = bd.call_counters(b);
 
       PointResult p;
       p.name = point_name("md", {{"atoms", std::to_string(s.atoms)}, {"steps", std::to_string(s.steps)}});
@@ -287,22 +287,17 @@ class Md final : public Benchmark {
       p.counters["atoms"] = s.atoms;
       p.counters["steps"] = s.steps;
       p.counters["energy_drift"] = drift;
-      double cop_total = fractions[static_cast<std::size_t>(Part::computation)];
       double comm = 0;
       for (Part part : kTableV) {
         const auto i = static_cast<std::size_t>(part);
-        const double speedup = sums[kParts + i] > 0 ? sums[i] / sums[kParts + i] : 1.0;
         const std::string key(part_name(part));
         p.counters["frac_" + key] = fractions[i];
-        p.counters["cop_speedup_" + key] = speedup;
-        p.counters["cop_frac_" + key] = fractions[i] / speedup;
+        p.counters["seconds_" + key] = sums[i];
         comm += fractions[i];
-        cop_total += fractions[i] / speedup;
       }
+      p.counters.insert(calls.begin(), calls.end());
       p.counters["frac_communication"] = comm;
       p.counters["frac_computation"] = fractions[static_cast<std::size_t>(Part::computation)];
-      p.counters["cop_frac_total"] = cop_total;
-      p.counters["projected_cop_speedup"] = cop_total > 0 ? 1.0 / cop_total : 0.0;
       p.labels["verified"] = "serial+drift";
       p.labels["multicast_via"] = b.offers(Op::multicast) ? "multicast" : "broadcast";
       p.labels["p2p_via"] = p2p_via(b);

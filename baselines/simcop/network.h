@@ -8,7 +8,7 @@
 // MC100SX1451 Autobahn Spanceivers, "200-400 Mbyte/sec serial transmission"; ch. VI: a
 // COP message is four 32-bit words): one half-duplex link of 400 MB/s per channel, a
 // message 16 bytes, so its words take 40 ns on the wire. The rest of Hall's link
-// times (ch. VI, Table III's parameters, cop/model/hardware.h) is the link's latency
+// times (ch. VI, Table III's parameters, cop/hardware/timing.h) is the link's latency
 // in each direction: t_CN-COP (a node or a level-1 controller writes a command and the
 // link carries it, 110 ns) up, t_COP-CN (a result onto the link and read by the node,
 // 170 ns) down. One message up takes t_CN-COP, one down t_COP-CN, and a burst of n

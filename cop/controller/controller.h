@@ -127,7 +127,7 @@
 //    receive_from_parent and what comes up to receive_from_child.
 //  - Cycles: each pass through a level charges its t_OP; the link up is
 //    charged t_CN-COP (the level-1 writes into the level 2 as a node writes
-//    into its COP) and the link down t_COP-CN (model/hardware.h), so a
+//    into its COP) and the link down t_COP-CN (hardware/timing.h), so a
 //    broadcast to 4095 nodes is the thesis's three passes through a COP level.
 #pragma once
 
@@ -141,7 +141,7 @@
 #include <vector>
 
 #include "controller/data_ram.h"
-#include "model/hardware.h"
+#include "hardware/timing.h"
 
 namespace cop::controller {
 
@@ -168,7 +168,6 @@ struct Config {
   }
 };
 
-// A message going out to nodes: one channel for answers, a mask for broadcasts.
 // Who sent a command, as the link established it (never what the command's own
 // fields claim): the channel's driver may send supervisor (U/S) commands; a
 // task may act only as the task number its driver enrolled it under.
@@ -225,10 +224,10 @@ struct Stats {
 
 class Controller {
  public:
-  explicit Controller(Config config = {}, model::Timing timing = {});
+  explicit Controller(Config config = {}, hardware::Timing timing = {});
 
   const Config& config() const { return config_; }
-  const model::Timing& timing() const { return timing_; }
+  const hardware::Timing& timing() const { return timing_; }
 
   // A command fully received on `channel` (1..channels) from `from`, as the
   // link authenticated it: it waits for service from `ready_at` (modelled
@@ -440,7 +439,7 @@ class Controller {
   void answer_from_parent(const Delivery& down, std::vector<Delivery>& out);
 
   Config config_;
-  model::Timing timing_;
+  hardware::Timing timing_;
   DataRam ram_;
   std::vector<std::deque<Pending>> queues_;
   std::vector<wire::Message> last_sent_;  // per channel, for XMIT

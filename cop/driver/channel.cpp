@@ -1,3 +1,5 @@
+// The task side of a channel (channel.h): commands sent, the link's acknowledgments and
+// resends, waiting on the channel; what arrives is matched or filed in channel_entries.cpp.
 #include "driver/channel.h"
 #include "link/auth.h"
 #include "link/udp.h"
@@ -24,36 +26,7 @@ namespace {
 // Answers a command gets: its ACK/NACK, and the data of RSRAM, RMW and PROBE.
 int answers_per_command(Opcode op) { return wire::has_answer_data(op) ? 2 : 1; }
 
-bool result_matches(const Wanted& w, const wire::Message& m) {
-  switch (w.kind) {
-    case ResultKind::barrier:
-      return m.ins.opcode == Opcode::BENTRY;
-    case ResultKind::reduction:
-      return wire::is_reduction(m.ins.opcode);
-    case ResultKind::bcast:
-      return (m.ins.opcode == Opcode::BCAST32 || m.ins.opcode == Opcode::BCAST64) &&
-             (w.src_chno == 0 || m.addr.chno == w.src_chno);
-  }
-  return false;
-}
-
 }  // namespace
-
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data) {
-  if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
-  lock_robust(&w.buffer_lock);
-  for (uint32_t i = 0; i < w.ooc_high; ++i) {
-    OutOfContext& o = w.ooc[i];
-    if (!o.used || static_cast<EntryKind>(o.kind) != EntryKind::broadcast || o.nwords < 2) continue;
-    const uint32_t tag = wire::address_msgtag(o.words[1]);
-    if (tag < first || tag - first >= count) continue;
-    const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
-    if (!broadcast_data && (op == Opcode::BCAST32 || op == Opcode::BCAST64)) continue;
-    o.used = 0;
-    w.ooc_count--;
-  }
-  pthread_mutex_unlock(&w.buffer_lock);
-}
 
 ChannelClient::ChannelClient(Window* window, int udp_fd, uint16_t tkno, const link::Key& task_key,
                              const link::Key& down_key, LinkOptions options)
@@ -204,132 +177,6 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   results_missing_ = 0;
   if (at_cycle) *at_cycle = result_cycle_;
   return e;
-}
-
-bool ChannelClient::take_answer(const Entry& e) {
-  if (e.kind != EntryKind::answer || wire::instruction_tkno(e.words[0]) != tkno_) return false;
-  // Ours by the Pid register. copd saying our resent frame waits for service:
-  // not lost, so the retry count starts again (the timer keeps its backoff).
-  if (e.index == link::kInProgressIndex) {
-    if (e.seq == seq_ && answers_missing_ > 0) resends_ = 0;
-    return true;
-  }
-  // An answer to an older frame (a resend's duplicate) is consumed and dropped.
-  if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
-  auto decoded = wire::decode(e.span(), Direction::to_node);
-  if (!std::holds_alternative<wire::Message>(decoded)) return true;
-  const wire::Message& m = std::get<wire::Message>(decoded);
-  Answer& a = (*answers_)[e.index];
-  const size_t slot = size_t(e.index) * 2;
-  if (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK) {
-    if (have_answer_[slot]) return true;
-    have_answer_[slot] = true;
-    answers_missing_--;
-    a.at_cycle = e.at_cycle;
-    if (m.ins.opcode == Opcode::NACK) {
-      a.error = wire::nack_error(m.data1);
-      // A refused contribution means the awaited result will not come. (A mask
-      // in use only says a peer channel initialised it first.)
-      if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
-      // No data follows a refused command.
-      if (wire::has_answer_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
-        have_answer_[slot + 1] = true;
-        answers_missing_--;
-      }
-    }
-  } else {
-    if (have_answer_[slot + 1]) return true;
-    have_answer_[slot + 1] = true;
-    answers_missing_--;
-    a.has_data = true;
-    a.data = m;
-    a.at_cycle = std::max(a.at_cycle, e.at_cycle);
-  }
-  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                            std::memory_order_relaxed);
-  return true;
-}
-
-bool ChannelClient::take_result(const Entry& e) {
-  if (e.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0) return false;
-  auto decoded = wire::decode(e.span(), Direction::to_node);
-  if (!std::holds_alternative<wire::Message>(decoded)) return false;
-  const wire::Message& m = std::get<wire::Message>(decoded);
-  const uint32_t tag = m.addr.msgtag;
-  if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
-  if (m.ins.ppn != ppn_) return false;  // another job's operation on the same tag
-  if (m.ins.opcode == Opcode::NACK) {
-    result_error_ = wire::nack_error(m.data1);
-    return true;
-  }
-  if (!result_matches(*wanted_, m)) return false;
-  const size_t i = tag - wanted_->tag;
-  if (have_result_[i]) return false;  // a later operation's: leave it for then
-  have_result_[i] = true;
-  results_[i] = m;
-  results_missing_--;
-  result_cycle_ = std::max(result_cycle_, e.at_cycle);
-  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                            std::memory_order_relaxed);
-  w_->result_cycles.store(std::max(w_->result_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                          std::memory_order_relaxed);
-  return true;
-}
-
-void ChannelClient::file_out_of_context(const Entry& e) {
-  lock_robust(&w_->buffer_lock);
-  // Appended after the highest used slot while there is room (arrival order, no scan),
-  // else the first free one.
-  int slot = w_->ooc_high < uint32_t(kOutOfContextSlots) ? int(w_->ooc_high) : -1;
-  for (int i = 0; slot < 0 && i < kOutOfContextSlots; ++i)
-    if (!w_->ooc[i].used) slot = i;
-  if (slot < 0) {
-    // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
-    // than letting its receiver wait for it until a timeout.
-    w_->overflows.fetch_add(1);
-    csr_set_error(*w_, Error::overflow);
-  } else {
-    OutOfContext& o = w_->ooc[slot];
-    o.kind = static_cast<uint8_t>(e.kind);
-    o.nwords = e.nwords;
-    o.tkno = wire::instruction_tkno(e.words[0]);
-    o.index = e.index;
-    o.seq = e.seq;
-    std::copy(e.words.begin(), e.words.end(), o.words);
-    o.at_cycle = e.at_cycle;
-    o.used = 1;
-    w_->ooc_count++;
-    w_->ooc_high = std::max<uint32_t>(w_->ooc_high, uint32_t(slot) + 1);
-    w_->filed.fetch_add(1, std::memory_order_relaxed);
-  }
-  pthread_mutex_unlock(&w_->buffer_lock);
-  w_->event.fetch_add(1, std::memory_order_release);
-  if (w_->waiters.load()) futex_wake_all(&w_->event);
-}
-
-void ChannelClient::take_from_buffer() {
-  if (__atomic_load_n(&w_->ooc_count, __ATOMIC_ACQUIRE) == 0) return;
-  lock_robust(&w_->buffer_lock);
-  uint32_t high = 0;
-  for (uint32_t i = 0; i < w_->ooc_high; ++i) {
-    OutOfContext& o = w_->ooc[i];
-    if (!o.used) continue;
-    Entry e;
-    e.kind = static_cast<EntryKind>(o.kind);
-    e.nwords = o.nwords;
-    e.index = o.index;
-    e.seq = o.seq;
-    e.at_cycle = o.at_cycle;
-    std::copy(o.words, o.words + 4, e.words.begin());
-    if (take_answer(e) || take_result(e)) {
-      o.used = 0;
-      w_->ooc_count--;
-    } else {
-      high = i + 1;
-    }
-  }
-  w_->ooc_high = high;
-  pthread_mutex_unlock(&w_->buffer_lock);
 }
 
 long ChannelClient::receive(int timeout_ms) {

@@ -5,7 +5,8 @@
 //   collectives.cpp  cop_barrier, cop_reduce, cop_gather, cop_scatter
 //   casts.cpp        cop_bcast, cop_mcast
 //   channel.cpp      the channel part of each collective (the bursts sent to copd)
-//   library.cpp      this state, groups, tids to channels, errors
+//   library.cpp      this state, tids to channels, errors
+//   groups.cpp       groups: members asked of pvmgs or kept (CopGroupCache), change notices
 // Internal to libcop: not installed, not part of cop.h.
 #pragma once
 #include <cop/cop.h>
@@ -53,7 +54,7 @@ struct Library {
   int timeout_ms = 10000;
   int poll_us = 0;  // COP_POLL_US: poll the channel this long before sleeping (the Data Ready strobe)
   std::map<std::string, Group> frozen;  // CopStaticGroups: members asked once
-  // CopGroupCache (library.cpp, "Group views"): every member of a group this task is in,
+  // CopGroupCache (groups.cpp, "Group views"): every member of a group this task is in,
   // kept until a change notice names the group; the members with a PvmTaskExit notify,
   // and those whose exit was notified (left out of any view asked again).
   std::map<std::string, Group> views;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "copbench/bench.h"
+#include "report/cop_projection.h"
 #include "report/report_parts.h"
 
 namespace copbench::report {
@@ -270,9 +271,15 @@ std::vector<std::string> md_row(const CampaignResults& results, const PointMedia
   for (const auto& [key, name] : kMdParts) row.push_back(cell(counter("frac_" + key)));
   row.push_back(cell(counter("frac_communication")));
   row.push_back(cell(counter("frac_computation")));
-  for (const auto& [key, name] : kMdParts) row.push_back(cell(counter("cop_speedup_" + key), true));
-  row.push_back(cell(counter("cop_frac_total")));
-  row.push_back(cell(counter("projected_cop_speedup"), true));
+  // The COP columns: projected here from the calls md recorded (cop_projection.h); results
+  // written before md recorded them carry the projection as counters.
+  std::vector<std::string> parts;
+  for (const auto& [key, name] : kMdParts) parts.push_back(key);
+  const std::optional<CopProjection> cop = cop_projection(*m, parts);
+  for (const auto& [key, name] : kMdParts)
+    row.push_back(cell(cop ? std::optional<double>(cop->speedup.at(key)) : counter("cop_speedup_" + key), true));
+  row.push_back(cell(cop ? std::optional<double>(cop->frac_total) : counter("cop_frac_total")));
+  row.push_back(cell(cop ? std::optional<double>(cop->speedup_total) : counter("projected_cop_speedup"), true));
   std::optional<double> cop_time;
   for (const auto& o : results.medians)
     if (o.benchmark == "md" && o.mode.backend == "cop" && o.run_name == m->run_name && o.nodes == m->nodes &&
@@ -287,8 +294,8 @@ std::vector<std::string> md_row(const CampaignResults& results, const PointMedia
 
 // One row per md point, node count and backend mode: the fractions of time per operation
 // averaged over tasks, and the projected COP speedup computed Table V's way (each fraction
-// divided by that part's measured ÷ modelled-COP time) beside the measured one (this
-// run's time ÷ cop's at the same point, nodes and profile).
+// divided by that part's measured ÷ modelled-COP time, cop_projection.h) beside the
+// measured one (this run's time ÷ cop's at the same point, nodes and profile).
 std::optional<ReportTable> md_table_v(const CampaignResults& results) {
   std::vector<const PointMedian*> md;
   for (const auto& m : results.medians)

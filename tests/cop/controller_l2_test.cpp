@@ -338,7 +338,7 @@ TEST(Level2, BroadcastAndMulticastThroughBothMaskRams) {
 
 TEST(Level2, ABroadcastOverTwoLevelsIsThreePassesThroughALevel) {
   TwoLevelFabric f(2, 4);
-  const model::Timing t;
+  const hardware::Timing t;
   f.send(Node{1, 1}, mask_cmd(Opcode::SETBM, 3, 0x1, false));
   f.settle();
   const uint64_t start = std::max(f.l1(0).cycles(), f.l2().cycles());
