@@ -253,6 +253,40 @@ TEST(Level2, ContributionsWithDifferentOpcodesGiveTheRootAMismatch) {
     }
 }
 
+// cop_reduce over two level-1s whose channel-1 nodes sum doubles and channel-2 nodes
+// longs (libcop_groups.cpp, run_reduce_mismatch), each level-1's entries reaching the
+// level 2 as one frame (carry_frames): a level-1's NACK mismatch comes with the
+// forwarded SETTC/SETBM X of its last node's burst. The level 2 takes it after them:
+// ahead, it voided nothing (no entry yet) or held those commands unanswered, so the
+// root's node waited for their answers until its CopTimeout.
+TEST(Level2, MismatchInsideEachLevel1WithFramesAnswersEveryCommandAndTellsTheRoot) {
+  for (const Node root : {Node{0, 1}, Node{0, 2}})
+    for (const Case& c : kCases) {
+      SCOPED_TRACE("root " + std::to_string(root.chno) + " seed=" + std::to_string(c.seed));
+      TwoLevelFabric f(c.level1s, 4, c.order, c.seed);
+      f.carry_frames();
+      const auto parts = nodes(2, 2);
+      Scripts s = reduce_scripts(parts, {root}, Opcode::SUMI64, 13, [](Node n) { return uint64_t(n.chno); });
+      for (const Node& n : parts)
+        if (n.chno == 1) s[n].back() = contribution(Opcode::SUMF, 13, std::bit_cast<uint64_t>(1.5));
+      inject(f, s, c.order, c.seed);
+      bool told = false;
+      for (const Node& n : parts) {
+        EXPECT_TRUE(f.data(n).empty()) << "node " << n.cntno << "/" << n.chno << " got a result";
+        size_t answers = 0;  // each command's ACK or NACK (mask_in_use, mismatch), besides the operation's NACK
+        for (const auto& d : f.inbox(n)) {
+          const bool mismatch = d.msg.ins.opcode == Opcode::NACK && nack_error(d.msg.data1) == Error::mismatch;
+          if (d.ends_operation) told |= n == root && mismatch;
+          else if (d.link_level) answers += d.msg.ins.opcode == Opcode::ACK || mismatch ||
+                                            nack_error(d.msg.data1) == Error::mask_in_use;
+        }
+        EXPECT_EQ(answers, s[n].size()) << "node " << n.cntno << "/" << n.chno << ": a command never answered";
+      }
+      EXPECT_TRUE(told) << "the root was not told of the mismatch";
+      expect_entries_free(f, 13);
+    }
+}
+
 TEST(Level2, BarrierExitReachesEveryParticipantOnlyAfterTheLast) {
   for (const Case& c : kCases) {
     TwoLevelFabric f(c.level1s, 4, c.order, c.seed);
