@@ -247,13 +247,16 @@ void Controller::void_from_child(int channel, const Message& nack, std::vector<D
   if (wire::nack_error(nack.data1) == Error::mismatch && (tc.pending & channel_bit(channel))) {
     // Its nodes disagreed (global_ops.cpp, contribute): counted as its contribution, and the
     // operation ends with the mismatch once every level-1 has come, so none starts it anew.
+    // That level-1 has told its nodes and freed its entries (its nodes may be in the next
+    // operation on the tag already): the end is not sent to it (tc.ended).
     tc.pending &= ~channel_bit(channel);
     tc.mismatch = true;
+    tc.ended |= channel_bit(channel);
     if (tc.pending == 0)
-      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel), Error::mismatch, out);
+      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~tc.ended, Error::mismatch, out);
     return;
   }
-  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel),
+  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel) & ~tc.ended,
                  wire::nack_error(nack.data1), out);
 }
 
