@@ -304,6 +304,8 @@ void Controller::remember(uint64_t mask, const Message& msg) {
 }
 
 Error Controller::execute(int channel, const Message& msg, Sender from, std::vector<Delivery>& out, bool checked) {
+  // A level-1's NACK mismatch, queued in its order (levels.cpp, receive_from_child).
+  if (config_.level == 2 && msg.ins.opcode == Opcode::NACK) return mismatch_from_child(channel, msg, out);
   // Every field in range before anything is indexed with it (the rules the
   // decoder applies: an in-process sender's message has not been decoded). A
   // message the daemon decoded against config().limits() (receive's `checked`)

@@ -69,7 +69,8 @@
 //    and refused with NACK mismatch, and the operation ends with a NACK mismatch to
 //    those awaiting its result instead of combining SUMF and SUMI64 bit patterns (a
 //    level 2: to every level-1 of it). A level-1 whose nodes disagree on an X
-//    operation sends the NACK up; the level 2 counts it as that controller's part.
+//    operation sends the NACK up; the level 2 counts it as that controller's part,
+//    in that controller's command order (behind the SETTC/SETBM X its nodes sent first).
 //  - A task that ends (end_task) leaves nothing behind: queued commands, a held
 //    lock, its task address space, operations that can no longer complete.
 //
@@ -436,6 +437,8 @@ class Controller {
   // A level-1 voids an X operation its nodes can no longer complete: the level 2 voids it for the others.
   void void_upward(uint8_t ppn, uint32_t tag, wire::Error why, std::vector<Delivery>& out);
   void void_from_child(int channel, const wire::Message& nack, std::vector<Delivery>& out);
+  // A level-1's NACK mismatch queued by receive_from_child, serviced in its channel's order.
+  wire::Error mismatch_from_child(int channel, const wire::Message& nack, std::vector<Delivery>& out);
   void answer_from_parent(const Delivery& down, std::vector<Delivery>& out);
 
   Config config_;

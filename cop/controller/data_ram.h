@@ -35,6 +35,7 @@ struct TcEntry {
   bool forwarded = false;  // sent up; the entry stays accessed until the result comes down
   bool has_op = false;     // the first contribution's opcode is in `op`
   bool mismatch = false;   // a later contribution had another opcode: no result (NACK mismatch)
+  uint64_t ended = 0;      // level 2: level-1s that ended it themselves (NACK mismatch up): not told again
   uint8_t op = 0;
 };
 

@@ -99,7 +99,7 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
     // and those of its nodes that await the result.
     const uint64_t awaiting = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
     void_upward(ppn, tag, Error::mismatch, out);
-    fail_operation(ppn, tag, config_.level == 2 ? tc.mask | awaiting : awaiting, Error::mismatch, out);
+    fail_operation(ppn, tag, config_.level == 2 ? (tc.mask | awaiting) & ~tc.ended : awaiting, Error::mismatch, out);
   } else if (tc.up) {
     contribute_up(ppn, tag, msg, out);
   } else {

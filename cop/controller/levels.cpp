@@ -87,13 +87,24 @@ void Controller::receive_from_child(int channel, const Delivery& up, std::vector
     out.push_back(d);
     return;
   }
-  if (up.link_level) {
-    // A level-1's ACK of what we sent it is the interface's; its NACK voids an operation.
-    if (up.msg.ins.opcode == Opcode::NACK) void_from_child(channel, up.msg, out);
-    return;
-  }
   Sender from = up.hop.origin;
   from.cntno = static_cast<uint8_t>(channel - 1);  // the link, not the message, names the controller
+  if (up.link_level) {
+    // A level-1's ACK of what we sent it is the interface's; its NACK voids an operation.
+    if (up.msg.ins.opcode != Opcode::NACK) return;
+    if (wire::nack_error(up.msg.data1) != Error::mismatch || up.msg.ins.ppn >= ram_.partitions()) {
+      void_from_child(channel, up.msg, out);
+      return;
+    }
+    // A NACK mismatch stands for the level-1's contribution (void_from_child): it takes its
+    // place in the level-1's command order, behind the SETTC/SETBM X its nodes forwarded
+    // before it (they come in one frame). Taken ahead of them it found no entry yet (the
+    // mismatch was lost) or marked the level-1 as contributed, so that they were held
+    // unanswered (repeats_in_progress) and its nodes waited for ever. Serviced: mismatch_from_child.
+    queue(channel).push_back(Pending{up.msg, up.at_cycle, from, true});
+    queued_ppn_[size_t(channel - 1)][up.msg.ins.ppn & wire::kMaxPpn]++;
+    return;
+  }
   receive(channel, up.msg, up.at_cycle, from, out);
 }
 
@@ -220,6 +231,12 @@ void Controller::void_upward(uint8_t ppn, uint32_t tag, Error why, std::vector<D
   send_up(nack, Hop{}, out);
 }
 
+Error Controller::mismatch_from_child(int channel, const Message& nack, std::vector<Delivery>& out) {
+  void_from_child(channel, nack, out);
+  passed_on_ = true;  // not a command: the level-1 waits for no ACK of it
+  return Error::none;
+}
+
 void Controller::void_from_child(int channel, const Message& nack, std::vector<Delivery>& out) {
   const uint8_t ppn = nack.ins.ppn;
   const uint32_t tag = nack.addr.msgtag;
@@ -230,13 +247,16 @@ void Controller::void_from_child(int channel, const Message& nack, std::vector<D
   if (wire::nack_error(nack.data1) == Error::mismatch && (tc.pending & channel_bit(channel))) {
     // Its nodes disagreed (global_ops.cpp, contribute): counted as its contribution, and the
     // operation ends with the mismatch once every level-1 has come, so none starts it anew.
+    // That level-1 has told its nodes and freed its entries (its nodes may be in the next
+    // operation on the tag already): the end is not sent to it (tc.ended).
     tc.pending &= ~channel_bit(channel);
     tc.mismatch = true;
+    tc.ended |= channel_bit(channel);
     if (tc.pending == 0)
-      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel), Error::mismatch, out);
+      fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~tc.ended, Error::mismatch, out);
     return;
   }
-  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel),
+  fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~channel_bit(channel) & ~tc.ended,
                  wire::nack_error(nack.data1), out);
 }
 

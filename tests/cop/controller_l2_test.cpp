@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 using namespace cop;
@@ -251,6 +252,76 @@ TEST(Level2, ContributionsWithDifferentOpcodesGiveTheRootAMismatch) {
       EXPECT_TRUE(told) << "the root was not told of the mismatch";
       expect_entries_free(f, 13);
     }
+}
+
+// cop_reduce over two level-1s whose channel-1 nodes sum doubles and channel-2 nodes
+// longs (libcop_groups.cpp, run_reduce_mismatch), each level-1's entries reaching the
+// level 2 as one frame (carry_frames): a level-1's NACK mismatch comes with the
+// forwarded SETTC/SETBM X of its last node's burst. The level 2 takes it after them:
+// ahead, it voided nothing (no entry yet) or held those commands unanswered, so the
+// root's node waited for their answers until its CopTimeout.
+TEST(Level2, MismatchInsideEachLevel1WithFramesAnswersEveryCommandAndTellsTheRoot) {
+  for (const Node root : {Node{0, 1}, Node{0, 2}})
+    for (const Case& c : kCases) {
+      SCOPED_TRACE("root " + std::to_string(root.chno) + " seed=" + std::to_string(c.seed));
+      TwoLevelFabric f(c.level1s, 4, c.order, c.seed);
+      f.carry_frames();
+      const auto parts = nodes(2, 2);
+      Scripts s = reduce_scripts(parts, {root}, Opcode::SUMI64, 13, [](Node n) { return uint64_t(n.chno); });
+      for (const Node& n : parts)
+        if (n.chno == 1) s[n].back() = contribution(Opcode::SUMF, 13, std::bit_cast<uint64_t>(1.5));
+      inject(f, s, c.order, c.seed);
+      bool told = false;
+      for (const Node& n : parts) {
+        EXPECT_TRUE(f.data(n).empty()) << "node " << n.cntno << "/" << n.chno << " got a result";
+        size_t answers = 0;  // each command's ACK or NACK (mask_in_use, mismatch), besides the operation's NACK
+        for (const auto& d : f.inbox(n)) {
+          const bool mismatch = d.msg.ins.opcode == Opcode::NACK && nack_error(d.msg.data1) == Error::mismatch;
+          if (d.ends_operation) told |= n == root && mismatch;
+          else if (d.link_level) answers += d.msg.ins.opcode == Opcode::ACK || mismatch ||
+                                            nack_error(d.msg.data1) == Error::mask_in_use;
+        }
+        EXPECT_EQ(answers, s[n].size()) << "node " << n.cntno << "/" << n.chno << ": a command never answered";
+      }
+      EXPECT_TRUE(told) << "the root was not told of the mismatch";
+      expect_entries_free(f, 13);
+    }
+}
+
+// A level-1 whose nodes disagreed has ended the operation for them (NACK mismatch to
+// its root) and freed its entries: its nodes go on to the next operation on the tag
+// before the other level-1 comes. The level 2's mismatch is not for that level-1: sent
+// there it voided the next operation (a spurious mismatch at its root) and left the
+// next result parked, for an operation after it to take as its own.
+TEST(Level2, MismatchInsideALevel1DoesNotVoidItsNextOperationOnTheTag) {
+  TwoLevelFabric f(2, 4);
+  const auto parts = nodes(2, 2);
+  const Node root{1, 1};
+  auto only = [](const Scripts& s, int k) {
+    Scripts r;
+    for (const auto& [n, c] : s)
+      if (n.cntno == k) r[n] = c;
+    return r;
+  };
+  auto round = [&](uint64_t base) {
+    return reduce_scripts(parts, {root}, Opcode::SUMI64, 13, [base](Node n) { return base + uint64_t(n.chno); });
+  };
+  Scripts first = round(0), second = round(10), third = round(100);
+  first[root].back() = contribution(Opcode::SUMF, 13, std::bit_cast<uint64_t>(1.5));
+  inject(f, only(first, 1), Order::forward, 1);
+  inject(f, only(second, 1), Order::forward, 1);
+  inject(f, only(first, 0), Order::forward, 1);
+  inject(f, only(second, 0), Order::forward, 1);
+  inject(f, third, Order::forward, 1);
+  std::vector<std::string> got;  // what the root heard, in order
+  for (const auto& d : f.inbox(root)) {
+    if (d.ends_operation) got.push_back("NACK " + std::string(error_name(nack_error(d.msg.data1))));
+    else if (!d.link_level) got.push_back(std::to_string(payload(d.msg)));
+  }
+  const std::vector<std::string> want = {"NACK " + std::string(error_name(Error::mismatch)), std::to_string(4 * 10 + 6),
+                                         std::to_string(4 * 100 + 6)};
+  EXPECT_EQ(got, want);
+  expect_entries_free(f, 13);
 }
 
 TEST(Level2, BarrierExitReachesEveryParticipantOnlyAfterTheLast) {

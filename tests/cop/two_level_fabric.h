@@ -2,7 +2,10 @@
 // controller cores under one level-2 core, in process. It moves Deliveries
 // between cores over per-link FIFOs (a link keeps its order, as the hardware's
 // does) and chooses which core runs and which link moves next by an Order:
-// forward, reversed, or a seeded random interleaving.
+// forward, reversed, or a seeded random interleaving. With carry_frames() a link
+// moves all it holds at once, as copd sends a level-1's deliveries in one frame
+// and the level 2 takes every entry of it before its core runs
+// (server_levels.cpp, handle_child_frame).
 #pragma once
 
 #include "controller/controller.h"
@@ -54,6 +57,8 @@ class TwoLevelFabric {
     c.tas_words = 16;
     return c;
   }
+
+  void carry_frames() { frames_ = true; }
 
   controller::Controller& l1(int k) { return l1_[size_t(k)]; }
   controller::Controller& l2() { return l2_; }
@@ -147,17 +152,18 @@ class TwoLevelFabric {
     if (order_ == Order::reversed) pick = links.back();
     if (order_ == Order::random) pick = links[std::uniform_int_distribution<size_t>(0, links.size() - 1)(rng_)];
     const int k = pick / 2;
-    std::vector<controller::Delivery> out;
-    if (pick % 2 == 0) {
-      const controller::Delivery d = up_[size_t(k)].front();
-      up_[size_t(k)].pop_front();
-      l2_.receive_from_child(k + 1, d, out);
-      route_from_l2(out);
-    } else {
-      const controller::Delivery d = down_[size_t(k)].front();
-      down_[size_t(k)].pop_front();
-      l1(k).receive_from_parent(d, out);
-      route_from_l1(k, out);
+    auto& from = pick % 2 == 0 ? up_[size_t(k)] : down_[size_t(k)];
+    for (size_t n = frames_ ? from.size() : 1; n > 0; --n) {
+      std::vector<controller::Delivery> out;
+      const controller::Delivery d = from.front();
+      from.pop_front();
+      if (pick % 2 == 0) {
+        l2_.receive_from_child(k + 1, d, out);
+        route_from_l2(out);
+      } else {
+        l1(k).receive_from_parent(d, out);
+        route_from_l1(k, out);
+      }
     }
     return true;
   }
@@ -165,6 +171,7 @@ class TwoLevelFabric {
   controller::Controller l2_;
   std::vector<controller::Controller> l1_;
   Order order_;
+  bool frames_ = false;
   std::mt19937 rng_;
   std::vector<std::deque<controller::Delivery>> up_, down_;
   std::map<Node, std::vector<controller::Delivery>> inbox_;
