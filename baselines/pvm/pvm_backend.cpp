@@ -26,7 +26,7 @@ void PvmBackend::start(const PvmOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
-  if (pvm_parent() == PvmNoParent)
+  if (started_by_hand())
     spawn_and_number(options);
   else
     server_tid_ = receive_rank_table(1)[0];  // the rank table from rank 0, with the server's tid
