@@ -44,7 +44,7 @@ void PvmBackend::enroll(const PvmOptions& options) {
     throw std::invalid_argument("unknown PVM route '" + route_ + "' (normal, direct)");
   // Direct: every task asks for task-to-task links. Normal: every task allows them but
   // nobody asks, so traffic goes through the daemons (PvmDontRoute against a direct
-  // request hangs: CLUSTER-NOTES.md).
+  // request hangs the task that asks: it waits for a link the other never grants).
   pvm_check(pvm_setopt(PvmRoute, route_ == "direct" ? PvmRouteDirect : PvmAllowDirect), "pvm_setopt(PvmRoute)");
   encoding_ = encoding_code(options.encoding);
 }

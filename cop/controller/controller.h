@@ -168,7 +168,6 @@ struct Config {
   }
 };
 
-// A message going out to nodes: one channel for answers, a mask for broadcasts.
 // Who sent a command, as the link established it (never what the command's own
 // fields claim): the channel's driver may send supervisor (U/S) commands; a
 // task may act only as the task number its driver enrolled it under.
