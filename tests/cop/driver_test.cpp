@@ -32,6 +32,7 @@ using cop::driver::Port;
 using cop::driver::ResultKind;
 using cop::driver::Wanted;
 using cop::testing::Stack;
+using cop::testing::wait_until;
 using cop::wire::Error;
 using cop::wire::Message;
 using cop::wire::Opcode;
@@ -82,7 +83,7 @@ TEST(Copd, RefusesSecondRegistrationAndUnknownChannel) {
   const pid_t unknown = s.start_driver(4, "9");
   EXPECT_EQ(cop::testing::wait_exit(unknown, 8000), 1);
   EXPECT_NE(s.driver_log(4).find("unknown channel"), std::string::npos) << s.driver_log(4);
-  EXPECT_NE(s.copd_log().find("refused"), std::string::npos);
+  EXPECT_TRUE(s.wait_for_copd_log("refused"));
 }
 
 // A raw node: a UDP socket that speaks frames itself, as its driver (it has
@@ -251,7 +252,7 @@ TEST(Copd, MalformedInputGetsNackAndLogNotCrash) {
   }
   EXPECT_TRUE(nacked);
   EXPECT_TRUE(probed);
-  EXPECT_NE(s.copd_log().find("malformed"), std::string::npos);
+  EXPECT_TRUE(s.wait_for_copd_log("malformed"));
   EXPECT_EQ(::kill(s.copd_pid(), 0), 0);  // still serving
 }
 
@@ -289,16 +290,6 @@ std::optional<uint64_t> fetched(RawNode& node, uint32_t seq, int ms = 2000) {
       if (m.ins.opcode == Opcode::RMW64 && e.seq == seq) return m.data64();
   }
   return std::nullopt;
-}
-
-// Polls `done` (every 10 ms) until it holds or `bound` has passed; whether it held.
-template <class Done>
-bool wait_until(Done done, std::chrono::milliseconds bound) {
-  for (const auto until = std::chrono::steady_clock::now() + bound;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
 }
 
 // A heartbeat round trip: copd takes datagrams in order, so once it answers,
@@ -583,7 +574,7 @@ TEST(Copd, ForgedKeyTknoAndSupervisorAreRefused) {
       if (e.seq == 6 && m.ins.opcode == Opcode::RSRAM64) (e.index == 0 ? tas : sas_word) = m.data64();
   EXPECT_EQ(tas, 77u);
   EXPECT_EQ(sas_word, 0u);
-  EXPECT_NE(s.copd_log().find("MAC is not the task's"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("MAC is not the task's")) << s.copd_log();
   // The task ended: its key is forgotten.
   ASSERT_TRUE(node.enrol(3, 0, cop::link::FrameType::task_end));
   node.send(node.command(7, {write(3, 13)}, 3, token));
@@ -604,7 +595,7 @@ TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
   const pid_t again = s.start_driver(1);
   ASSERT_TRUE(s.wait_for_driver_log(1, "registered with copd", 2)) << s.driver_log(1) << s.copd_log();
   EXPECT_EQ(::waitpid(again, nullptr, WNOHANG), 0);  // still running
-  EXPECT_NE(s.copd_log().find("taken over by a new driver"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("taken over by a new driver")) << s.copd_log();
   auto p1 = open(s, 1, GetParam());
   auto p2 = open(s, 2, GetParam());
   ASSERT_TRUE(p1 && p2);
@@ -715,7 +706,7 @@ TEST_P(Modes, ALockHeldTooLongIsTakenBackAndTheOtherChannelsRun) {
   // 20 s turns that into the failure below.
   if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
   EXPECT_EQ(done.get(), 10) << "the other channel's operations did not all complete while a LOCK was held";
-  EXPECT_NE(s.copd_log().find("taken back"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("taken back")) << s.copd_log();
   std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
   ASSERT_EQ(holder->exchange(unlock, a), Error::none);
   EXPECT_EQ(a[0].error, Error::lock_timeout);
@@ -1074,7 +1065,7 @@ TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
     // Node 4's own task sees its driver gone.
     EXPECT_EQ(barrier(node4, 7, bit(1) | bit(2) | bit(3) | bit(4)), Error::link_down);
   });
-  EXPECT_NE(s.copd_log().find("channel 4 down"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("channel 4 down")) << s.copd_log();
 }
 
 TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {
