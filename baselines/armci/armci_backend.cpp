@@ -12,7 +12,7 @@ namespace copbench::armci {
 
 ArmciBackend::ArmciBackend(int* argc, char*** argv) : MpirunBackend("armci") {
   MPI_Init(argc, argv);
-  ARMCI_Init();
+  armci_check(ARMCI_Init(), "ARMCI_Init");
   rank_ = armci_msg_me();
   size_ = armci_msg_nproc();
   // Only what the run uses is set up (the worker's command line says): echo and the
@@ -21,14 +21,15 @@ ArmciBackend::ArmciBackend(int* argc, char*** argv) : MpirunBackend("armci") {
   if (uses_any(used, {Op::shared_read, Op::shared_write, Op::shared_rmw, Op::shared_cas, Op::fence,
                       Op::fence_window, Op::fence_barrier})) {
     bases_.resize(static_cast<std::size_t>(size_));
-    ARMCI_Malloc(bases_.data(), static_cast<armci_size_t>(kSharedWords * sizeof(std::int64_t)));
+    armci_check(ARMCI_Malloc(bases_.data(), static_cast<armci_size_t>(kSharedWords * sizeof(std::int64_t))),
+                "ARMCI_Malloc");
     // ARMCI-MPI memory is only touched locally inside an access epoch.
     ARMCI_Access_begin(bases_[static_cast<std::size_t>(rank_)]);
     for (int i = 0; i < kSharedWords; ++i) *word(rank_, i) = 0;
     ARMCI_Access_end(bases_[static_cast<std::size_t>(rank_)]);
   }
   if (uses_any(used, {Op::lock})) {
-    ARMCI_Create_mutexes(kLocks);
+    armci_check(ARMCI_Create_mutexes(kLocks), "ARMCI_Create_mutexes");
     mutexes_ = true;
   }
   ARMCI_Barrier();

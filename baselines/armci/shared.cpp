@@ -31,20 +31,21 @@ void ArmciBackend::unlock(int lock_id) {
 
 std::int64_t ArmciBackend::shared_read(int owner, int index) {
   std::int64_t value = 0;
-  ARMCI_Get(word(owner, index), &value, sizeof value, owner);
+  armci_check(ARMCI_Get(word(owner, index), &value, sizeof value, owner), "ARMCI_Get");
   progress_if_local(owner, rank_);
   return value;
 }
 
 void ArmciBackend::shared_write(int owner, int index, std::int64_t value) {
-  ARMCI_Put(&value, word(owner, index), sizeof value, owner);
+  armci_check(ARMCI_Put(&value, word(owner, index), sizeof value, owner), "ARMCI_Put");
   progress_if_local(owner, rank_);
 }
 
 std::int64_t ArmciBackend::shared_fetch_add(int owner, int index, std::int64_t add) {
   static_assert(sizeof(long) == sizeof(std::int64_t));
   long old = 0;
-  ARMCI_Rmw(ARMCI_FETCH_AND_ADD_LONG, &old, word(owner, index), static_cast<int>(add), owner);
+  armci_check(ARMCI_Rmw(ARMCI_FETCH_AND_ADD_LONG, &old, word(owner, index), static_cast<int>(add), owner),
+              "ARMCI_Rmw");
   progress_if_local(owner, rank_);
   return old;
 }

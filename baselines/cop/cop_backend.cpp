@@ -45,7 +45,7 @@ void CopBackend::start(const CopOptions& options) {
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
   CopOptions mine = options;
-  if (pvm_parent() == PvmNoParent) {
+  if (pvm::started_by_hand()) {
     spawn_and_number(options);
     if (mine.driver.empty()) mine.driver = driver_for_node(1);
   } else {

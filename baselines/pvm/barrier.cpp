@@ -7,7 +7,9 @@
 
 namespace copbench::pvm {
 
-void PvmBackend::barrier() { pvm_barrier(group_.data(), ranks()); }
+// PvmAutoErr is off (tasks.cpp), so a failed barrier only says so in its return code: a
+// barrier that did not happen must fail the point, not be timed.
+void PvmBackend::barrier() { pvm_check(pvm_barrier(group_.data(), ranks()), "pvm_barrier"); }
 
 double PvmBackend::bare_barrier_loop(int iterations) {
   std::vector<double> seconds(static_cast<std::size_t>(iterations));

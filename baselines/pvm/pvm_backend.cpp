@@ -26,7 +26,7 @@ void PvmBackend::start(const PvmOptions& options) {
   if (options.timeout_s > 0) ::alarm(static_cast<unsigned>(options.timeout_s));
   tasks_per_node_ = options.tasks_per_node;  // every task has it from the same arguments
   enroll(options);
-  if (pvm_parent() == PvmNoParent)
+  if (started_by_hand())
     spawn_and_number(options);
   else
     server_tid_ = receive_rank_table(1)[0];  // the rank table from rank 0, with the server's tid
@@ -44,7 +44,7 @@ void PvmBackend::enroll(const PvmOptions& options) {
     throw std::invalid_argument("unknown PVM route '" + route_ + "' (normal, direct)");
   // Direct: every task asks for task-to-task links. Normal: every task allows them but
   // nobody asks, so traffic goes through the daemons (PvmDontRoute against a direct
-  // request hangs: CLUSTER-NOTES.md).
+  // request hangs the task that asks: it waits for a link the other never grants).
   pvm_check(pvm_setopt(PvmRoute, route_ == "direct" ? PvmRouteDirect : PvmAllowDirect), "pvm_setopt(PvmRoute)");
   encoding_ = encoding_code(options.encoding);
 }

@@ -36,6 +36,13 @@ int virtual_machine_hosts() {
   return nhost;
 }
 
+bool started_by_hand() {
+  const int parent = pvm_parent();
+  if (parent == PvmNoParent) return true;
+  pvm_check(parent, "pvm_parent");
+  return false;
+}
+
 std::vector<int> spawn_ranks(int my_tid, int nodes, int tasks_per_node,
                              const std::function<std::vector<std::string>(int rank)>& args_for) {
   const int t = tasks_per_node;

@@ -31,6 +31,10 @@ std::vector<int> spawn_ranks(int my_tid, int nodes, int tasks_per_node,
 // Hosts of the running virtual machine (throws when pvm_config fails).
 int virtual_machine_hosts();
 
+// Whether this task was started by hand (rank 0) rather than pvm_spawned: pvm_parent says
+// PvmNoParent. Any other error (the pvmd gone) throws instead of passing for "has a parent".
+bool started_by_hand();
+
 // A backend whose ranks are PVM tasks (pvm, cop): rank 0 spawns the others and sends
 // them the rank table; every task joins the run's group in rank order.
 class PvmTaskBackend : public baselines::CatalogBackend {

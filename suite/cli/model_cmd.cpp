@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "copbench/number_options.h"
 #include "copbench/results.h"
 #include "model/analytic.h"
 #include "model/scale.h"
@@ -35,11 +36,17 @@ struct ModelOptions {
 };
 
 void add_timing_options(CLI::App* cmd, Timing& t) {
-  cmd->add_option("--p-clk-ns", t.p_clk_ns, "P_CLK, the controller clock period in ns")->capture_default_str();
-  cmd->add_option("--t-cn-cop", t.t_cn_cop, "t_CN-COP cycles: node to controller")->capture_default_str();
-  cmd->add_option("--t-op-int", t.t_op_int, "t_OP cycles for integer, RAM and control commands")->capture_default_str();
-  cmd->add_option("--t-op-fp", t.t_op_fp, "t_OP cycles for floating-point commands")->capture_default_str();
-  cmd->add_option("--t-cop-cn", t.t_cop_cn, "t_COP-CN cycles: controller to node")->capture_default_str();
+  // Bounds far beyond any hardware, low enough that cycles x messages x P_CLK cannot overflow.
+  const CLI::Validator cycles = whole_number(0, 1000000);
+  cmd->add_option("--p-clk-ns", t.p_clk_ns, "P_CLK, the controller clock period in ns")
+      ->capture_default_str()
+      ->check(positive_real(1e6));
+  cmd->add_option("--t-cn-cop", t.t_cn_cop, "t_CN-COP cycles: node to controller")->capture_default_str()->check(cycles);
+  cmd->add_option("--t-op-int", t.t_op_int, "t_OP cycles for integer, RAM and control commands")
+      ->capture_default_str()
+      ->check(cycles);
+  cmd->add_option("--t-op-fp", t.t_op_fp, "t_OP cycles for floating-point commands")->capture_default_str()->check(cycles);
+  cmd->add_option("--t-cop-cn", t.t_cop_cn, "t_COP-CN cycles: controller to node")->capture_default_str()->check(cycles);
   cmd->add_option("--max-op-messages", t.max_op_messages, "messages in the longest locked burst (t_MAX-OP)")
       ->capture_default_str()
       ->check(CLI::Range(1, 128));

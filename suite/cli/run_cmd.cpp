@@ -11,6 +11,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "copbench/launch.h"
+#include "copbench/number_options.h"
 #include "copbench/results.h"
 #include "copbench/worker.h"
 
@@ -187,24 +188,26 @@ void add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand("run", "run one benchmark on one backend");
   run->add_option("bench", opt->bench, "benchmark (see `copbench list`)")->required();
   run->add_option("--backend", opt->where.backend, "backend: pvm, mpi, smpi, armci, cop, sim-cop (copbench list shows what each offers)")->required();
-  run->add_option("--nodes", opt->where.nodes, "nodes; on one machine, emulated by ranks on loopback");
+  run->add_option("--nodes", opt->where.nodes, "nodes; on one machine, emulated by ranks on loopback")
+      ->check(whole_number(1));
   run->add_option("--tasks-per-node", opt->where.tasks_per_node,
                   "ranks per node (default 1); ranks k*T .. k*T+T-1 on node k");
   run->add_option("--sizes", opt->sizes, "sizes in bytes, e.g. 0,8,1K,64K");
   run->add_option("--param", opt->params, "KEY=VALUE parameter of an application (repeatable), e.g. steps=256");
   run->add_option("--reps", opt->reps, "repetitions to keep at least (default 10; 1 simulated: --platform)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--max-reps", opt->max_reps, "give up the 10 % CI target after this many (default 4x reps; 1 simulated)");
+      ->check(whole_number(1));
+  run->add_option("--max-reps", opt->max_reps, "give up the 10 % CI target after this many (default 4x reps; 1 simulated)")
+      ->check(whole_number(1));
   run->add_option("--iters", opt->iters, "timed iterations per repetition (default 30; 3 simulated)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--warmup", opt->warmup, "warm-up iterations (default 10; 1 simulated)")->check(CLI::NonNegativeNumber);
+      ->check(whole_number(1));
+  run->add_option("--warmup", opt->warmup, "warm-up iterations (default 10; 1 simulated)")->check(whole_number(0));
   run->add_option("--route", opt->where.route, "route or mode (pvm: normal, direct)");
   run->add_option("--encoding", opt->where.encoding, "PVM data encoding: default, raw, inplace");
   run->add_option("--hostfile", opt->where.hostfile, "a cluster's hosts (mpirun hostfile syntax)");
   run->add_option("--platform", opt->where.platform, "smpi, sim-cop: the simulated platform, results/platforms/NAME.xml");
   run->add_option("--link-profile", opt->link_profile, "link profile recorded in the results (default loopback / cluster)");
   run->add_option("--out", opt->out, "write Google Benchmark JSON here (atomically)");
-  run->add_option("--timeout", opt->where.timeout, "seconds before the run is killed")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", opt->where.timeout, "seconds before the run is killed")->check(whole_number(1));
   run->add_flag("--json", opt->json_only, "print the JSON instead of the table");
   run->callback([opt] {
     LaunchRequest req = run_request(*opt);

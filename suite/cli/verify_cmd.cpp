@@ -8,6 +8,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "copbench/launch.h"
+#include "copbench/number_options.h"
 
 namespace copbench::cli {
 
@@ -16,13 +17,13 @@ void add_verify_command(CLI::App& app) {
   opt->timeout = 300;
   CLI::App* verify = app.add_subcommand("verify", "check a backend's operations give correct results");
   verify->add_option("--backend", opt->backend, "backend")->required();
-  verify->add_option("--nodes", opt->nodes, "nodes");
+  verify->add_option("--nodes", opt->nodes, "nodes")->check(whole_number(1));
   verify->add_option("--tasks-per-node", opt->tasks_per_node, "ranks per node (default 1), in blocks");
   verify->add_option("--route", opt->route, "route or mode");
   verify->add_option("--encoding", opt->encoding, "PVM data encoding");
   verify->add_option("--hostfile", opt->hostfile, "a cluster's hosts");
   verify->add_option("--platform", opt->platform, "smpi, sim-cop: the simulated platform, results/platforms/NAME.xml");
-  verify->add_option("--timeout", opt->timeout, "seconds before the run is killed");
+  verify->add_option("--timeout", opt->timeout, "seconds before the run is killed")->check(whole_number(1));
   verify->callback([opt] {
     LaunchRequest req = checked_request(checked_backend(opt->backend), *opt, 1);
     req.worker.verify = true;

@@ -255,7 +255,8 @@ std::vector<std::string> worker_command(const LaunchRequest& req, const std::str
     argv = {"mpirun", "-np", std::to_string(ranks)};
     if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
     // Every local rank stands for a node: never pin two of them to one core, and when
-    // there are more ranks than cores let waiting ranks yield (CLUSTER-NOTES.md).
+    // there are more ranks than cores let waiting ranks yield (Open MPI busy-polls, and
+    // spinning ranks on one core starve the rank they wait for).
     argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
     unsigned cores = std::thread::hardware_concurrency();
     if (req.hostfile.empty() && !in_allocation && ranks > static_cast<int>(cores))

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "copbench/timing.h"
+#include "copbench/number_options.h"
 #include "copbench/worker.h"
 
 #ifdef COPBENCH_SIMULATED_CLOCK
@@ -31,15 +32,15 @@ void add_options(CLI::App& app, WorkerArgs& a, Unparsed& u) {
   app.add_flag("--verify", a.verify);
   app.add_option("--sizes", u.sizes);
   app.add_option("--param", u.params);
-  app.add_option("--warmup", a.params.timing.warmup)->check(CLI::NonNegativeNumber);
-  app.add_option("--iters", a.params.timing.iterations)->check(CLI::PositiveNumber);
-  app.add_option("--reps", a.params.timing.min_reps)->check(CLI::PositiveNumber);
-  app.add_option("--max-reps", u.max_reps)->check(CLI::PositiveNumber);
+  app.add_option("--warmup", a.params.timing.warmup)->check(whole_number(0));
+  app.add_option("--iters", a.params.timing.iterations)->check(whole_number(1));
+  app.add_option("--reps", a.params.timing.min_reps)->check(whole_number(1));
+  app.add_option("--max-reps", u.max_reps)->check(whole_number(1));
   app.add_option("--route", a.route);
   app.add_option("--encoding", a.encoding);
-  app.add_option("--nodes", a.nodes)->check(CLI::PositiveNumber);
-  app.add_option("--tasks-per-node", a.tasks_per_node)->check(CLI::PositiveNumber);
-  app.add_option("--timeout", a.timeout_s)->check(CLI::NonNegativeNumber);
+  app.add_option("--nodes", a.nodes)->check(whole_number(1));
+  app.add_option("--tasks-per-node", a.tasks_per_node)->check(whole_number(1));
+  app.add_option("--timeout", a.timeout_s)->check(whole_number(0));
   app.add_option("--result", a.result_path);
   app.add_option("--error-file", a.error_path);
   app.add_option("--link-profile", a.context.link_profile);

@@ -33,11 +33,11 @@ temp_dirs() { find "$tmp" -mindepth 1 -maxdepth 1 -name 'copbench-*' ! -name 'co
 
 "$copbench" campaign run "$data/cleanup-long.yml" --results "$work/res" --quiet >"$work/first.out" 2>&1 &
 runner=$!
-wait_for "the pvm point to start" pvm_running
+wait_until 120 pvm_running || fail "the pvm point never started: $(cat "$work/first.out")"
 dir=$(ls -d "$work"/res/cleanup-*)
 [ -f "$dir/runner.json" ] || fail "the run wrote no runner.json"
 tokens=("$(token_of "$dir/runner.json")")
-wait_for "the run's pvmd, pvmgs and pvm worker" eval 'has pvmd && has pvmgs && has copbench-worke'
+wait_until 120 eval 'has pvmd && has pvmgs && has copbench-worke' || fail "the run's pvmd, pvmgs and pvm worker never all ran"
 [ -n "$(temp_dirs)" ] || fail "no temporary directory of the run found in $tmp"
 echo "running: $(tagged "${tokens[@]}" | awk '{print $2}' | sort | uniq -c | xargs)"
 
@@ -60,7 +60,7 @@ if [ "$mode" = term ]; then
   [ -z "$(temp_dirs)" ] || fail "temporary directories left after SIGTERM: $(temp_dirs)"
   [ ! -e "$dir/runner.json" ] || fail "runner.json left after a clean stop"
   [ -z "$(ls -A "$work/state" 2>/dev/null)" ] || fail "a run record left in the state directory"
-  /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))["benchmarks"]' "$dir/raw/$mpi_point.json" ||
+  checks whole "$dir/raw/$mpi_point.json" ||
     fail "the finished point's result is not kept whole"
   grep -q '"pending"' "$dir/status/$pvm_point.json" || fail "the interrupted point is not pending: $(cat "$dir/status/$pvm_point.json")"
   [ ! -e "$dir/raw/$pvm_point.json" ] || fail "the interrupted point has a result"

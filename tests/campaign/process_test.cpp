@@ -11,6 +11,7 @@
 
 #include "copbench/files.h"
 #include "copbench/process.h"
+#include "../cop/wait.h"  // cop::testing::wait_until, the C++ tests' one wait
 
 namespace copbench {
 namespace {
@@ -71,7 +72,7 @@ TEST(process, deadline_stops_the_whole_group) {
   std::ifstream(dir / "child") >> child;
   ASSERT_GT(child, 0);
   // The grandchild got the group's SIGTERM; once reaped by init it is gone.
-  for (int i = 0; i < 500 && ::kill(child, 0) == 0; ++i) ::usleep(10000);
+  cop::testing::wait_until([&] { return ::kill(child, 0) != 0; }, std::chrono::seconds(5));
   EXPECT_NE(::kill(child, 0), 0);
   fs::remove_all(dir);
 }

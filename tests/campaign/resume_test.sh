@@ -22,12 +22,12 @@ long_point_running() {
   local d
   d=$(ls -d "$work"/tiny-* 2>/dev/null) || return 1
   grep -q '"running"' "$d/status/$long.json" 2>/dev/null &&
-    /usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["worker_pid"] > 0 else 1)' "$d/runner.json" 2>/dev/null
+    [ "$(checks field "$d/runner.json" worker_pid 2>/dev/null)" -gt 0 ] 2>/dev/null
 }
 
 "$copbench" campaign run "$data/tiny-long.yml" --results "$work" --quiet >"$work/first.out" 2>&1 &
 runner=$!
-wait_for "the third point to run" long_point_running
+wait_until 120 long_point_running || fail "the third point never ran: $(cat "$work/first.out")"
 token=$(token_of "$(ls -d "$work"/tiny-*)/runner.json")
 kill -KILL "$runner"
 set +e
@@ -38,7 +38,7 @@ runner=
 [ "$rc" -eq 137 ] || fail "the killed run exited $rc, expected 137 (SIGKILL)"
 dir=$(ls -d "$work"/tiny-*)
 [ "$(ls "$dir/raw" | wc -l)" -eq 2 ] || fail "expected 2 finished points, got: $(ls "$dir/raw")"
-for f in "$dir"/raw/*.json; do /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))["benchmarks"]' "$f" || fail "$f is not whole"; done
+checks whole "$dir"/raw/*.json || fail "a finished point's result is not whole"
 ls -la "$dir/raw" | grep -q '\.tmp' && fail "a temporary file was left behind"
 before=$(cd "$dir/raw" && stat -c '%n %i %Y' ./*.json && md5sum ./*.json)
 
@@ -54,7 +54,7 @@ grep -q "cleaned up after killed run pid [0-9]* ($dir): stopped [1-9][0-9]* left
   fail "the resume does not say it stopped the killed run's worker: $(cat "$dir/campaign.log")"
 left=$(tagged "$token")
 [ -z "$left" ] || fail "processes of the killed run left after the resume: $left"
-[ "$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sessions"]))' "$dir/manifest.json")" -eq 2 ] || fail "manifest should list 2 sessions"
+[ "$(checks length "$dir/manifest.json" sessions)" -eq 2 ] || fail "manifest should list 2 sessions"
 
 "$copbench" campaign run "$data/tiny.yml" --resume "$dir" --quiet >"$work/third.out" 2>&1 || fail "second resume failed"
 grep -q "4 already done, 0 ran" "$work/third.out" || fail "second resume ran something: $(cat "$work/third.out")"

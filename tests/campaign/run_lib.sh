@@ -1,17 +1,10 @@
 # Sourced by the campaign tests that stop a runner from outside (cleanup_test.sh,
-# resume_test.sh): waiting for a condition, and a run's processes by its tag.
+# resume_test.sh): failing, waiting for a condition (tests/lib/wait.sh), and a run's
+# processes by its tag.
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# wait_for WHAT COMMAND...: polls COMMAND every 50 ms, at most 120 s (a condition, never a fixed sleep).
-wait_for() {
-  local what=$1 deadline=$((SECONDS + 120))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $what"
-    sleep 0.05
-  done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/wait.sh"  # wait_until TIMEOUT_S COMMAND...
 
 # Live (not zombie) processes carrying one of the given run tokens (COPBENCH_CAMPAIGN_RUN):
 # "pid comm" lines.
@@ -25,5 +18,7 @@ tagged() {
   done
 }
 
+# checks ARGS...: tests/lib/checks.py (the shell tests' checks of result and JSON files).
+checks() { /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.py" "$@"; }
 # The run token of a runner.json.
-token_of() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$1"; }
+token_of() { checks field "$1" token; }

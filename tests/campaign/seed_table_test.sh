@@ -37,20 +37,7 @@ EOF
 # verdict ROW-PREFIX COLUMN TEXT: the row's (first match) cell in the table's column COLUMN
 # is TEXT; verdict_none: the table has no verdict column (no row carries a tolerance).
 verdict() {
-  python3 - "$work/tables/$table.csv" "$@" <<'EOF' || fail "row '$1': expected '$3' in column '$2'"
-import csv, sys
-path, row, column, text = sys.argv[1:]
-rows = list(csv.reader(open(path, newline="")))
-if column not in rows[0]:
-    sys.exit(f"no column '{column}' in {rows[0]}")
-got = [r for r in rows[1:] if r[0].startswith(row)]
-if not got:
-    sys.exit(f"no row '{row}'")
-cell = got[0][rows[0].index(column)]
-if cell != text:
-    print(f"got '{cell}'")
-    sys.exit(1)
-EOF
+  python3 "$(dirname "$0")/../lib/checks.py" csv-cell "$work/tables/$table.csv" "$@" || fail "row '$1': expected '$3' in column '$2'"
 }
 verdict_none() {
   if head -1 "$work/tables/$table.csv" | grep -q "verdict"; then fail "a verdict column in a table whose rows carry no tolerance"; fi

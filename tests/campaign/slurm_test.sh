@@ -20,6 +20,7 @@
 set -euo pipefail
 copbench=$1 campaign=$2 work=$3 inventory=${4:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib/wait.sh"  # wait_until TIMEOUT_S COMMAND...
 # Waits for the campaign runner started in the background; its exit status in rc.
 wait_runner() {
   set +e
@@ -49,14 +50,15 @@ blocker=${blocker%%;*}
 
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --results "$work" --quiet >"$work/first.out" 2>&1 &
 runner=$!
-# Wait for the condition (the held job pending for resources), bounded.
+# Wait for the condition (the held job pending for resources), bounded; or the runner gone.
 job=
-for _ in $(seq 600); do
+held_pending() {
+  local line
   line=$(squeue -h -n "$held" -o '%i %T %r' | head -1)
-  if [[ $line == *" PENDING "* ]]; then job=${line%% *}; break; fi
-  kill -0 "$runner" 2>/dev/null || break
-  sleep 0.1
-done
+  if [[ $line == *" PENDING "* ]]; then job=${line%% *}; return 0; fi
+  ! kill -0 "$runner" 2>/dev/null
+}
+wait_until 60 held_pending || true
 [ -n "$job" ] || fail "no pending job $held appeared: $(cat "$work/first.out")"
 scancel "$job"
 [ -z "$blocker" ] || { scancel "$blocker"; blocker=; }
@@ -144,12 +146,11 @@ YML
 "$copbench" campaign run "$work/cancel.yml" "${cluster[@]}" --launcher slurm --results "$work/cancel" --quiet >"$work/cancel.out" 2>&1 &
 runner=$!
 up=
-for _ in $(seq 1200); do
+stack_up_or_runner_gone() {
   up=$(ls "$work"/cancel/cancel-*/jobs/*/cop-stack 2>/dev/null | head -1 || true)
-  [ -z "$up" ] || break
-  kill -0 "$runner" 2>/dev/null || break
-  sleep 0.1
-done
+  [ -n "$up" ] || ! kill -0 "$runner" 2>/dev/null
+}
+wait_until 120 stack_up_or_runner_gone || true
 [ -n "$up" ] || fail "the cop job's stack never came up: $(cat "$work/cancel.out")"
 job=$(squeue -h -n copbench-barrier.cop-direct-raw.n3.native -o %i | head -1)
 [ -n "$job" ] || job=$(squeue -h -o '%i %j' | awk '$2 ~ /cop/ {print $1; exit}')
@@ -166,12 +167,8 @@ assert st[0]["reason"].startswith(f"Slurm job {job} CANCELLED"), st[0]["reason"]
 print("cancelled cop job", job, "failed:", st[0]["reason"])
 PY
 # The job's script stops them on SIGTERM (within Slurm's KillWait): wait for that, bounded.
-for _ in $(seq 300); do
-  left=$(leftovers)
-  [ -n "$left" ] || break
-  sleep 0.2
-done
-[ -z "$left" ] || fail "the cancelled cop job left daemons or directories: $left"
+nothing_left() { left=$(leftovers); [ -z "$left" ]; }
+WAIT_EVERY_S=0.2 wait_until 60 nothing_left || fail "the cancelled cop job left daemons or directories: $left"
 
 # Two levels in a job (seed 000 ch. IV, Figure 5): per_controller 2 on 3 hosts, two
 # level-1 copd (channels 1-2 and 1) under a level-2 copd, all private to the job; the

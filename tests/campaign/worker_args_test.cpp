@@ -124,5 +124,25 @@ TEST(worker_args, refuses_bad_lines) {
   EXPECT_THROW(parse_worker_args(std::vector<std::string>{"--bench", "echo", "--bogus"}), std::invalid_argument);
 }
 
+// Every numeric option out of range (negative, zero where at least 1, too large for an
+// int) is refused with one message naming the option and its bounds, not a 309-digit
+// bound or "Could not convert".
+TEST(worker_args, numbers_out_of_range_name_their_bounds) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--iters", "-5"}, {"--iters", "0"}, {"--reps", "-1"}, {"--max-reps", "-3"}, {"--warmup", "-1"},
+      {"--nodes", "0"}, {"--tasks-per-node", "-2"}, {"--timeout", "-1"}, {"--iters", "99999999999"},
+      {"--reps", "1.5"}};
+  for (const auto& [option, value] : bad) {
+    try {
+      parse_worker_args(std::vector<std::string>{"--bench", "echo", option, value});
+      ADD_FAILURE() << option << " " << value << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(option + ": '" + value + "' is not a whole number from "), std::string::npos) << what;
+      EXPECT_LT(what.size(), 120u) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace copbench

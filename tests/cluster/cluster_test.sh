@@ -46,6 +46,7 @@ nodes=3
 hosts="node1 node2 node3"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib/wait.sh"  # wait_until TIMEOUT_S COMMAND...
 [ "$(id -u)" -eq 0 ] || { echo "not root: the emulated cluster needs network namespaces; skipped"; exit 77; }
 
 # One lifecycle at a time: a second ctest run in the same build (someone else's
@@ -53,17 +54,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # that ran `up` owns the cluster until its `down`.
 lock="$COPBENCH_CLUSTER_STATE.owner"
 owner() { cat "$lock" 2>/dev/null; }
-take_cluster() {
+# The cluster is free (no owner, or an owner that is gone) or already this run's.
+cluster_free() {
   local o
-  for _ in $(seq 300); do
-    o=$(owner)
-    if [ -z "$o" ] || [ "$o" = "$PPID" ] || ! kill -0 "$o" 2>/dev/null; then
-      mkdir -p "$(dirname "$lock")" && echo "$PPID" >"$lock"
-      return 0
-    fi
-    sleep 1
-  done
-  fail "the test cluster is held by another test run (process $o)"
+  o=$(owner)
+  [ -z "$o" ] || [ "$o" = "$PPID" ] || ! kill -0 "$o" 2>/dev/null
+}
+take_cluster() {
+  WAIT_EVERY_S=1 wait_until 300 cluster_free || fail "the test cluster is held by another test run (process $(owner))"
+  mkdir -p "$(dirname "$lock")" && echo "$PPID" >"$lock"
 }
 check_owner() {
   [ "$(owner)" = "$PPID" ] || fail "the test cluster is not this run's (held by process $(owner)): run the steps through ctest -L cluster"
@@ -131,6 +130,7 @@ cop_run() {
 
 # Running, not a zombie.
 alive() { [ -e "/proc/$1" ] && ! awk '$1 == "State:" && $2 == "Z" {z = 1} END {exit !z}' "/proc/$1/status" 2>/dev/null; }
+gone() { ! alive "$1"; }
 
 changed_counts() { awk '/ : ok=/ {for (i = 1; i <= NF; i++) if ($i ~ /^changed=/) print $1, $i}'; }
 
@@ -309,7 +309,7 @@ case $step in
     # A host that crashes is named by the health check (and down still cleans up).
     read -r _ init <"$COPBENCH_CLUSTER_STATE/pids/node3.pid"
     kill -KILL "$init"
-    for _ in $(seq 50); do alive "$init" || break; sleep 0.05; done
+    wait_until 3 gone "$init" || true  # the status check below names it either way
     out=$("$cluster" status) && fail "status is healthy with node3 gone"
     grep -q "node3: MISSING host" <<<"$out" || fail "status does not name the missing host: $out"
     echo "teardown: ok"
@@ -334,10 +334,7 @@ case $step in
     # A dead process may stay a zombie until this machine's init reaps it: that
     # one runs no more. A live one must be gone within a moment.
     for pid in $pids; do
-      for _ in $(seq 50); do
-        alive "$pid" || break
-        sleep 0.05
-      done
+      wait_until 3 gone "$pid" 2>/dev/null || true  # a zombie of another namespace is judged below
       alive "$pid" && [ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] &&
         fail "process $pid of the cluster still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
     done

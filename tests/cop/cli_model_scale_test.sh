@@ -57,5 +57,5 @@ cmp "$tmp/scale.csv" "$tmp/out/scale.csv"
 for bad in "--nodes 3" "--t-op-int notanumber" "--max-op-messages 500"; do
   # shellcheck disable=SC2086
   if "$copbench" model scale $bad > /dev/null 2> "$tmp/err"; then echo "accepted: $bad"; exit 1; fi
-  grep -Eq "not expected|Could not convert|not in range" "$tmp/err" || { echo "no clear error for $bad:"; cat "$tmp/err"; exit 1; }
+  grep -Eq "not expected|is not a whole number|not in range" "$tmp/err" || { echo "no clear error for $bad:"; cat "$tmp/err"; exit 1; }
 done

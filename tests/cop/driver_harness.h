@@ -24,6 +24,7 @@
 #include "link/auth.h"
 #include "link/udp.h"
 #include "stack.h"
+#include "wait.h"
 
 namespace {
 
@@ -213,15 +214,7 @@ inline std::optional<uint64_t> fetched(RawNode& node, uint32_t seq, int ms = 200
   return std::nullopt;
 }
 
-// Polls `done` (every 10 ms) until it holds or `bound` has passed; whether it held.
-template <class Done>
-bool wait_until(Done done, std::chrono::milliseconds bound) {
-  for (const auto until = std::chrono::steady_clock::now() + bound;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
+using cop::testing::wait_until;  // tests/cop/wait.h, the one wait of the C++ tests
 
 // A heartbeat round trip: copd takes datagrams in order, so once it answers,
 // it has taken everything the node sent before. Other frames received on the

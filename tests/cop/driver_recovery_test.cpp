@@ -18,7 +18,7 @@ TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
   const pid_t again = s.start_driver(1);
   ASSERT_TRUE(s.wait_for_driver_log(1, "registered with copd", 2)) << s.driver_log(1) << s.copd_log();
   EXPECT_EQ(::waitpid(again, nullptr, WNOHANG), 0);  // still running
-  EXPECT_NE(s.copd_log().find("taken over by a new driver"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("taken over by a new driver")) << s.copd_log();
   auto p1 = open(s, 1, GetParam());
   auto p2 = open(s, 2, GetParam());
   ASSERT_TRUE(p1 && p2);
@@ -129,7 +129,7 @@ TEST_P(Modes, ALockHeldTooLongIsTakenBackAndTheOtherChannelsRun) {
   // 20 s turns that into the failure below.
   if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) s.kill_copd();
   EXPECT_EQ(done.get(), 10) << "the other channel's operations did not all complete while a LOCK was held";
-  EXPECT_NE(s.copd_log().find("taken back"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("taken back")) << s.copd_log();
   std::vector<Message> unlock = {cmd(Opcode::UNLOCK, *holder)};
   ASSERT_EQ(holder->exchange(unlock, a), Error::none);
   EXPECT_EQ(a[0].error, Error::lock_timeout);
@@ -265,7 +265,7 @@ TEST_P(Modes, KilledDriverGivesEveryWaitingTaskAnError) {
     // Node 4's own task sees its driver gone.
     EXPECT_EQ(barrier(node4, 7, bit(1) | bit(2) | bit(3) | bit(4)), Error::link_down);
   });
-  EXPECT_NE(s.copd_log().find("channel 4 down"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("channel 4 down")) << s.copd_log();
 }
 
 TEST_P(Modes, KilledCopdGivesEveryWaitingTaskAnError) {

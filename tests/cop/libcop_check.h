@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "task_report.h"
+#include "wait.h"
 
 // Codes of newer cop.h (so the check also builds against an older libcop, to show its failures).
 #ifndef CopErrTagOverlap

@@ -342,8 +342,7 @@ bool run_changes(Checker& c) {
   timeval tmout{30, 0};
   c.expect(pvm_trecv(-1, kExitTag, &tmout) > 0, "the last task's exit notified within 30 s");
   members.pop_back();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pvm_gsize(sub) > int(members.size()) && std::chrono::steady_clock::now() < deadline) continue;
+  cop::testing::wait_until([&] { return pvm_gsize(sub) <= int(members.size()); }, std::chrono::seconds(30));
   c.rc(pvm_gsize(sub), int(members.size()), "the group server dropped the exited member");
   sync(n - 1);
   rounds(4, "after a member exited");

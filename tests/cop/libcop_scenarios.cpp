@@ -153,14 +153,14 @@ std::string wchan(int pid) {
 
 // Waits (at most `seconds`) until process `pid` sleeps in one of `where` (wchan()).
 bool wait_asleep_in(int pid, std::initializer_list<const char*> where, int seconds) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    const std::string w = wchan(pid);
-    for (const char* what : where)
-      if (w.find(what) != std::string::npos) return true;
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(seconds)) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  return cop::testing::wait_until(
+      [&] {
+        const std::string w = wchan(pid);
+        for (const char* what : where)
+          if (w.find(what) != std::string::npos) return true;
+        return false;
+      },
+      std::chrono::seconds(seconds), std::chrono::milliseconds(2));
 }
 
 struct KillParent {
@@ -198,12 +198,8 @@ struct KillParent {
   // Bounded condition waits (20 s): the task asleep in `what`; the group's size.
   bool wait_in(int pid, const char* what) { return wait_asleep_in(pid, {what}, 20); }
   bool wait_size(char* group, int size) {
-    const auto t0 = std::chrono::steady_clock::now();
-    while (pvm_gsize(group) != size) {
-      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
+    return cop::testing::wait_until([&] { return pvm_gsize(group) == size; }, std::chrono::seconds(20),
+                                    std::chrono::milliseconds(5));
   }
   // The report of `tid`: its return code must be `want` (and its data right).
   void expect(int tid, int want, const std::string& what) {

@@ -44,16 +44,9 @@ esac
 # Injected faults (cop/link/fault.h) reach the spawned tasks too.
 [ -z "${COP_FAULTS:-}" ] || export COP_FAULTS PVM_EXPORT=COP_FAULTS${PVM_EXPORT:+:$PVM_EXPORT}
 COP_POLL_US=$poll COPBENCH_BUILD=$(dirname "$bin") "$stack_cmd" start --nodes $nodes --dir "$work/stack" >/dev/null
-# wait_for_line FILE TEXT SECONDS PID: polls until FILE has a line with TEXT; fails when
-# PID ends first or SECONDS pass.
-wait_for_line() {
-  local file=$1 text=$2 pid=$4 deadline=$((SECONDS + $3))
-  until grep -qF "$text" "$file" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || grep -qF "$text" "$file" 2>/dev/null || return 1
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
+. "$(dirname "$0")/../lib/wait.sh"  # wait_until TIMEOUT_S COMMAND...
+# said_or_gone FILE TEXT PID: FILE has a line with TEXT, or PID has ended (it never will).
+said_or_gone() { grep -qF "$2" "$1" 2>/dev/null || ! kill -0 "$3" 2>/dev/null; }
 copd_log() { echo "--- copd log"; tail -n 30 "$work/stack"/copd.log 2>/dev/null || true; }
 rc=0
 case "${modes[0]}" in
@@ -63,7 +56,7 @@ killed)
   out=$work/kill.out
   "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario kill >"$out" 2>&1 &
   check=$!
-  if ! wait_for_line "$out" "copd may be killed now" 90 "$check"; then
+  if ! wait_until 90 said_or_gone "$out" "copd may be killed now" "$check" || ! grep -qF "copd may be killed now" "$out"; then
     echo "the check never said its tasks wait in cop_barrier (90 s):"
     cat "$out"
     kill "$check" 2>/dev/null || true

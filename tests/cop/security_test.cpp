@@ -31,20 +31,11 @@ namespace {
 using cop::driver::Answer;
 using cop::driver::Port;
 using cop::testing::Stack;
+using cop::testing::wait_until;
 using cop::wire::Error;
 using cop::wire::Message;
 using cop::wire::Opcode;
 using cop::wire::Space;
-
-// Polls `done` (every 10 ms) until it holds or `bound` has passed; whether it held.
-template <class Done>
-bool wait_until(Done done, std::chrono::milliseconds bound) {
-  for (const auto until = std::chrono::steady_clock::now() + bound;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 // A relay between a node and copd: what the node sends goes to copd from the
 // relay's socket (so copd takes it for the node's address) and is recorded;
@@ -387,7 +378,7 @@ TEST(Security, RestartedDriverWithTheKeyTakesItsChannelBack) {
   s.kill_driver(1);
   s.start_driver(1);
   ASSERT_TRUE(s.wait_for_driver_log(1, "registered with copd", 2)) << s.driver_log(1) << s.copd_log();
-  EXPECT_NE(s.copd_log().find("taken over by a new driver"), std::string::npos) << s.copd_log();
+  EXPECT_TRUE(s.wait_for_copd_log("taken over by a new driver")) << s.copd_log();
   auto r = cop::driver::open_port(s.driver_dir(1), true, 0x40001, -1);
   ASSERT_EQ(r.status, 0) << r.error;
   Victim v{std::move(r.port)};

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "link/auth.h"
+#include "wait.h"
 
 extern char** environ;
 
@@ -56,14 +57,17 @@ inline pid_t spawn(const std::vector<std::string>& args, const std::string& log)
 
 // Waits for a child to end; returns its exit status (or 128+signal), -1 on timeout.
 inline int wait_exit(pid_t pid, int timeout_ms) {
-  for (int waited = 0; waited <= timeout_ms; waited += 10) {
-    int st = 0;
-    const pid_t r = ::waitpid(pid, &st, WNOHANG);
-    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (r < 0) return -2;  // not (or no longer) our child
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return -1;
+  int rc = -1;
+  wait_until(
+      [&] {
+        int st = 0;
+        const pid_t r = ::waitpid(pid, &st, WNOHANG);
+        if (r == pid) rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0) rc = -2;  // not (or no longer) our child
+        return r != 0;
+      },
+      std::chrono::milliseconds(timeout_ms));
+  return rc;
 }
 
 inline std::string read_file(const std::string& path) {
@@ -71,6 +75,13 @@ inline std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// How many times `text` occurs in `log`.
+inline size_t count_of(const std::string& text, const std::string& log) {
+  size_t n = 0;
+  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
+  return n;
 }
 
 class Stack {
@@ -121,39 +132,28 @@ class Stack {
     drivers_[size_t(k - 1)] = p;
     return p;
   }
-  // Waits until node k's driver log has `text` `count` times (registration lines and the like).
+  // Waits until node k's driver log, or copd's, has `text` `count` times. A daemon may
+  // write its line after the answer a test saw (copdrv logs a refusal after sending it),
+  // so a test checks a log line with these, never with one read of the log.
   bool wait_for_driver_log(int k, const std::string& text, int count = 1, int timeout_ms = 10000) const {
-    for (int waited = 0; waited < timeout_ms; waited += 10) {
-      const std::string log = driver_log(k);
-      int n = 0;
-      for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
-      if (n >= count) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return wait_until([&] { return count_of(text, driver_log(k)) >= size_t(count); },
+                      std::chrono::milliseconds(timeout_ms));
+  }
+  bool wait_for_copd_log(const std::string& text, int count = 1, int timeout_ms = 10000) const {
+    return wait_until([&] { return count_in_copd_log(text) >= size_t(count); }, std::chrono::milliseconds(timeout_ms));
   }
   bool wait_for_driver(int k, int timeout_ms = 10000) const {
     const std::string sock = driver_dir(k) + "/copdrv.sock";
-    for (int waited = 0; waited < timeout_ms; waited += 10) {
-      struct stat st{};
-      if (::stat(sock.c_str(), &st) == 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    struct stat st{};
+    return wait_until([&] { return ::stat(sock.c_str(), &st) == 0; }, std::chrono::milliseconds(timeout_ms));
   }
   // Starts copd (again, after kill_copd: the same address, a fresh controller).
   void start_copd() {
     const size_t before = count_in_copd_log("serving");
     copd_ = spawn(copd_args_, dir_ + "/copd.log");
-    for (int waited = 0; waited < 10000 && count_in_copd_log("serving") <= before; waited += 10)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    wait_until([&] { return count_in_copd_log("serving") > before; }, std::chrono::seconds(10));
   }
-  size_t count_in_copd_log(const std::string& text) const {
-    const std::string log = copd_log();
-    size_t n = 0;
-    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) n++;
-    return n;
-  }
+  size_t count_in_copd_log(const std::string& text) const { return count_of(text, copd_log()); }
   // Kills a process of the stack outright (no clean shutdown).
   void kill_copd() { kill_hard(copd_); }
   void kill_driver(int k) { kill_hard(drivers_[size_t(k - 1)]); }

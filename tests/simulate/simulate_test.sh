@@ -110,15 +110,7 @@ PY
     # this machine would give.
     "$copbench" run barrier --backend sim-cop --nodes 64 --platform thesis --reps 2 --max-reps 3 --iters 3 \
       --warmup 1 --timeout 100 --out "$out/point.json" >/dev/null || fail "run exited $?"
-    python3 - "$out/point.json" <<'PY' || exit 1
-import json, sys
-points = json.load(open(sys.argv[1]))["benchmarks"]
-got = [p["real_time"] for p in points if p.get("aggregate_name") == "median" and p["name"] == "barrier/nodes:64_median"]
-if not got:
-    sys.exit("FAIL: no barrier/nodes:64 median")
-print(f"sim-cop barrier at 64 nodes: {got[0]:.3f} us simulated, libcop-call model 10.25 us")
-sys.exit(0 if abs(got[0] - 10.25) <= 0.01 * 10.25 else f"FAIL: {got[0]} us is not within 1 % of 10.25 us")
-PY
+    python3 "$(dirname "$0")/../lib/checks.py" median-within "$out/point.json" barrier/nodes:64 10.25 0.01 || exit 1
     ;;
   *) fail "unknown case $case" ;;
 esac

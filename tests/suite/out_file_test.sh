@@ -14,9 +14,10 @@ fi
 
 "$copbench" run echo --backend mpi --nodes 2 --sizes 0,8 "${tiny[@]}" --out "$dir/a.json" >/dev/null
 "$copbench" run echo --backend mpi --nodes 2 --sizes 0,8 "${tiny[@]}" --out "$dir/b.json" >/dev/null
-python3 - "$dir/a.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
+PYTHONPATH="$(dirname "$0")/../lib" python3 - "$dir/a.json" <<'PY'
+import sys
+from checks import result
+j = result(sys.argv[1])
 ctx = j["context"]
 for key in ["backend", "route", "nodes", "tasks_per_node", "link_profile", "host_name", "commit", "timer"]:
     assert key in ctx, key

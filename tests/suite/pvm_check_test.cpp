@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "pvm/pvm_backend.h"
 #include "pvm/tasks.h"
 
 namespace copbench::pvm {
@@ -41,6 +42,17 @@ TEST(PvmCheck, NoDaemonIsACleanError) {
   ::setenv("PVM_ALLOW_ROOT", "1", 1);  // root on test machines; PVM refuses root otherwise
   pvm_setopt(PvmAutoErr, 0);
   EXPECT_EQ(message_of(pvm_mytid(), "pvm_mytid"), "pvm_mytid failed: Can't contact local daemon (code -14)");
+}
+
+// With PvmAutoErr off a failed pvm_barrier only says so in its return code: the pvm
+// backend's timed barrier must throw (failing the point), not return as if it happened.
+TEST(PvmCheck, AFailedBarrierIsAnError) {
+  std::filesystem::create_directories(NO_PVM_DIR);
+  ::setenv("PVM_TMP", NO_PVM_DIR, 1);
+  ::setenv("PVM_ALLOW_ROOT", "1", 1);
+  pvm_setopt(PvmAutoErr, 0);
+  PvmBackend backend;  // not started: no pvmd, no group
+  EXPECT_THROW(backend.barrier(), std::runtime_error);
 }
 
 }  // namespace

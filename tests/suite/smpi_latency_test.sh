@@ -11,14 +11,4 @@ out=$(mktemp -d /tmp/copbench-smpi-latency.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 "$copbench" run echo --backend smpi --nodes 2 --platform "$platform" --sizes 0 \
   --reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 60 --out "$out/point.json" >/dev/null || exit 1
-python3 - "$out/point.json" "$want" <<'PY'
-import json, sys
-points = json.load(open(sys.argv[1]))["benchmarks"]
-want = float(sys.argv[2])
-median = [p["real_time"] for p in points if p.get("aggregate_name") == "median" and "size:0" in p["name"]]
-if not median:
-    sys.exit("no echo/size:0 median in the result")
-got = median[0]
-print(f"simulated one-way latency {got:.3f} us, platform {want} us")
-sys.exit(0 if abs(got - want) <= 0.05 * want else f"{got} us is not the platform's {want} us")
-PY
+python3 "$(dirname "$0")/../lib/checks.py" median-within "$out/point.json" echo/size:0 "$want" 0.05

@@ -10,16 +10,19 @@ backend=$2
 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
 tiny=(--reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 150)
+# py FILE <<'PY': a check of a result file, with tests/lib/checks.py's loaders.
+py() { PYTHONPATH="$(dirname "$0")/../lib" python3 - "$@"; }
 
 "$copbench" run echo --backend "$backend" --nodes 2 --tasks-per-node 2 --sizes 0,1K "${tiny[@]}" \
   --out "$dir/echo.json" >"$dir/echo.txt"
 grep -q '2 nodes x 2 tasks' "$dir/echo.txt" || { echo "table header lacks '2 nodes x 2 tasks':"; cat "$dir/echo.txt"; exit 1; }
-python3 - "$dir/echo.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
+py "$dir/echo.json" <<'PY'
+import sys
+from checks import aggregates, result
+j = result(sys.argv[1])
 ctx = j["context"]
 assert ctx["nodes"] == "2" and ctx["tasks_per_node"] == "2", ctx
-points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+points = aggregates(j)
 for placement in ["on-host", "inter-host"]:
     for size in [0, 1024]:
         name = f"echo/{placement}/size:{size}"
@@ -32,22 +35,24 @@ PY
 if [ "$backend" = mpi ]; then
   # One task per node: the names the suite always had, labelled inter-host.
   "$copbench" run echo --backend mpi --nodes 2 --sizes 8 "${tiny[@]}" --out "$dir/echo1.json" >/dev/null
-  python3 - "$dir/echo1.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
+  py "$dir/echo1.json" <<'PY'
+import sys
+from checks import aggregates, result
+j = result(sys.argv[1])
 assert j["context"]["tasks_per_node"] == "1", j["context"]
-points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+points = aggregates(j)
 assert set(points) == {"echo/size:8"}, sorted(points)
 assert points["echo/size:8"]["label"] == "placement=inter-host" and "ranks" not in points["echo/size:8"]
 PY
   # A collective spans every rank: the point is named by nodes and counts the ranks.
   # The context records mpi_yield_when_idle as the ranks ran with it.
   "$copbench" run barrier --backend mpi --nodes 2 --tasks-per-node 2 "${tiny[@]}" --out "$dir/barrier.json" >/dev/null
-  python3 - "$dir/barrier.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
+  py "$dir/barrier.json" <<'PY'
+import sys
+from checks import aggregates, result
+j = result(sys.argv[1])
 assert j["context"]["mpi_yield_when_idle"] in ("0", "1"), j["context"]
-points = {b["run_name"]: b for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+points = aggregates(j)
 # Both methods: the thesis's sync method under the old name, the loop method beside it.
 assert set(points) == {"barrier/nodes:2", "barrier/method:loop/nodes:2"}, sorted(points)
 for name, method in [("barrier/nodes:2", "sync"), ("barrier/method:loop/nodes:2", "loop")]:
@@ -59,11 +64,12 @@ PY
   echo "localhost slots=2" >"$dir/hostfile"
   "$copbench" run echo --backend mpi --hostfile "$dir/hostfile" --nodes 1 --tasks-per-node 2 --sizes 8 "${tiny[@]}" \
     --out "$dir/hostfile.json" >/dev/null
-  python3 - "$dir/hostfile.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
+  py "$dir/hostfile.json" <<'PY'
+import sys
+from checks import aggregates, result
+j = result(sys.argv[1])
 assert j["context"]["nodes"] == "1" and j["context"]["tasks_per_node"] == "2", j["context"]
-points = {b["run_name"] for b in j["benchmarks"] if b["run_type"] == "aggregate"}
+points = set(aggregates(j))
 assert points == {"echo/on-host/size:8"}, sorted(points)
 PY
 fi

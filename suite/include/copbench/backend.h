@@ -1,4 +1,5 @@
-// The one interface every measured system implements (DESIGN.md, "Baselines and the suite").
+// The one interface every measured system implements (docs/ARCHITECTURE.md, "Layers":
+// baselines/<system> under suite/worker).
 //
 // A benchmark is written once against Backend and runs on every backend that offers the
 // operations it needs. An operation a backend lacks is reported as "not offered": the
@@ -21,7 +22,8 @@
 
 namespace copbench {
 
-// The operations of DESIGN.md. `bare_loops` is the backend's own uninstrumented loop of
+// The operations a benchmark may use; baselines/backends.json says which backend offers
+// which (`copbench list`). `bare_loops` is the backend's own uninstrumented loop of
 // its native echo and barrier calls, used to check that the harness is not what is measured.
 // `floor_loops` is an emulated system's transport floor (cop: the same operation's frames
 // through a bare controller process, baselines/cop/floor.cpp), the `emulation` benchmark's.
