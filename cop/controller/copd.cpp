@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <string>
 
 #include "controller/server.h"
 #include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
+#include "link/ready.h"
 
 namespace {
 
@@ -121,6 +123,13 @@ int main(int argc, char** argv) {
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "
                  "parent (default: $COP_KEY)")
       ->envname("COP_KEY");
+  std::string ready_file;
+  int ready_fd = -1;
+  app.add_option("--ready-file", ready_file,
+                 "once serving (a level-1 copd with --parent: once registered with it), write pid, start_time, "
+                 "address and port (the bound one) as KEY=VALUE lines here, atomically (link/ready.h)");
+  app.add_option("--ready-fd", ready_fd, "the same text to this open file descriptor, then closed")
+      ->check(CLI::Range(0, 1 << 20));
   Levels levels;
   add_level_options(app, levels);
   std::string faults;
@@ -164,8 +173,26 @@ int main(int argc, char** argv) {
     if (config.parent) config.parent->key = *key;
   }
   const auto& stop = cop::link::install_stop_signals();
+  // Readiness, said once; a copd that cannot say it stops (its starter would wait in vain).
+  bool ready_failed = false;
+  cop::link::ReadyFields ready_fields;
+  auto report_ready = [&] {
+    if (ready_file.empty() && ready_fd < 0) return;
+    std::string why;
+    if (!cop::link::report_ready(ready_file, ready_fd, ready_fields, why)) {
+      log_error(why);
+      ready_failed = true;
+      std::raise(SIGTERM);
+    }
+    ready_file.clear();
+    ready_fd = -1;
+  };
+  if (config.parent) config.parent->on_registered = report_ready;
   try {
     cop::controller::Server server(config, log_line);
+    const auto bound = server.address();
+    ready_fields = {{"address", cop::link::to_string(bound)}, {"port", std::to_string(ntohs(bound.sin_port))},
+                    {"level", std::to_string(levels.level)}, {"cntno", std::to_string(levels.cntno)}};
     log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
                          "lease {} ms, lock limit {} ms, I/O threads {}, {})",
                          levels.level, levels.cntno, levels.parent.empty() ? "" : ", parent " + levels.parent,
@@ -175,6 +202,7 @@ int main(int argc, char** argv) {
                          config.controller.gas_words, config.lease_ms, config.lock_limit_ms, server.io_threads(),
                          config.poll ? "polling" : "sleeping when idle"));
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
+    if (!config.parent) report_ready();
     server.run(stop);
     const auto& st = server.controller().stats();
     const auto& ls = server.link_stats();
@@ -188,5 +216,5 @@ int main(int argc, char** argv) {
     log_error(e.what());
     return 1;
   }
-  return 0;
+  return ready_failed ? 1 : 0;
 }

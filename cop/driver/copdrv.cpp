@@ -9,6 +9,7 @@
 #include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
+#include "link/ready.h"
 
 namespace {
 
@@ -54,6 +55,13 @@ int main(int argc, char** argv) {
                  "mode 0600, owned by that user). Default: the user copdrv runs as; a root-run copdrv serving a "
                  "job names the job's user")
       ->check(CLI::Range(0, 2147483647));
+  std::string ready_file;
+  int ready_fd = -1;
+  app.add_option("--ready-file", ready_file,
+                 "once registered with copd and serving its socket, write pid, start_time, channel, controller and "
+                 "socket as KEY=VALUE lines here, atomically (link/ready.h)");
+  app.add_option("--ready-fd", ready_fd, "the same text to this open file descriptor, then closed")
+      ->check(CLI::Range(0, 1 << 20));
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -95,6 +103,16 @@ int main(int argc, char** argv) {
     if (const auto* f = cop::link::active_faults())
       log_line(LogLevel::info, "injecting link faults: " + cop::link::to_string(*f));
     driver.start(stop);
+    std::string why;
+    if (!cop::link::report_ready(ready_file, ready_fd,
+                                 {{"channel", std::to_string(config.channel)},
+                                  {"controller", cop::link::to_string(config.controller)},
+                                  {"socket", config.dir + "/" + cop::driver::kSocketName}},
+                                 why)) {
+      log_error(why);
+      driver.shutdown();
+      return 1;
+    }
     driver.run(stop);
     driver.shutdown();
   } catch (const std::exception& e) {
