@@ -14,6 +14,7 @@
 #include "link/daemon.h"
 #include "link/fault.h"
 #include "link/ready.h"
+#include "link/ready_options.h"
 
 namespace {
 
@@ -123,13 +124,9 @@ int main(int argc, char** argv) {
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "
                  "parent (default: $COP_KEY)")
       ->envname("COP_KEY");
-  std::string ready_file;
-  int ready_fd = -1;
-  app.add_option("--ready-file", ready_file,
-                 "once serving (a level-1 copd with --parent: once registered with it), write pid, start_time, "
-                 "address and port (the bound one) as KEY=VALUE lines here, atomically (link/ready.h)");
-  app.add_option("--ready-fd", ready_fd, "the same text to this open file descriptor, then closed")
-      ->check(CLI::Range(0, 1 << 20));
+  cop::link::ReadyTarget ready;
+  cop::link::add_ready_options(app, ready, "serving (a level-1 copd with --parent: once registered with it)",
+                               "address and port (the bound one), level and cntno");
   Levels levels;
   add_level_options(app, levels);
   std::string faults;
@@ -177,15 +174,14 @@ int main(int argc, char** argv) {
   bool ready_failed = false;
   cop::link::ReadyFields ready_fields;
   auto report_ready = [&] {
-    if (ready_file.empty() && ready_fd < 0) return;
+    if (ready.file.empty() && ready.fd < 0) return;
     std::string why;
-    if (!cop::link::report_ready(ready_file, ready_fd, ready_fields, why)) {
+    if (!cop::link::report_ready(ready.file, ready.fd, ready_fields, why)) {
       log_error(why);
       ready_failed = true;
       std::raise(SIGTERM);
     }
-    ready_file.clear();
-    ready_fd = -1;
+    ready = {};
   };
   if (config.parent) config.parent->on_registered = report_ready;
   try {

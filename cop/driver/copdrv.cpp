@@ -10,6 +10,7 @@
 #include "link/daemon.h"
 #include "link/fault.h"
 #include "link/ready.h"
+#include "link/ready_options.h"
 
 namespace {
 
@@ -55,13 +56,8 @@ int main(int argc, char** argv) {
                  "mode 0600, owned by that user). Default: the user copdrv runs as; a root-run copdrv serving a "
                  "job names the job's user")
       ->check(CLI::Range(0, 2147483647));
-  std::string ready_file;
-  int ready_fd = -1;
-  app.add_option("--ready-file", ready_file,
-                 "once registered with copd and serving its socket, write pid, start_time, channel, controller and "
-                 "socket as KEY=VALUE lines here, atomically (link/ready.h)");
-  app.add_option("--ready-fd", ready_fd, "the same text to this open file descriptor, then closed")
-      ->check(CLI::Range(0, 1 << 20));
+  cop::link::ReadyTarget ready;
+  cop::link::add_ready_options(app, ready, "registered with copd and serving its socket", "channel, controller and socket");
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -104,7 +100,7 @@ int main(int argc, char** argv) {
       log_line(LogLevel::info, "injecting link faults: " + cop::link::to_string(*f));
     driver.start(stop);
     std::string why;
-    if (!cop::link::report_ready(ready_file, ready_fd,
+    if (!cop::link::report_ready(ready.file, ready.fd,
                                  {{"channel", std::to_string(config.channel)},
                                   {"controller", cop::link::to_string(config.controller)},
                                   {"socket", config.dir + "/" + cop::driver::kSocketName}},
