@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Readiness said by the daemons themselves and the one start/stop (issue 27):
 #  - copd --listen 127.0.0.1:0 --ready-file: the file names copd's PID, its /proc start
-#    time and the port it really bound (a copdrv registers on that port);
+#    time and the port it really bound (a copdrv registers on that port); --ready-fd
+#    gives the same text on a descriptor;
 #  - copdrv --ready-file appears only once copd has registered its channel (copd logged
 #    the registration before the file exists) and names the socket, which is listening;
 #  - a level-1 copd under a level 2 is ready only once the level 2 registered it;
@@ -47,6 +48,13 @@ port=$(field "$work/copd.ready" port)
 [[ $port =~ ^[0-9]+$ ]] && [ "$port" -gt 0 ] || fail "copd's ready file has no bound port: '$port'"
 [ "$(field "$work/copd.ready" address)" = "127.0.0.1:$port" ] || fail "address is not 127.0.0.1:$port"
 [ ! -e "$work/copd.ready.tmp" ] || fail "copd left its temporary ready file"
+
+# --ready-fd: the same text on an inherited descriptor.
+"$bin/copd" --listen 127.0.0.1:0 --channels 1 --key "$work/key" --ready-fd 3 3>"$work/fd.ready" 2>"$work/copd-fd.log" &
+pids+=($!)
+until_true 10 test -s "$work/fd.ready" || fail "copd --ready-fd wrote nothing in 10 s"
+[ "$(field "$work/fd.ready" pid)" = "$!" ] && [ "$(field "$work/fd.ready" port)" -gt 0 ] ||
+  fail "copd --ready-fd: $(cat "$work/fd.ready")"
 
 # copdrv on that port: ready only after copd registered it.
 "$bin/copdrv" --channel 1 --controller "127.0.0.1:$port" --local 127.0.0.1 --dir "$work/n1" --key "$work/key" \
