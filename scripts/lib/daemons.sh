@@ -70,8 +70,14 @@ daemon_last_log_line() {
 #   cluster host's init), with DAEMON_HOST_ENV (an array) in its environment; PATH is
 #   then a path as that host sees it. Returns 0 once the daemon is ready; 1 with one line
 #   in DAEMON_ERROR (the daemon stopped again) when it exits or is not ready in time.
-daemon_start() {
-  local state=$1 name=$2 kind=$3 ipid="" log="" ready="" bin pid child start="" seen i
+#   It is daemon_launch then daemon_await: several daemons may be launched first and
+#   awaited after (every launched one must be awaited: that records or stops it).
+daemon_start() { daemon_launch "$@" && daemon_await "$1" "$2"; }
+
+declare -gA _daemon_launched=()
+
+daemon_launch() {
+  local state=$1 name=$2 kind=$3 ipid="" log="" ready="" bin seen
   shift 3
   while [ $# -gt 0 ]; do
     case $1 in
@@ -106,7 +112,16 @@ daemon_start() {
     setsid nsenter -t "$ipid" -n -u -i -m -p --wd=/ env HOME=/root "${DAEMON_HOST_ENV[@]}" "$bin" "$@" \
       </dev/null >>"$log" 2>&1 &
   fi
-  pid=$!
+  _daemon_launched[$state/$name]="$!"$'\t'"$kind"$'\t'"${ipid:--}"$'\t'"$seen"$'\t'"$log"
+}
+
+# daemon_await STATE NAME: waits for a daemon daemon_launch started (see daemon_start).
+daemon_await() {
+  local state=$1 name=$2 pid kind ipid seen log child start="" i
+  IFS=$'\t' read -r pid kind ipid seen log <<<"${_daemon_launched[$state/$name]:-}"
+  unset "_daemon_launched[$state/$name]"
+  [ -n "${pid:-}" ] || { DAEMON_ERROR="$name was not launched"; return 1; }
+  [ "$ipid" != - ] || ipid=""
   for ((i = 0; i < ${DAEMON_TIMEOUT:-20} * 50; i++)); do
     if [ -s "$seen" ]; then
       if [ "$kind" = pvmd ]; then

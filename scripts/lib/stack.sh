@@ -255,7 +255,9 @@ cop_stack_start() {
   local ports
   read -r -a ports <<<"$STACK_PORTS"
 
-  # Node by node, each copdrv once it has registered its channel and serves its socket.
+  # Every copdrv at once, then each awaited until it has registered its channel and
+  # serves its socket (all of them, so that each is either recorded or stopped).
+  local launched=() failed=""
   for n in "${nodes[@]}"; do
     if [ $cluster = 1 ]; then
       ipid=${host_pids[n]}
@@ -264,10 +266,18 @@ cop_stack_start() {
     else
       ipid="" local_ip=127.0.0.1
     fi
-    daemon_start "$dir" "node$n" copdrv ${ipid:+--in "$ipid"} -- --channel "$(((n - 1) % per + 1))" \
-      --controller "$ctl_ip:${ports[(n - 1) / per]}" --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key" ||
-      abort_start "copdrv of node$n: $DAEMON_ERROR"
+    if daemon_launch "$dir" "node$n" copdrv ${ipid:+--in "$ipid"} -- --channel "$(((n - 1) % per + 1))" \
+      --controller "$ctl_ip:${ports[(n - 1) / per]}" --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key"; then
+      launched+=("$n")
+    else
+      failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
+      break
+    fi
   done
+  for n in "${launched[@]}"; do
+    daemon_await "$dir" "node$n" || failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
+  done
+  [ -z "$failed" ] || abort_start "$failed"
   log "COP stack up: copd $STACK_CONTROLLER${STACK_L2:+ and $((STACK_CONTROLLERS - 1)) more level-1 copd under the level-2 copd $STACK_L2}, copdrv on node${STACK_NODES// /, node} (state $dir)"
   print_exports
 }

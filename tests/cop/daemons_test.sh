@@ -9,7 +9,8 @@
 #  - a copdrv that cannot register exits non-zero and writes no ready file;
 #  - copbench-daemon (lib/daemons.sh): start waits for readiness, refuses a second start
 #    (exit 1), reports a daemon that dies at start (exit 2, its last log line), stops by
-#    PID and start time, and never signals a PID whose start time is not the recorded one.
+#    PID and start time, and never signals a PID whose start time is not the recorded one;
+#  - a COP stack whose copdrv dies at start names it and leaves no daemon running.
 #   daemons_test.sh BUILD_BIN_DIR
 set -euo pipefail
 bin=$1
@@ -106,4 +107,17 @@ rc=0; "$bin/copbench-daemon" stop "$st" d2 || rc=$?
 "$bin/copbench-daemon" stop "$st" d1 || fail "copbench-daemon stop d1 did not find it running"
 until_true 5 bash -c "! kill -0 $dpid 2>/dev/null" || fail "d1 still runs after stop"
 [ ! -e "$st/d1.pid" ] || fail "stop left d1.pid"
+# The stack launches every copdrv at once and awaits each: one that dies at start is
+# named, and every daemon of the stack is stopped (none left running).
+cat >"$work/stand-in" <<STANDIN
+#!/bin/sh
+[ "\$2" = 2 ] && { echo "stand-in copdrv: channel 2 refused" >&2; exit 3; }
+exec "$bin/copdrv" "\$@"
+STANDIN
+chmod +x "$work/stand-in"
+rc=0; out=$(COPDRV=$work/stand-in "$bin/copbench-cop-stack" start --nodes 4 --dir "$work/stack" 2>&1) || rc=$?
+[ "$rc" -ne 0 ] && [[ $out == *"copdrv of node2: node2 exited during start: stand-in copdrv: channel 2 refused"* ]] ||
+  fail "a stack whose node2 dies at start: exit $rc, '$out'"
+left=$(grep -l -- "$work/stack" /proc/[0-9]*/cmdline 2>/dev/null || true)
+[ -z "$left" ] || fail "the failed stack left processes: $left"
 echo "daemons: ready files and copbench-daemon ok"
