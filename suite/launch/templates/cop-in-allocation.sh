@@ -24,11 +24,13 @@ if ! (umask 077 && head -c 32 /dev/urandom >"$key.tmp" && mv -f "$key.tmp" "$key
   exit 1
 fi
 copds=
+# The controllers first: their PID files lie in $cop of this host, which the loop over
+# the hosts (this one among them) removes.
 stop_cop() {
+  for n in $copds; do "$bindir/copbench-daemon" stop "$cop" "$n" >/dev/null 2>&1; done
   for h in $hosts; do
     timeout 20 ssh -o BatchMode=yes "$h" "$bindir/copbench-daemon stop $cop copdrv; rm -rf $cop" </dev/null >/dev/null 2>&1
   done
-  for n in $copds; do "$bindir/copbench-daemon" stop "$cop" "$n" >/dev/null 2>&1; done
   rm -rf "$cop"
 }
 trap 'stop_cop; halt' EXIT
