@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # copbench-pvmd-local: a private PVM virtual machine of this one host, for tests and for
 # trying the pvm backend without a cluster. Installed as build/bin/copbench-pvmd-local;
-# the lifecycle itself is pvmd_start / pvmd_stop of lib/stack.sh beside it.
+# the lifecycle itself is pvmd_start / pvmd_stop of lib/daemons.sh beside it.
 #
 #   eval "$(copbench-pvmd-local start [DIR])"   start pvmd; prints the exports to use it
 #   copbench-pvmd-local stop [DIR]               halt it (the pvmd this script started)
 #   copbench-pvmd-local status [DIR]
 #
 # DIR (default ${TMPDIR:-/tmp}/copbench-pvm.$UID) becomes PVM_TMP; its pvmd.pid holds the
-# daemon's PID. The daemon's executable path has the workers beside this script.
+# daemon's PID and /proc start time (lib/daemons.sh). The daemon's executable path has the
+# workers beside this script.
 set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)

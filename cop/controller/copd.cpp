@@ -6,12 +6,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <string>
 
 #include "controller/server.h"
 #include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
+#include "link/ready.h"
+#include "link/ready_options.h"
 
 namespace {
 
@@ -121,6 +124,9 @@ int main(int argc, char** argv) {
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "
                  "parent (default: $COP_KEY)")
       ->envname("COP_KEY");
+  cop::link::ReadyTarget ready;
+  cop::link::add_ready_options(app, ready, "serving (a level-1 copd with --parent: once registered with it)",
+                               "address and port (the bound one), level and cntno");
   Levels levels;
   add_level_options(app, levels);
   std::string faults;
@@ -164,8 +170,25 @@ int main(int argc, char** argv) {
     if (config.parent) config.parent->key = *key;
   }
   const auto& stop = cop::link::install_stop_signals();
+  // Readiness, said once; a copd that cannot say it stops (its starter would wait in vain).
+  bool ready_failed = false;
+  cop::link::ReadyFields ready_fields;
+  auto report_ready = [&] {
+    if (ready.file.empty() && ready.fd < 0) return;
+    std::string why;
+    if (!cop::link::report_ready(ready.file, ready.fd, ready_fields, why)) {
+      log_error(why);
+      ready_failed = true;
+      std::raise(SIGTERM);
+    }
+    ready = {};
+  };
+  if (config.parent) config.parent->on_registered = report_ready;
   try {
     cop::controller::Server server(config, log_line);
+    const auto bound = server.address();
+    ready_fields = {{"address", cop::link::to_string(bound)}, {"port", std::to_string(ntohs(bound.sin_port))},
+                    {"level", std::to_string(levels.level)}, {"cntno", std::to_string(levels.cntno)}};
     log_info(fmt::format("level {} CNTNO {}{}: serving {} channels on {} (tasks per channel {}, TAS words {}, GAS words {}, "
                          "lease {} ms, lock limit {} ms, I/O threads {}, {})",
                          levels.level, levels.cntno, levels.parent.empty() ? "" : ", parent " + levels.parent,
@@ -175,6 +198,7 @@ int main(int argc, char** argv) {
                          config.controller.gas_words, config.lease_ms, config.lock_limit_ms, server.io_threads(),
                          config.poll ? "polling" : "sleeping when idle"));
     if (const auto* f = cop::link::active_faults()) log_info("injecting link faults: " + cop::link::to_string(*f));
+    if (!config.parent) report_ready();
     server.run(stop);
     const auto& st = server.controller().stats();
     const auto& ls = server.link_stats();
@@ -188,5 +212,5 @@ int main(int argc, char** argv) {
     log_error(e.what());
     return 1;
   }
-  return 0;
+  return ready_failed ? 1 : 0;
 }

@@ -146,6 +146,7 @@ void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wi
         session_ = stream_session_ = f.session;
         log_(link::LogLevel::info, fmt::format("registered with the level-2 controller {} as channel {} (session {})",
                                                link::to_string(opt_.parent), opt_.cntno + 1, session_));
+        if (opt_.on_registered) opt_.on_registered();
       }
       last_heard_ = Clock::now();
       break;

@@ -54,6 +54,9 @@ struct ParentLinkOptions {
   int dead_ms = 1500;        // the level 2 silent this long: down
   int heartbeat_ms = 100;    // a heartbeat after this long without a frame sent
   link::Key key{};           // the cluster key (copd --key), shared with the level 2
+  // Called at each new registration with the level 2 (copd --ready-file: a level-1
+  // copd is ready once its level 2 has it as a channel).
+  std::function<void()> on_registered;
 };
 
 class ParentLink {

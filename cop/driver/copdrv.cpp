@@ -9,6 +9,8 @@
 #include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
+#include "link/ready.h"
+#include "link/ready_options.h"
 
 namespace {
 
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
                  "mode 0600, owned by that user). Default: the user copdrv runs as; a root-run copdrv serving a "
                  "job names the job's user")
       ->check(CLI::Range(0, 2147483647));
+  cop::link::ReadyTarget ready;
+  cop::link::add_ready_options(app, ready, "registered with copd and serving its socket", "channel, controller and socket");
   std::string faults;
   app.add_option("--faults", faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
@@ -95,6 +99,16 @@ int main(int argc, char** argv) {
     if (const auto* f = cop::link::active_faults())
       log_line(LogLevel::info, "injecting link faults: " + cop::link::to_string(*f));
     driver.start(stop);
+    std::string why;
+    if (!cop::link::report_ready(ready.file, ready.fd,
+                                 {{"channel", std::to_string(config.channel)},
+                                  {"controller", cop::link::to_string(config.controller)},
+                                  {"socket", config.dir + "/" + cop::driver::kSocketName}},
+                                 why)) {
+      log_error(why);
+      driver.shutdown();
+      return 1;
+    }
     driver.run(stop);
     driver.shutdown();
   } catch (const std::exception& e) {

@@ -6,83 +6,18 @@
 # beside them, so nothing built reads the source tree. Do not run it.
 #
 # The caller sets COPBENCH_BIN (where copd, copdrv and the workers are) and `me` (the
-# name its messages start with). Every function that starts something records PIDs in
-# its directory and stops only those PIDs, after checking each still runs what was
-# started. The COP stack functions expect `set -euo pipefail` (run them in a subshell
+# name its messages start with). Each daemon is started, waited for and stopped by
+# lib/daemons.sh (sourced here; the private pvmd's pvmd_start / pvmd_stop / pvmd_status
+# are there too): PID files with the /proc start time, readiness by the daemon's own
+# ready file. The COP stack functions expect `set -euo pipefail` (run them in a subshell
 # where the caller does not want to exit with them).
 
 # log MESSAGE: progress, to stderr; fail MESSAGE: one line naming $me, then exit 1.
 declare -F log >/dev/null || log() { printf '[copbench] %s\n' "$*" >&2; }
 declare -F fail >/dev/null || fail() { printf '%s: %s\n' "${me:-copbench}" "$*" >&2; exit 1; }
 
-# ================================================================ the private pvmd
-#
-# DIR becomes PVM_TMP, so this pvmd never meets another one of the same user. The host
-# file gives the daemon an executable path (ep=) with the workers and the group server
-# pvmgs in it (Debian installs pvmgs where PVM does not look). Root needs
-# PVM_ALLOW_ROOT=1; PVM_RSH=/usr/bin/ssh is what PVM needs to add hosts.
-
-pvm_root=/usr/lib/pvm3
-
-_pvmd_file() { echo "$1/pvmd.$(id -u)"; }
-_pvmd_running() { [ -f "$1/pvmd.pid" ] && kill -0 "$(cat "$1/pvmd.pid")" 2>/dev/null; }
-
-# The exports a shell needs to use the pvmd of DIR.
-pvmd_exports() {
-  echo "export PVM_ROOT=$pvm_root PVM_TMP=$1 PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh"
-}
-
-# pvmd_start DIR: starts the pvmd (unless one of DIR runs) and prints its exports; PID in
-# DIR/pvmd.pid. Returns 1 with one line on stderr when it does not come up.
-pvmd_start() {
-  local dir=$1 i
-  mkdir -p "$dir"
-  if _pvmd_running "$dir"; then pvmd_exports "$dir"; return 0; fi
-  rm -f "$(_pvmd_file "$dir")" "$dir"/pvml.* "$dir"/pvmtmp*
-  echo "* ep=$COPBENCH_BIN:$pvm_root/lib:$pvm_root/bin/LINUX64" >"$dir/hostfile"
-  PVM_ROOT=$pvm_root PVM_TMP=$dir PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh \
-    setsid "$pvm_root/lib/pvmd" "$dir/hostfile" >"$dir/pvmd.log" 2>&1 </dev/null &
-  echo $! >"$dir/pvmd.pid"
-  for ((i = 0; i < 100; i++)); do
-    [ -e "$(_pvmd_file "$dir")" ] && { pvmd_exports "$dir"; return 0; }
-    _pvmd_running "$dir" || break
-    sleep 0.05
-  done
-  echo "copbench-pvmd-local: pvmd did not start (see $dir/pvmd.log)" >&2
-  return 1
-}
-
-# pvmd_stop DIR: halts the pvmd of DIR (safe when none runs).
-pvmd_stop() {
-  local dir=$1 pid i
-  if _pvmd_running "$dir"; then
-    pid=$(cat "$dir/pvmd.pid")
-    # A clean halt lets pvmd end its own tasks (pvmgs, leftover workers) first.
-    echo halt | PVM_ROOT=$pvm_root PVM_TMP=$dir PVM_ALLOW_ROOT=1 timeout 5 "$pvm_root/lib/pvm" >/dev/null 2>&1 || true
-    for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-    kill "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/pvmd.pid" "$(_pvmd_file "$dir")"
-}
-
-# pvmd_status DIR: one line; 1 when no pvmd of DIR runs.
-pvmd_status() {
-  if _pvmd_running "$1"; then
-    echo "pvmd running (pid $(cat "$1/pvmd.pid"), PVM_TMP=$1)"
-  else
-    echo "no pvmd (PVM_TMP=$1)"
-    return 1
-  fi
-}
-
-# True when the pvmd of $PVM_TMP (PVM's default /tmp when unset) is alive, as libpvm
-# finds it: its daemon file names a socket that exists (or a TCP address).
-pvm_alive() {
-  local f="${PVM_TMP:-/tmp}/pvmd.$(id -u)" sock
-  [ -f "$f" ] || return 1
-  sock=$(head -n 1 "$f")
-  [ "${sock:0:1}" != / ] || [ -e "$sock" ]
-}
+# shellcheck source=scripts/lib/daemons.sh
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
 
 # ================================================================ the COP stack
 #
@@ -96,36 +31,21 @@ pvm_alive() {
 # daemons' logs (scripts/cop-stack's header says the rest).
 
 dir=${TMPDIR:-/tmp}/copbench-cop-stack.$(id -u)
-timeout_s=${COP_STACK_TIMEOUT:-20}
+DAEMON_TIMEOUT=${COP_STACK_TIMEOUT:-${DAEMON_TIMEOUT:-20}}
+DAEMON_HOST_ENV=()
 max_channels=64
 
 # ---------------------------------------------------------------- recorded state
 
-# The command line a PID must still have for us to treat it as ours.
-expected_cmd() {
-  case $1 in
-    copd*|copl2) printf '%s --listen ' "$COPD" ;;
-    node*) printf '%s --channel %s ' "$COPDRV" "$(( (${1#node} - 1) % ${STACK_PER_CONTROLLER:-64} + 1 ))" ;;
-  esac
-}
-
-# True when PID runs the daemon NAME of this stack (a recorded PID may have been reused).
-is_ours() {
-  local pid=$1 name=$2 cmd
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
-  # Contains, not starts with: an interpreted stand-in runs as "INTERPRETER SCRIPT ARGS".
-  [[ " $cmd" == *" $(expected_cmd "$name")"* ]]
-}
-
-pid_of() { cat "$dir/$1.pid" 2>/dev/null || true; }
+# Each daemon's PID file, ready file and log in DIR (lib/daemons.sh).
+pid_of() { daemon_pid "$dir" "$1" || true; }
 # The level-1 copd of the stack: copd (CNTNO 0), copd1, copd2, ...
 copd_name() { if [ "$1" = 0 ]; then echo copd; else echo "copd$1"; fi; }
 copd_names() {
   local c
   for ((c = 0; c < ${STACK_CONTROLLERS:-1}; c++)); do copd_name "$c"; done
 }
-alive() { is_ours "$(pid_of "$1")" "$1"; }
+alive() { daemon_alive "$dir" "$1"; }
 
 load_state() {
   [ -f "$dir/stack.env" ] || return 1
@@ -133,29 +53,8 @@ load_state() {
   source "$dir/stack.env"
 }
 
-last_log_line() {
-  local line
-  line=$(grep -v '^[[:space:]]*$' "$dir/$1.log" 2>/dev/null | tail -n 1) || true
-  echo "${line:-no output}"
-}
-
-# SIGTERM, a grace period, then SIGKILL; only a PID that is still ours.
-stop_one() {
-  local name=$1 pid i
-  pid=$(pid_of "$name")
-  if [ -n "$pid" ] && is_ours "$pid" "$name"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      is_ours "$pid" "$name" || break
-      sleep 0.05
-    done
-    if is_ours "$pid" "$name"; then
-      log "$name (pid $pid) ignored SIGTERM for 5 s: killed"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$dir/$name.pid"
-}
+last_log_line() { daemon_last_log_line "$dir/$1.log"; }
+stop_one() { daemon_stop "$dir" "$1" || true; }
 
 stop_stack() {
   local n
@@ -168,74 +67,6 @@ stop_stack() {
 
 # ---------------------------------------------------------------- start
 
-# Runs a command in the mount/net/pid namespaces of host init IPID (or here when IPID is
-# empty), as a daemon in its own session; prints the PID the daemon has on this machine.
-launch() {
-  local name=$1 ipid=$2 pid child i
-  shift 2
-  if [ -z "$ipid" ]; then
-    setsid "$@" </dev/null >>"$dir/$name.log" 2>&1 &
-    pid=$!
-    # Until it has exec'd, the child still shows this script's command line.
-    for ((i = 0; i < 200; i++)); do
-      is_ours "$pid" "$name" && break
-      [ -s "/proc/$pid/cmdline" ] || break   # gone (or a zombie)
-      sleep 0.01
-    done
-    echo "$pid"
-    return
-  fi
-  setsid nsenter -t "$ipid" -n -u -i -m -p --wd=/ env HOME=/root "${CLUSTER_HOST_ENV[@]}" "$@" \
-    </dev/null >>"$dir/$name.log" 2>&1 &
-  pid=$!
-  # nsenter forks the daemon into the host's PID namespace and waits for it: the daemon
-  # is nsenter's child, and that child's PID (as this machine sees it) is what we record.
-  for ((i = 0; i < 200; i++)); do
-    for child in $(cat "/proc/$pid/task/$pid/children" 2>/dev/null); do
-      is_ours "$child" "$name" && { echo "$child"; return; }
-    done
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.01
-  done
-  kill -TERM "$pid" 2>/dev/null || true
-  echo "-"
-}
-
-# Sockets bound to PORT in host IPID's network namespace (here when empty).
-port_in_use() {
-  local ipid=$1 port=$2 out
-  if [ -n "$ipid" ]; then
-    out=$(nsenter -t "$ipid" -n ss -Hlntu "sport = :$port" 2>/dev/null) || true
-  else
-    out=$(ss -Hlntu "sport = :$port" 2>/dev/null) || true
-  fi
-  [ -n "$out" ]
-}
-
-# True when process PID (as this machine sees it) has a socket bound to PORT.
-port_owned_by() {
-  local ipid=$1 port=$2 pid=$3 out
-  if [ -n "$ipid" ]; then
-    out=$(nsenter -t "$ipid" -n ss -Hlntup "sport = :$port" 2>/dev/null) || true
-  else
-    out=$(ss -Hlntup "sport = :$port" 2>/dev/null) || true
-  fi
-  [[ $out == *"pid=$pid,"* ]]
-}
-
-# wait_copd NAME PORT: waits until that copd has bound its port: 0; 1 when it exited first.
-wait_copd() {
-  local name=$1 port=$2 deadline=$((SECONDS + timeout_s)) pid
-  pid=$(pid_of "$name")
-  while :; do
-    is_ours "$pid" "$name" || return 1
-    port_owned_by "$STACK_CONTROLLER_HOST_PID" "$port" "$pid" && return 0
-    [ $SECONDS -lt $deadline ] ||
-      abort_start "$name is not listening on port $port after $timeout_s s (log: $dir/$name.log)"
-    sleep 0.05
-  done
-}
-
 # A path as the process PID sees it (its own mount namespace: a cluster host's /tmp).
 in_root_of() { echo "/proc/$1/root$2"; }
 
@@ -243,36 +74,6 @@ abort_start() {
   local msg=$1
   stop_stack
   fail "$msg"
-}
-
-# Waits until every copdrv has created its socket (copd still running); one line if one dies.
-wait_ready() {
-  local deadline=$((SECONDS + timeout_s)) pending n pid
-  while :; do
-    pending=""
-    for n in $(copd_names) $([ "${STACK_CONTROLLERS:-1}" -gt 1 ] && echo copl2); do
-      pid=$(pid_of "$n")
-      is_ours "$pid" "$n" || abort_start "$n exited during start: $(last_log_line "$n") (log: $dir/$n.log)"
-      # A level-1 copd takes X commands once the level 2 has it as a channel.
-      [ "$n" = copl2 ] || [ "${STACK_CONTROLLERS:-1}" = 1 ] ||
-        grep -q "registered with the level-2 controller" "$dir/$n.log" 2>/dev/null || pending+=" $n"
-    done
-    for n in $STACK_NODES; do
-      pid=$(pid_of "node$n")
-      is_ours "$pid" "node$n" ||
-        abort_start "copdrv of node$n exited during start: $(last_log_line "node$n") (log: $dir/node$n.log)"
-      [ -S "$(in_root_of "$pid" "$STACK_DIR/node$n/copdrv.sock")" ] || pending+=" node$n"
-    done
-    [ -n "$pending" ] || return 0
-    if [ $SECONDS -ge $deadline ]; then
-      n=${pending# }
-      n=${n%% *}
-      [[ $n == copd* ]] &&
-        abort_start "$n did not register with the level-2 copd $STACK_L2 in $timeout_s s (log: $dir/$n.log)"
-      abort_start "copdrv of $n has no $STACK_DIR/$n/copdrv.sock after $timeout_s s (log: $dir/$n.log)"
-    fi
-    sleep 0.05
-  done
 }
 
 print_exports() {
@@ -312,10 +113,11 @@ put_key() {
     abort_start "cannot put the cluster key into host $1's $dir"
 }
 
-# start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: the first free
-# port from $next_port below 7140) in host IPID, until it listens; its port in started_port.
+# start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: any free port,
+# which copd's ready file names) in host IPID (here when empty), until it is ready (a
+# level-1 copd under a level 2: registered with it); its port in started_port.
 start_copd() {
-  local name=$1 want=$2 ipid=$3 ip=$4 p tries pid copd_link_opts=()
+  local name=$1 want=$2 ipid=$3 ip=$4 copd_link_opts=()
   shift 4
   # copd's link side (docs/ARCHITECTURE.md "Environment variables"): its I/O threads
   # (unset: copd's default) and busy polling on a controller node with cores of its own.
@@ -329,32 +131,11 @@ start_copd() {
     1) copd_link_opts+=(--poll) ;;
     *) abort_start "COPD_POLL must be 0 or 1, got '$COPD_POLL'" ;;
   esac
-  p=${want:-$next_port}
-  for ((tries = 1; ; tries++)); do
-    if [ -z "$want" ]; then
-      while [ "$p" -lt 7140 ] && port_in_use "$ipid" "$p"; do p=$((p + 1)); done
-      [ "$p" -lt 7140 ] || abort_start "no free port in 7040..7139 for $name: pass --port"
-    fi
-    log "starting $name on $ip:$p ($* ${copd_link_opts[*]}, $STACK_MODE)"
-    pid=$(launch "$name" "$ipid" "$COPD" --listen "$ip:$p" "$@" --poll-us "${COP_POLL_US:-0}" "${copd_link_opts[@]}" \
-      --key "$dir/cluster.key")
-    echo "$pid" >"$dir/$name.pid"
-    if wait_copd "$name" "$p"; then
-      started_port=$p
-      next_port=$((p + 1))
-      return 0
-    fi
-    # Another stack starting beside this one may have taken the free port we picked; the
-    # port may be taken by this very copd, late to come up on a busy machine: it is
-    # stopped before another starts, so no copd outlives the stack.
-    if [ -z "$want" ] && [ "$tries" -lt 5 ] && port_in_use "$ipid" "$p"; then
-      stop_one "$name"
-      log "port $p was taken meanwhile: trying the next one"
-      p=$((p + 1))
-      continue
-    fi
-    abort_start "$name exited during start: $(last_log_line "$name") (log: $dir/$name.log)"
-  done
+  log "starting $name on $ip:${want:-(a free port)} ($* ${copd_link_opts[*]}, $STACK_MODE)"
+  daemon_start "$dir" "$name" copd ${ipid:+--in "$ipid"} -- --listen "$ip:${want:-0}" "$@" \
+    --poll-us "${COP_POLL_US:-0}" "${copd_link_opts[@]}" --key "$dir/cluster.key" ||
+    abort_start "$DAEMON_ERROR"
+  started_port=$(daemon_field "$dir" "$name" port)
 }
 
 cop_stack_start() {
@@ -400,6 +181,7 @@ cop_stack_start() {
     # shellcheck source=scripts/lib/cluster.sh
     COPBENCH_ROOT=${COPBENCH_CHECKOUT:-$COPBENCH_ROOT} source "${COPBENCH_CHECKOUT:-$COPBENCH_ROOT}/scripts/lib/cluster.sh"
     cluster_load || fail "--cluster: no emulated cluster $CLUSTER_ID is up (scripts/cluster up)"
+    DAEMON_HOST_ENV=("${CLUSTER_HOST_ENV[@]}")
     [ "$CLUSTER_MODE" = netns ] ||
       fail "--cluster: cluster $CLUSTER_ID runs in $CLUSTER_MODE mode (not root): start without --cluster"
     if [ ${#nodes[@]} -eq 0 ]; then
@@ -445,10 +227,6 @@ cop_stack_start() {
     stop_stack
   fi
 
-  if [ -n "$port" ] && port_in_use "$ipid" "$port"; then
-    fail "port $port is already in use where copd would listen: pass another --port"
-  fi
-
   mkdir -p "$dir"
   rm -f "$dir"/*.log
   STACK_DIR=$dir
@@ -461,7 +239,6 @@ cop_stack_start() {
   save_state
   make_key
   put_key "$ipid"
-  next_port=7040
   if [ "$STACK_CONTROLLERS" -gt 1 ]; then
     start_copd copl2 "" "$ipid" "$ctl_ip" --level 2 --channels "$STACK_CONTROLLERS"
     STACK_L2=$ctl_ip:$started_port
@@ -478,26 +255,29 @@ cop_stack_start() {
   local ports
   read -r -a ports <<<"$STACK_PORTS"
 
+  # Every copdrv at once, then each awaited until it has registered its channel and
+  # serves its socket (all of them, so that each is either recorded or stopped).
+  local launched=() failed=""
   for n in "${nodes[@]}"; do
     if [ $cluster = 1 ]; then
       ipid=${host_pids[n]}
       local_ip=$CLUSTER_COP_NET.$n
-      # A socket left by an earlier driver would look like this one being up.
-      rm -f "$(in_root_of "$ipid" "$dir/node$n/copdrv.sock")"
       put_key "$ipid"
-      pid=$(launch "node$n" "$ipid" sh -c 'mkdir -p "$0" && exec "$@"' "$dir/node$n" \
-        "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
-        --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key")
     else
-      mkdir -p "$dir/node$n"
-      rm -f "$dir/node$n/copdrv.sock"
-      pid=$(launch "node$n" "" \
-        "$COPDRV" --channel "$(((n - 1) % per + 1))" --controller "$ctl_ip:${ports[(n - 1) / per]}" \
-        --local 127.0.0.1 --dir "$dir/node$n" --key "$dir/cluster.key")
+      ipid="" local_ip=127.0.0.1
     fi
-    echo "$pid" >"$dir/node$n.pid"
+    if daemon_launch "$dir" "node$n" copdrv ${ipid:+--in "$ipid"} -- --channel "$(((n - 1) % per + 1))" \
+      --controller "$ctl_ip:${ports[(n - 1) / per]}" --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key"; then
+      launched+=("$n")
+    else
+      failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
+      break
+    fi
   done
-  wait_ready
+  for n in "${launched[@]}"; do
+    daemon_await "$dir" "node$n" || failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
+  done
+  [ -z "$failed" ] || abort_start "$failed"
   log "COP stack up: copd $STACK_CONTROLLER${STACK_L2:+ and $((STACK_CONTROLLERS - 1)) more level-1 copd under the level-2 copd $STACK_L2}, copdrv on node${STACK_NODES// /, node} (state $dir)"
   print_exports
 }

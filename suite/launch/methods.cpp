@@ -19,6 +19,7 @@
 
 #include "copbench/launch.h"
 #include "launch/internal.h"
+#include "launch/job_templates.h"
 
 namespace copbench {
 namespace fs = std::filesystem;
@@ -75,207 +76,6 @@ bool job_ended(const std::string& state) {
   return ended.count(state) > 0;
 }
 
-// The job script's start for PVM: a virtual machine of exactly the allocated hosts,
-// private to the job (its own PVM_TMP on each host, so the cluster's own pvmd is never
-// met), the master pvmd here on the job's first host and one on each other host
-// (through dx=, a wrapper that gives them the same PVM_TMP); halted when the script
-// ends, also when Slurm cancels the job (SIGTERM). The worker follows on the last line.
-std::string pvm_in_allocation(const fs::path& dir, const std::string& bindir) {
-  const std::string d = shell_quote(dir.string());
-  return fmt::format(R"SH(# PVM inside the allocation: a virtual machine of the allocated hosts, halted at the end.
-set -u
-dir={0}
-export PVM_ROOT=/usr/lib/pvm3 PVM_TMP=/tmp/copbench-slurm-pvm.$SLURM_JOB_ID PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
-mkdir -p "$PVM_TMP"
-cat >"$dir/pvmd-on-host" <<WRAPPER
-#!/bin/sh
-export PVM_ROOT=$PVM_ROOT PVM_TMP=$PVM_TMP PVM_ALLOW_ROOT=1 PVM_RSH=$PVM_RSH
-mkdir -p "\$PVM_TMP"
-exec "\$PVM_ROOT/lib/pvmd" "\$@"
-WRAPPER
-chmod +x "$dir/pvmd-on-host"
-hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
-want=$(echo "$hosts" | wc -l)
-{{ echo "* ep={1}:$PVM_ROOT/lib:$PVM_ROOT/bin/LINUX64 dx=$dir/pvmd-on-host"; echo "$hosts"; }} >"$dir/hostfile"
-daemon=$PVM_TMP/pvmd.$(id -u)
-# Each host's PVM_TMP lies in that host's own /tmp: removed on every host.
-halt() {{
-  [ -e "$daemon" ] && echo halt | timeout 10 "$PVM_ROOT/lib/pvm" >/dev/null 2>&1
-  [ -n "${{pvmd:-}}" ] && kill "$pvmd" 2>/dev/null
-  for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" rm -rf "$PVM_TMP" </dev/null >/dev/null 2>&1; done
-  rm -rf "$PVM_TMP"
-}}
-trap halt EXIT
-trap 'exit 143' TERM INT
-"$dir/pvmd-on-host" "$dir/hostfile" >"$dir/pvmd.log" 2>&1 </dev/null &
-pvmd=$!
-i=0
-# Until every allocated host is in the virtual machine (the console only once the
-# daemon is there: without one it would start its own).
-until [ -e "$daemon" ] && [ "$(echo conf | timeout 5 "$PVM_ROOT/lib/pvm" 2>/dev/null | grep -o '[0-9]* host' | head -1)" = "$want host" ]; do
-  i=$((i + 1))
-  if [ $i -gt 600 ] || ! kill -0 $pvmd 2>/dev/null; then
-    echo "copbench: the virtual machine of the $want allocated hosts did not come up: $(tail -1 "$dir/pvmd.log")" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-)SH", d, bindir);
-}
-
-// The first part of cop_in_allocation: the wrapper that starts and stops one host's
-// copdrv (written into the job's directory, run on each host over ssh).
-std::string copdrv_wrapper(const std::string& bindir) {
-  return fmt::format(R"SH(# COP inside the allocation: copd and a copdrv per host of the job, stopped at the end.
-cop=/tmp/copbench-slurm-cop.$SLURM_JOB_ID
-unset COP_STACK_DIR
-for v in $(env | sed -n 's/^\(COP_DRIVER_[0-9]*\)=.*/\1/p'); do unset "$v"; done
-# The job's cluster key (cop/link.h "Keys"), as munge's for Slurm: 32 random bytes, mode
-# 0600, in the job's directory that every host reads; copd and each copdrv get --key.
-key=$dir/cop-cluster.key
-if ! (umask 077 && head -c 32 /dev/urandom >"$key.tmp" && mv -f "$key.tmp" "$key"); then
-  echo "copbench: cannot write the job's COP key $key" >&2
-  exit 1
-fi
-cat >"$dir/copdrv-on-host" <<WRAPPER
-#!/bin/sh
-# copdrv-on-host start CHANNEL CONTROLLER | stop: this host's channel driver of job $SLURM_JOB_ID.
-cop=$cop
-case "\$1" in
-start)
-  mkdir -p "\$cop" && rm -f "\$cop/copdrv.sock"
-  setsid {0}/copdrv --channel "\$2" --controller "\$3" --dir "\$cop" --key "$key" >"\$cop/copdrv.log" 2>&1 </dev/null &
-  echo \$! >"\$cop/copdrv.pid"
-  i=0
-  until [ -S "\$cop/copdrv.sock" ]; do
-    i=\$((i + 1))
-    if [ \$i -gt 300 ] || ! kill -0 "\$(cat "\$cop/copdrv.pid")" 2>/dev/null; then
-      echo "copdrv of channel \$2 on \$(hostname) did not come up: \$(tail -1 "\$cop/copdrv.log")"
-      exit 1
-    fi
-    sleep 0.1
-  done ;;
-stop)
-  p=\$(cat "\$cop/copdrv.pid" 2>/dev/null)
-  if [ -n "\$p" ] && tr '\0' ' ' <"/proc/\$p/cmdline" 2>/dev/null | grep -q -- "--dir \$cop"; then
-    kill "\$p" 2>/dev/null
-    i=0
-    while [ -e "/proc/\$p" ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i + 1)); done
-    kill -9 "\$p" 2>/dev/null
-  fi
-  rm -rf "\$cop" ;;
-esac
-WRAPPER
-chmod +x "$dir/copdrv-on-host"
-)SH", bindir);
-}
-
-// The second part of cop_in_allocation, after start_copd: the controllers (one, or
-// level-1 ones under a level 2) and each host's copdrv on its channel.
-std::string cop_controllers_and_channels() {
-  return fmt::format(R"SH(per=${{COP_PER_CONTROLLER:-64}}
-case "$per" in ''|*[!0-9]*) per=0 ;; esac
-if [ "$per" -lt 1 ] || [ "$per" -gt 64 ]; then
-  echo "copbench: COP_PER_CONTROLLER must be 1..64, got '${{COP_PER_CONTROLLER:-}}'" >&2
-  exit 1
-fi
-ctls=$(( (want + per - 1) / per ))
-l2=
-controllers=
-if [ "$ctls" -gt 1 ]; then
-  start_copd copd-l2 --level 2 --channels "$ctls"
-  l2=$started
-  c=0
-  while [ "$c" -lt "$ctls" ]; do
-    start_copd "copd$c" --channels "$per" --cntno "$c" --parent "$l2"
-    controllers="$controllers $started"
-    c=$((c + 1))
-  done
-else
-  start_copd copd --channels "$want"
-  controllers=$started
-fi
-k=0
-for h in $hosts; do
-  k=$((k + 1))
-  controller=$(echo $controllers | cut -d' ' -f$(( (k - 1) / per + 1 )))
-  if ! said=$(ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" start "$(( (k - 1) % per + 1 ))" "$controller" </dev/null 2>&1); then
-    echo "copbench: $said" >&2
-    exit 1
-  fi
-done
-if [ -n "$l2" ]; then
-  echo "copd-l2 $l2, level-1 copd$controllers of $per channels, copdrv on $(echo $hosts)" >"$dir/cop-stack"
-else
-  echo "copd $controllers, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
-fi
-export COP_USE_RUNNING=1 COP_DRIVER=$cop COP_PER_CONTROLLER=$per
-export PVM_EXPORT="${{PVM_EXPORT:+$PVM_EXPORT:}}COP_DRIVER:COP_PER_CONTROLLER"
-)SH");
-}
-
-// The job script's start for COP, after pvm_in_allocation: a COP stack private to the
-// job (seed 000 ch. IV: one controller node, one channel driver per compute node).
-// The controllers run on this host, the job's first, at its address on the COP network
-// (COPBENCH_COP_SUBNET; else the address its name resolves to), each on a free port:
-// one copd with as many channels as hosts, or, with K = COP_PER_CONTROLLER below the
-// host count, ceil(N/K) level-1 copd of K channels under a level-2 copd (Figure 5).
-// Then one copdrv per allocated host, the k-th host (the order the hosts joined the
-// virtual machine, so PVM host number H drives it: libcop's direct tid mapping) on
-// channel (k-1)%K+1 of controller (k-1)/K, each in a directory of that host's own /tmp
-// that the tasks there name as COP_DRIVER (one path, exported to every task with
-// COP_PER_CONTROLLER through PVM_EXPORT). Every copdrv and copd are stopped, by PID,
-// and their directories removed when the script ends, also when Slurm cancels the job
-// (SIGTERM), before the virtual machine is halted.
-std::string cop_in_allocation(const std::string& bindir) {
-  return copdrv_wrapper(bindir) + fmt::format(R"SH(copds=
-stop_cop() {{
-  for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" "$dir/copdrv-on-host" stop </dev/null >/dev/null 2>&1; done
-  for p in $copds; do
-    kill "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-}}
-trap 'stop_cop; halt' EXIT
-if [ -n "${{COPBENCH_COP_SUBNET:-}}" ]; then
-  addr=$(ip -o -4 addr show | awk '{{print $4}}' | python3 -c 'import ipaddress, sys
-net = ipaddress.ip_network(sys.argv[1], strict=False)
-for line in sys.stdin:
-    a = ipaddress.ip_interface(line.strip())
-    if a.ip in net:
-        print(a.ip)
-        break' "$COPBENCH_COP_SUBNET")
-else
-  addr=$(getent ahostsv4 "$(echo "$hosts" | head -1)" | awk 'NR == 1 {{print $1}}')
-fi
-if [ -z "$addr" ]; then
-  echo "copbench: $(hostname) has no address on the COP network ${{COPBENCH_COP_SUBNET:-(its name does not resolve)}}" >&2
-  exit 1
-fi
-# start_copd NAME ARG...: a copd on $addr, its address (once it serves) in $started.
-start_copd() {{
-  name=$1
-  shift
-  "{0}/copd" --listen "$addr:0" --key "$key" "$@" >"$dir/$name.log" 2>&1 </dev/null &
-  pid=$!
-  copds="$copds $pid"
-  i=0
-  started=
-  until [ -n "$started" ]; do
-    started=$(sed -n 's/.* serving [0-9]* channels on \([0-9.]*:[0-9]*\) .*/\1/p' "$dir/$name.log" | head -1)
-    [ -n "$started" ] && break
-    i=$((i + 1))
-    if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
-      echo "copbench: the job's $name did not come up on $addr: $(tail -1 "$dir/$name.log")" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-}}
-)SH", bindir) +
-         cop_controllers_and_channels();
-}
-
 // What the controller last said of a job, and why copbench cancelled it ("" if not).
 struct JobEnd {
   std::map<std::string, std::string> fields;
@@ -311,10 +111,12 @@ std::string SlurmLaunch::write_job_script(const fs::path& dir, const BackendSpec
     script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
     started_by = "mpirun inside the allocation (Open MPI reads it)";
   } else {
-    script << pvm_in_allocation(dir, executable_dir());
+    // The templates (suite/launch/templates/) start every daemon through copbench-daemon.
+    script << "dir=" << shell_quote(dir.string()) << " bindir=" << shell_quote(executable_dir()) << "\n"
+           << job_templates::pvm_in_allocation;
     started_by = "a pvmd of the allocated hosts, started and halted by the job";
     if (spec.launcher == Launcher::cop_master) {
-      script << cop_in_allocation(executable_dir());
+      script << job_templates::cop_in_allocation;
       started_by += "; a job-private COP stack (copd, one copdrv per host), started and stopped by the job";
     }
   }
@@ -456,9 +258,9 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
 // The job's script stops its daemons on every host when it ends (its EXIT trap), but
 // Slurm kills a script whose trap outlives KillWait, and the copdrv and pvmd it started
 // over ssh are not the job's processes. So after every job the runner, too, stops what
-// the job may have left on its hosts: the job's copdrv (by its PID file, if its command
-// line still names the job's directory) and the job's directories. Best effort: a host
-// it cannot reach is passed over.
+// the job may have left on its hosts: every daemon recorded in the job's directories
+// (copbench-daemon stop: by PID and /proc start time) and the directories. Best effort:
+// a host it cannot reach is passed over.
 void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelist) {
   if (nodelist.empty()) return;
   int rc = 0;
@@ -466,11 +268,9 @@ void SlurmLaunch::sweep_hosts(const std::string& job, const std::string& nodelis
   if (rc != 0) return;
   const std::string cop = "/tmp/copbench-slurm-cop." + job, pvm = "/tmp/copbench-slurm-pvm." + job;
   const std::string cmd = fmt::format(
-      "p=$(cat {0}/copdrv.pid 2>/dev/null); "
-      "if [ -n \"$p\" ] && tr '\\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q -- '--dir {0}'; then "
-      "kill $p; i=0; while [ -e /proc/$p ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; kill -9 $p 2>/dev/null; fi; "
+      "for f in {0}/*.pid {1}/*.pid; do [ -e \"$f\" ] && {2}/copbench-daemon stop \"${{f%/*}}\" \"$(basename \"$f\" .pid)\"; done; "
       "rm -rf {0} {1}; true",
-      cop, pvm);
+      cop, pvm, shell_quote(executable_dir()));
   std::stringstream ss(hosts);
   std::string host;
   while (ss >> host) {

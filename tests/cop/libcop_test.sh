@@ -65,7 +65,9 @@ killed)
   fi
   # COP_KILL names the daemon killed (default copd; copl2: the level-2 copd of a two-level
   # stack, whose level-1 copd then fail what waits for it with link_down).
-  kill -9 "$(cat "$work/stack/${COP_KILL:-copd}.pid")"
+  # Its PID file holds "PID START_TIME" (scripts/lib/daemons.sh).
+  read -r victim _ <"$work/stack/${COP_KILL:-copd}.pid"
+  kill -9 "$victim"
   wait "$check" || rc=1
   cat "$out"
   exit $rc
