@@ -52,11 +52,14 @@ const RegisterWorkload<Throwaway> registered{WorkloadKind::benchmark, 999};
 }  // namespace copbench::bench
 EOF
 
-# ccache when the build uses it or it is installed: the build's cache directory if the
-# environment names one, else one kept in the build directory between runs.
+# ccache where installed, based at the copy's root as the build is at the tree's
+# (scripts/test builds so): the build's own cache when it was built through ccache (every
+# unchanged file a hit), else one kept in the build directory between runs.
 launcher=()
 if command -v ccache >/dev/null; then
-  export CCACHE_DIR=${CCACHE_DIR:-$build/add-workload-ccache} CCACHE_BASEDIR=$tmp
+  grep -q '^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=.*ccache' "$build/CMakeCache.txt" ||
+    export CCACHE_DIR=${CCACHE_DIR:-$build/add-workload-ccache}
+  export CCACHE_BASEDIR=$tmp
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
