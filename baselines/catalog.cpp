@@ -1,6 +1,7 @@
 // The backends copbench knows, in the order `copbench list` shows them: read from
 // baselines/backends.json, which baselines/CMakeLists.txt compiles in as a string
 // (backends_json.h) and the tests read too, so what each backend offers is said once.
+#include <algorithm>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -8,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends_json.h"
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 
 namespace copbench {
 namespace {
@@ -56,6 +57,23 @@ const std::vector<BackendSpec>& all_backend_specs() {
     return list;
   }();
   return specs;
+}
+
+bool BackendSpec::offers(Op op) const {
+  return std::find(offered.begin(), offered.end(), op) != offered.end();
+}
+
+const BackendSpec* find_backend_spec(std::string_view name) {
+  for (const BackendSpec& s : all_backend_specs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<Op> missing_ops(const Benchmark& bench, const BackendSpec& spec) {
+  std::vector<Op> missing;
+  for (Op op : bench.needs())
+    if (!spec.offers(op)) missing.push_back(op);
+  return missing;
 }
 
 }  // namespace copbench

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "copbench/backend.h"
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 
 namespace copbench::baselines {
 

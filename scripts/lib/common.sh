@@ -22,8 +22,16 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Configures (Release) and builds everything into build/.
+# Configures (Release) and builds everything into build/, through ccache where installed
+# (scripts/lib/packages.txt) with the source root as its base directory: a copy of the
+# tree built the same way (tests/suite/add_workload_test.sh) then finds every unchanged
+# object in the cache.
 build_all() {
-  cmake -S "$COPBENCH_ROOT" -B "$COPBENCH_BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$COPBENCH_ROOT}
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$COPBENCH_ROOT" -B "$COPBENCH_BUILD" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
   cmake --build "$COPBENCH_BUILD" -j "$(nproc)"
 }

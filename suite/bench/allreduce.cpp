@@ -29,8 +29,8 @@ class Allreduce final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Allreduce> registered{WorkloadKind::benchmark, 220};  // copbench/bench.h
 
-const Benchmark& allreduce_benchmark() { return the_instance<Allreduce>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -55,8 +55,8 @@ class Bandwidth final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Bandwidth> registered{WorkloadKind::benchmark, 110};  // copbench/bench.h
 
-const Benchmark& bandwidth_benchmark() { return the_instance<Bandwidth>(); }
+}  // namespace
 
 }  // namespace copbench::bench

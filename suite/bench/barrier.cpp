@@ -15,8 +15,8 @@ class Barrier final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Barrier> registered{WorkloadKind::benchmark, 200};  // copbench/bench.h
 
-const Benchmark& barrier_benchmark() { return the_instance<Barrier>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -20,8 +20,8 @@ class Broadcast final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Broadcast> registered{WorkloadKind::benchmark, 230};  // copbench/bench.h
 
-const Benchmark& broadcast_benchmark() { return the_instance<Broadcast>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -15,14 +15,6 @@
 
 namespace copbench::bench {
 
-// The one instance of a benchmark class, which its file hands to the registry
-// (registry.cpp: echo_benchmark(), ...).
-template <class B>
-const Benchmark& the_instance() {
-  static const B instance;
-  return instance;
-}
-
 inline std::vector<std::size_t> sizes_for(const Benchmark& b, const RunParams& p) {
   return p.sizes.empty() ? b.default_sizes() : p.sizes;
 }

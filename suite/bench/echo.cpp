@@ -39,8 +39,8 @@ class Echo final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Echo> registered{WorkloadKind::benchmark, 100};  // copbench/bench.h
 
-const Benchmark& echo_benchmark() { return the_instance<Echo>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -198,8 +198,8 @@ class Emulation final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Emulation> registered{WorkloadKind::benchmark, 410};  // copbench/bench.h
 
-const Benchmark& emulation_benchmark() { return the_instance<Emulation>(); }
+}  // namespace
 
 }  // namespace copbench::bench

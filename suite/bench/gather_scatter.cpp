@@ -38,9 +38,9 @@ class Scatter final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Gather> registered_gather{WorkloadKind::benchmark, 250};
+const RegisterWorkload<Scatter> registered_scatter{WorkloadKind::benchmark, 260};  // copbench/bench.h
 
-const Benchmark& gather_benchmark() { return the_instance<Gather>(); }
-const Benchmark& scatter_benchmark() { return the_instance<Scatter>(); }
+}  // namespace
 
 }  // namespace copbench::bench

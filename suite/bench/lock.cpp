@@ -21,6 +21,8 @@ class Lock final : public Benchmark {
   }
 };
 
+const RegisterWorkload<Lock> registered{WorkloadKind::benchmark, 300};  // copbench/bench.h
+
 }  // namespace
 
 void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std::string& kind,
@@ -30,7 +32,5 @@ void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std:
   p.labels["lock"] = kind;
   out.report(std::move(p));
 }
-
-const Benchmark& lock_benchmark() { return the_instance<Lock>(); }
 
 }  // namespace copbench::bench

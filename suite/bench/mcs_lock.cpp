@@ -56,8 +56,8 @@ class McsLock final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<McsLock> registered{WorkloadKind::benchmark, 320};  // copbench/bench.h
 
-const Benchmark& mcs_lock_benchmark() { return the_instance<McsLock>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -22,8 +22,8 @@ class Multicast final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Multicast> registered{WorkloadKind::benchmark, 240};  // copbench/bench.h
 
-const Benchmark& multicast_benchmark() { return the_instance<Multicast>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -69,8 +69,8 @@ class Overhead final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Overhead> registered{WorkloadKind::benchmark, 400};  // copbench/bench.h
 
-const Benchmark& overhead_benchmark() { return the_instance<Overhead>(); }
+}  // namespace
 
 }  // namespace copbench::bench

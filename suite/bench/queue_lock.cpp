@@ -24,8 +24,8 @@ class QueueLock final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<QueueLock> registered{WorkloadKind::benchmark, 330};  // copbench/bench.h
 
-const Benchmark& queue_lock_benchmark() { return the_instance<QueueLock>(); }
+}  // namespace
 
 }  // namespace copbench::bench

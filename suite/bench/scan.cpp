@@ -25,8 +25,8 @@ class Scan final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Scan> registered{WorkloadKind::benchmark, 270};  // copbench/bench.h
 
-const Benchmark& scan_benchmark() { return the_instance<Scan>(); }
+}  // namespace
 
 }  // namespace copbench::bench

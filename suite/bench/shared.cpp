@@ -37,8 +37,8 @@ class Shared final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<Shared> registered{WorkloadKind::benchmark, 340};  // copbench/bench.h
 
-const Benchmark& shared_benchmark() { return the_instance<Shared>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -28,8 +28,8 @@ class TicketLock final : public Benchmark {
   }
 };
 
-}  // namespace
+const RegisterWorkload<TicketLock> registered{WorkloadKind::benchmark, 310};  // copbench/bench.h
 
-const Benchmark& ticket_lock_benchmark() { return the_instance<TicketLock>(); }
+}  // namespace
 
 }  // namespace copbench::bench

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/campaign.h"
 #include "copbench/compare.h"
 #include "copbench/launch.h"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "campaign/internal.h"
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/campaign.h"
 #include "copbench/files.h"
 #include "copbench/launch.h"

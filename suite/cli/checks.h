@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/launch.h"
 
 namespace copbench::cli {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/csv.h"
 #include "report/report_parts.h"
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # cluster.every_microbenchmark: every microbenchmark once on cop, pvm, mpi and armci at
-# 16 emulated hosts (tests/cluster/every_microbenchmark.yml) on a cluster of its own:
-# up 16, site.yml, the campaign on the head node, down (also when a step fails).
+# 16 emulated hosts on a cluster of its own: up 16, site.yml, the campaign on the head
+# node, down (also when a step fails). The campaign file is written here from `copbench
+# list --json` (every workload of kind "benchmark", at its smoke sizes), so a new
+# microbenchmark joins it with no line anywhere.
 # Asserts: the campaign exits 0; every point is either done, with a result for each of
 # its benchmarks (the workers check every result against a local computation and fail
 # the point otherwise), or "not offered" where `copbench list` says the backend does
@@ -26,6 +28,29 @@ export COPBENCH_BUILD=${COPBENCH_BUILD:-$(cd "$bindir/.." && pwd)}
 rm -rf "$work/results"
 mkdir -p "$work/results"
 
+# The campaign: one run per microbenchmark, one repetition of few iterations (the test
+# asks that each works, not how fast); what a backend does not offer is recorded "not
+# offered", all else must run to the end.
+"$bindir/copbench" list --json >"$work/list.json" || fail "copbench list --json failed"
+python3 - "$work/list.json" >"$work/every_microbenchmark.yml" <<'EOF' || fail "cannot write the campaign from copbench list --json"
+import json, sys
+workloads = [w for w in json.load(open(sys.argv[1]))["workloads"] if w["kind"] == "benchmark"]
+print("# Written by tests/cluster/every_microbenchmark_test.sh from `copbench list --json`.")
+print("name: every-microbenchmark")
+print("description: Every microbenchmark once on cop, pvm, mpi and armci at 16 emulated hosts.")
+print("profiles: [native]")
+print("defaults: {reps: 1, max_reps: 1, iters: 2, warmup: 1, timeout: 240}")
+print("runs:")
+for w in workloads:
+    print(f"  - benchmark: {w['name']}")
+    print("    backends: [cop, pvm, mpi, armci]")
+    print("    routes: [direct]")
+    print("    encoding: raw")
+    print("    nodes: 16")
+    if w["smoke"]["sizes"]:
+        print(f"    sizes: {json.dumps(w['smoke']['sizes'])}")
+EOF
+
 trap '"$cluster" down >"$work/down.log" 2>&1 || echo "cluster down failed (see $work/down.log)" >&2' EXIT
 "$cluster" up "$nodes" >"$work/up.log" 2>&1 || fail "cluster up $nodes failed (see $work/up.log)"
 "$cluster" provision >"$work/site.yml.log" 2>&1 || fail "site.yml failed (see $work/site.yml.log)"
@@ -34,7 +59,7 @@ cop_subnet=$(sed -n 's/^ *copbench_cop_subnet: *//p' "$COPBENCH_CLUSTER_STATE/in
 [ -n "$cop_subnet" ] || fail "the cluster's inventory names no copbench_cop_subnet"
 
 "$cluster" exec node1 env COPBENCH_COP_SUBNET="$cop_subnet" "$bindir/copbench" campaign run \
-  "$here/every_microbenchmark.yml" --cluster "$COPBENCH_CLUSTER_STATE/inventory.yml" --results "$work/results" \
+  "$work/every_microbenchmark.yml" --cluster "$COPBENCH_CLUSTER_STATE/inventory.yml" --results "$work/results" \
   >"$work/campaign.out" 2>&1
 rc=$?
 tail -3 "$work/campaign.out"
@@ -43,25 +68,13 @@ dir=$(sed -n 's/^results: //p' "$work/campaign.out" | tail -1)
 grep -E ' (failed|skipped) ' "$dir/campaign.log" >&2
 [ $rc -eq 0 ] || fail "the campaign exited with $rc (see $dir/campaign.log)"
 
-# What the catalog offers, from `copbench list` (backends.json), against what ran.
-"$bindir/copbench" list >"$work/list.txt" || fail "copbench list failed"
-python3 - "$dir" "$work/list.txt" <<'EOF' || fail "the points do not match what the backends offer"
-import glob, json, os, re, sys
+# What the catalog offers, from `copbench list --json`, against what ran.
+python3 - "$dir" "$work/list.json" <<'EOF' || fail "the points do not match what the backends offer"
+import glob, json, os, sys
 directory, listing = sys.argv[1], sys.argv[2]
-lines = open(listing).read().splitlines()
-backends = lines[0].split()[1:]
-offered = {}
-for line in lines[1:]:
-    if not line.strip() or not re.match(r"^\S+\s{2,}", line):
-        break
-    name, rest = line.split(None, 1)
-    # One cell per backend: "offered..." or "not offered (...)", cells split by 2+ spaces
-    # or by a cell that ends in ")" and the next one starting.
-    cells = re.findall(r"(not offered(?: \([^)]*\))?|offered(?:, no [^ ]+(?:, [^ ]+)*)?)", rest)
-    if len(cells) != len(backends):
-        sys.exit(f"cannot read copbench list's row for {name}: {cells}")
-    for b, c in zip(backends, cells):
-        offered[(name, b)] = not c.startswith("not offered")
+catalog = json.load(open(listing))
+offered = {(w["name"], b["name"]): b["name"] in w["offered_by"]
+           for w in catalog["workloads"] if w["kind"] == "benchmark" for b in catalog["backends"]}
 problems, done, not_offered = [], 0, 0
 campaign = {}
 for path in glob.glob(os.path.join(directory, "status", "*.json")) + glob.glob(os.path.join(directory, "raw", "*.json")):

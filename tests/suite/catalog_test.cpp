@@ -1,20 +1,18 @@
-// The benchmark x backend matching `copbench list` shows, and the catalog against
-// baselines/backends.json (the file CMake reads to register the run tests).
+// The benchmark x backend matching `copbench list` shows, the catalog against
+// baselines/backends.json, and the workload registry (RegisterWorkload, copbench/bench.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 
 namespace copbench {
-namespace apps {
-const std::vector<const Benchmark*>& app_benchmarks();
-}  // namespace apps
 namespace {
 
 nlohmann::json backends_json() {
@@ -64,25 +62,45 @@ TEST(Catalog, EqualsBackendsJson) {
   }
 }
 
-// What the file says each benchmark needs (CMake matches them against "offered") is
-// what the benchmark says; every suite benchmark is there, the applications are not.
-TEST(Catalog, BackendsJsonBenchmarksMatchTheSuite) {
-  const nlohmann::json file = backends_json();
-  std::vector<std::string> listed;
-  for (const nlohmann::json& entry : file.at("benchmarks")) {
-    const std::string name = entry.at("name").get<std::string>();
-    listed.push_back(name);
-    const Benchmark* b = find_benchmark(name);
-    ASSERT_NE(b, nullptr) << name;
-    EXPECT_EQ(names_of(b->needs()), strings(entry, "needs")) << name;
-    EXPECT_EQ(!b->default_sizes().empty(), entry.at("sizes").get<bool>()) << name;
-  }
-  const auto& apps = apps::app_benchmarks();
+// Every workload registered itself from its own file: the microbenchmarks first, then
+// the applications, each group in its declared order, so `copbench list` and the report
+// never depend on the link order.
+TEST(Workloads, RegisteredInDeclaredOrder) {
+  std::vector<std::string> names, apps;
   for (const Benchmark* b : all_benchmarks()) {
-    const bool app = std::find(apps.begin(), apps.end(), b) != apps.end();
-    const bool in_file = std::find(listed.begin(), listed.end(), std::string(b->name())) != listed.end();
-    EXPECT_NE(app, in_file) << b->name();
+    (kind_of(*b) == WorkloadKind::application ? apps : names).emplace_back(b->name());
+    if (kind_of(*b) == WorkloadKind::benchmark) EXPECT_TRUE(apps.empty()) << b->name() << " after an application";
   }
+  ASSERT_GE(names.size(), 19u);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 4),
+            (std::vector<std::string>{"echo", "bandwidth", "ring", "barrier"}));
+  EXPECT_EQ(apps, (std::vector<std::string>{"md", "matmul", "radixsort", "halo"}));
+  EXPECT_EQ(kind_name(kind_of(*find_benchmark("halo"))), "application");
+}
+
+class Twin final : public Benchmark {
+ public:
+  std::string_view name() const override { return "echo"; }
+  std::string_view description() const override { return "a second echo"; }
+  std::vector<Op> needs() const override { return {Op::echo}; }
+  void run(Backend&, const RunParams&, Reporter&) const override {}
+};
+
+// A second workload of a name is refused (at start, where registrars run), never listed.
+TEST(Workloads, SecondWorkloadOfANameIsRefused) {
+  static const Twin twin;
+  const std::size_t before = all_benchmarks().size();
+  EXPECT_THROW(register_workload(twin, WorkloadKind::benchmark, 1), std::logic_error);
+  EXPECT_EQ(all_benchmarks().size(), before);
+  EXPECT_NE(find_benchmark("echo"), &twin);
+}
+
+// The smoke run of the generated run tests: size 8 where the benchmark takes sizes,
+// none where it takes none, the application's own tiny problem.
+TEST(Workloads, SmokeRuns) {
+  EXPECT_EQ(find_benchmark("echo")->smoke_sizes(), std::vector<std::size_t>{8});
+  EXPECT_TRUE(find_benchmark("barrier")->smoke_sizes().empty());
+  EXPECT_EQ(find_benchmark("md")->smoke_params().at("steps"), "12");
 }
 
 TEST(Catalog, KnowsTheBackendsAndBenchmarks) {

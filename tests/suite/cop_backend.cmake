@@ -22,10 +22,9 @@ cop_cli_test(suite_verify_cop_2x2 verify --backend cop --nodes 2 --tasks-per-nod
 cop_cli_test(suite_verify_cop_normal_2x2 verify --backend cop --nodes 2 --tasks-per-node 2 --route normal --timeout 150)
 
 # One tiny point of every benchmark cop offers; the others say "not offered".
-function(cop_run_test name backend)  # cop_cli_test with the backend argument of copbench_run_every_benchmark
-  cop_cli_test(${name} ${ARGN})
-endfunction()
-copbench_run_every_benchmark(cop 3 cop_run_test "suite;cop" ${cop_tiny})
+copbench_workload_tests(NAME suite_run_{workload}_{backend} NOT_OFFERED suite_run_{workload}_{backend}_not_offered
+                        KIND benchmark BACKEND cop NODES 3 CHECKED TIMEOUT 180 LABELS suite cop
+                        ENVIRONMENT PVM_TMP= COP_STACK_DIR= COP_DRIVER_1= COP_USE_RUNNING= ARGS ${cop_tiny})
 cop_cli_test(suite_run_barrier_cop_normal run barrier --backend cop --nodes 4 --route normal ${cop_tiny})
 
 # A stack that is already running (COP_STACK_DIR) is used, not started again.

@@ -89,7 +89,7 @@ TEST_F(ReportTest, SummaryTableOfFixedPoints) {
   EXPECT_EQ(t.header, (Row{"benchmark", "point", "nodes", "cop/direct µs", "pvm/direct µs", "mpi µs", "cop modelled µs",
                            "pvm ÷ cop", "mpi ÷ cop", "armci ÷ cop"}));
   ASSERT_EQ(t.rows.size(), 4u);
-  // echo before barrier (the benchmarks' order, suite/bench/registry.cpp), small sizes and
+  // echo before barrier (the workloads' declared order, copbench/bench.h), small sizes and
   // node counts first; a status names a missing cell; `!` where the CI target was missed.
   EXPECT_EQ(t.rows[0], (Row{"echo", "echo/size:8", "2", "—", "—", "5.00", "—", "—", "—", "—"}));
   EXPECT_EQ(t.rows[1], (Row{"echo", "echo/size:1024", "2", "—", "—", "12.50", "—", "—", "—", "—"}));

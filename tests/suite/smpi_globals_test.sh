@@ -14,11 +14,11 @@ reviewed='^(cop::model::scale_nodes\(\)::nodes'\
 '|cop::wire::\(anonymous namespace\)::kOps'\
 '|cop::wire::to_string\[abi:cxx11\]\(cop::wire::Message const&\)::kSpace'\
 '|copbench::\(anonymous namespace\)::(g_cancelled|kStandardKeys|kChecks)'\
-'|copbench::\(anonymous namespace\)::job_ended\(.*\)::ended'\
-'|copbench::(all_backend_specs\(\)::specs|all_benchmarks\(\)::list|launch_method_names\[abi:cxx11\]\(\)::names|log\(\)::logger)'\
-'|copbench::apps::(app_benchmarks\(\)::list|\(anonymous namespace\)::kStageNames|[a-z]+_app\(\)::instance)'\
-'|copbench::bench::the_instance<.*>\(\)::instance'\
-'|copbench::compare::kVerdictNames'\
+'|copbench::all_backend_specs\(\)::specs'\
+'|copbench::\(anonymous namespace\)::registry\(\)::r'\
+'|copbench::RegisterWorkload<.*>::RegisterWorkload\(.*\)::instance'\
+'|copbench::(bench|apps)::\(anonymous namespace\)::registered(_[a-z]+)?'\
+'|copbench::apps::\(anonymous namespace\)::kStageNames'\
 '|copbench::(AlignedBuffer::page_size\(\)::page|kAllOps|kBackendsJson|simulated_pause\(\)::pause))$'
 globals=$(nm -C "$worker" | awk '$2 ~ /^[bBdDuV]$/ { $1 = ""; $2 = ""; sub(/^  /, ""); print }' |
           grep -v -E '^(typeinfo|vtable|guard variable|DW\.ref\.|(std|__gnu_cxx|boost|CLI|nlohmann|fmt|spdlog)::)' |

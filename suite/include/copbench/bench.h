@@ -54,6 +54,11 @@ class Benchmark {
   // values that throws std::invalid_argument naming the bad one (run before any rank starts).
   virtual std::vector<std::string> option_names() const { return {}; }
   virtual void check_options(const RunParams&) const {}
+  // The smallest run that still checks its answer: the run tests generated from `copbench
+  // list --json` (tests/workload_tests.cmake) and the cluster's every-microbenchmark
+  // campaign use it. Default: size 8 where the benchmark takes sizes, no --param.
+  virtual std::vector<std::size_t> smoke_sizes() const;
+  virtual std::map<std::string, std::string> smoke_params() const { return {}; }
   virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
 };
 
@@ -62,9 +67,33 @@ class Benchmark {
 std::vector<std::size_t> parse_sizes(const std::string& list);
 std::string format_size(std::size_t bytes);  // 8, 1K, 64K, 1M
 
-// All benchmarks, in the order `copbench list` shows them.
+// What a workload is: a microbenchmark (suite/bench/) or an application (apps/), whose
+// repetition is one whole run. `copbench list`, its JSON and the run tests generated from
+// it (tests/workload_tests.cmake) tell the two apart.
+enum class WorkloadKind { benchmark, application };
+std::string_view kind_name(WorkloadKind kind);  // "benchmark", "application"
+
+// Every workload registers itself where it is defined, as Google Benchmark's BENCHMARK
+// does: one namespace-scope line in its file,
+//   const RegisterWorkload<Allreduce> registered{WorkloadKind::benchmark, 220};
+// `order` places it in `copbench list` and in the report's summary (ties by name):
+// point-to-point 100s, collectives 200s, locks and shared words 300s, overheads 400s,
+// applications 1000s. A second workload of the same name stops the program at start.
+// The files are linked whole (copbench_workloads is an OBJECT library,
+// suite/CMakeLists.txt), so no registrar is dropped by a static link.
+void register_workload(const Benchmark& benchmark, WorkloadKind kind, int order);
+template <class B>
+struct RegisterWorkload {
+  RegisterWorkload(WorkloadKind kind, int order) {
+    static const B instance;
+    register_workload(instance, kind, order);
+  }
+};
+
+// All workloads, in the order `copbench list` shows them (order, then name).
 const std::vector<const Benchmark*>& all_benchmarks();
 const Benchmark* find_benchmark(std::string_view name);
+WorkloadKind kind_of(const Benchmark& benchmark);
 
 // The operations a worker's command line (launch.h) will use, read before the backend is
 // brought up so that it sets up only those (an RMA window, a lock server): every
@@ -72,33 +101,5 @@ const Benchmark* find_benchmark(std::string_view name);
 // none otherwise (an unknown benchmark is refused later, by run_worker).
 std::vector<Op> ops_of_worker_command(int argc, char** argv);
 bool uses_any(const std::vector<Op>& used, std::initializer_list<Op> ops);
-
-// The static description of a backend: what the CLI needs without linking the system.
-enum class Launcher {
-  mpirun,      // ranks started by mpirun
-  pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
-  cop_master,  // as pvm_master, through a wrapper that starts a private pvmd and COP stack if none is given
-  smpirun,     // simulated ranks: SimGrid's smpirun on a platform file (--platform NAME)
-  s4u,         // a SimGrid S4U program started as it is: it simulates every node itself (sim-cop)
-};
-// Whether the backend's nodes are simulated (smpirun, s4u): they run on a platform
-// (--platform NAME) on this machine, take no hostfile, and report simulated time.
-inline bool simulated(Launcher l) { return l == Launcher::smpirun || l == Launcher::s4u; }
-struct BackendSpec {
-  std::string name;
-  std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"
-  Launcher launcher = Launcher::mpirun;
-  std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun (smpirun)
-  std::string summary;
-  std::vector<std::string> routes;  // first is the default; empty when there is one way
-  std::vector<std::string> encodings;  // PVM's data encodings; empty elsewhere
-  std::vector<Op> offered;
-  bool offers(Op op) const;
-};
-const std::vector<BackendSpec>& all_backend_specs();
-const BackendSpec* find_backend_spec(std::string_view name);
-
-// Missing operations of `bench` on `spec`; empty when the pair is offered.
-std::vector<Op> missing_ops(const Benchmark& bench, const BackendSpec& spec);
 
 }  // namespace copbench

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/worker.h"
 
 namespace copbench {
