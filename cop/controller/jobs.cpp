@@ -38,4 +38,12 @@ std::optional<uint8_t> Jobs::leave(int channel, uint16_t tkno) {
   return ppn;
 }
 
+std::optional<uint8_t> Jobs::member_of(int channel, uint16_t tkno, const std::string& id, uint32_t uid) const {
+  const auto m = members_.find({channel, tkno});
+  if (m == members_.end() || m->second != id) return std::nullopt;
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.uid != uid) return std::nullopt;
+  return it->second.ppn;
+}
+
 }  // namespace cop::controller

@@ -7,7 +7,8 @@
 //
 // PPN 0 stays the channels' own (SAS word [c]): what a task that joined no
 // job acts in. A job holds its PPN from its first task's join to its last
-// task's end; it belongs to the user of that first task (another user's task
+// task's end (a task whose channel's lease ran out stays a member for one more
+// lease, for its copdrv to re-join it: Server::away_); it belongs to the user of that first task (another user's task
 // naming the job is refused).
 #pragma once
 #include <cstdint>
@@ -30,6 +31,9 @@ class Jobs {
   link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted, uint8_t& ppn);
   // The task ended: the job's PPN when it was the job's last task (free again).
   std::optional<uint8_t> leave(int channel, uint16_t tkno);
+  // The PPN of job `id` of user `uid` when task (channel, tkno) is its member.
+  std::optional<uint8_t> member_of(int channel, uint16_t tkno, const std::string& id, uint32_t uid) const;
+  bool member(int channel, uint16_t tkno) const { return members_.count({channel, tkno}) > 0; }
   size_t jobs() const { return jobs_.size(); }
 
  private:

@@ -274,7 +274,9 @@ class Server {
   void send_replies();
   int next_timeout_ms() const;
   void check_leases();
-  void drop_channel(int channel, const std::string& why);
+  // may_return: its lease ran out, and its driver, registering again, re-joins
+  // its tasks' jobs (away_); otherwise they leave their jobs now.
+  void drop_channel(int channel, const std::string& why, bool may_return = false);
   // key: the MAC's (a channel's down key); none for REFUSED and CHALLENGE.
   void send_frame(const link::Frame& f, const sockaddr_in& to, const link::Key* key = nullptr);
   void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
@@ -287,6 +289,11 @@ class Server {
   link::UdpSocket socket_;
   Controller controller_;
   Jobs jobs_;
+  // Tasks of a channel whose lease ran out, still members of their jobs until
+  // this time: their driver re-joins them with the PPN they had (a copd stopped
+  // past the lease drops every channel of a job at once; leaving would free and
+  // clear its partition, task address spaces included, under the tasks).
+  std::map<std::pair<int, uint16_t>, Clock::time_point> away_;
   std::unique_ptr<ParentLink> parent_;
   // Level 2: channels whose last frame is to be confirmed (force: a resend, confirmed again).
   std::vector<std::pair<int, bool>> confirm_;

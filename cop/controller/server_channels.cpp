@@ -192,6 +192,13 @@ std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
   if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2)
     return {1u + controller_.channel_partition(c), 0};
   uint8_t ppn = 0;
+  // The number's task back after its channel's lease ran out, re-joined by its
+  // driver with the PPN it had: it keeps its place (and its job the partition's words).
+  if (away_.erase({c, f.tkno}) > 0 && f.info[3] != 0)
+    if (const auto kept = jobs_.member_of(c, f.tkno, job, uid); kept && *kept + 1u == f.info[3]) {
+      ch.joined[f.tkno] = *kept;
+      return {1u + *kept, 0};
+    }
   leave_job(c, f.tkno);  // whatever job the number's last task was in
   ch.joined.erase(f.tkno);
   const link::JoinRefusal why = jobs_.join(c, f.tkno, job, uid, f.info[3] ? int(f.info[3]) - 1 : -1, ppn);
@@ -242,18 +249,30 @@ void Server::check_leases() {
     Channel& ch = chan(c);
     if (!ch.registered) continue;
     const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - ch.last_heard).count();
-    if (silent > config_.lease_ms) drop_channel(c, fmt::format("no frame for {} ms", silent));
+    if (silent > config_.lease_ms) drop_channel(c, fmt::format("no frame for {} ms", silent), true);
+  }
+  for (auto it = away_.begin(); it != away_.end();) {  // not back within another lease: they leave
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    leave_job(it->first.first, it->first.second);
+    it = away_.erase(it);
   }
 }
 
-void Server::drop_channel(int c, const std::string& why) {
+void Server::drop_channel(int c, const std::string& why, bool may_return) {
   Channel& ch = chan(c);
   by_address_.erase(link::endpoint_key(ch.addr));
   route_deliveries(deliveries_);
   ch = Channel{};
   publish_keys(c);
   const int failed = controller_.fail_channel(c, deliveries_);
-  for (uint32_t t = 0; t < config_.controller.tasks_per_channel; ++t) leave_job(c, uint16_t(t));
+  for (uint32_t t = 0; t < config_.controller.tasks_per_channel; ++t) {
+    away_.erase({c, uint16_t(t)});
+    if (!may_return) leave_job(c, uint16_t(t));
+    else if (jobs_.member(c, uint16_t(t))) away_[{c, uint16_t(t)}] = Clock::now() + std::chrono::milliseconds(config_.lease_ms);
+  }
   log_(link::LogLevel::warn, fmt::format("channel {} down ({}); {} global operation(s) waiting for it failed with link_down", c, why,
                    failed));
   route_failures();

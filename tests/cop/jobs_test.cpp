@@ -11,8 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cop/cop.h>
@@ -188,6 +191,47 @@ TEST(JobsIsolated, TaskOfAnotherUserRefusedAtEnrolment) {
   auto root_task = open_job(s, 1, "job-r");
   ASSERT_TRUE(root_task);
   EXPECT_EQ(open_as(kJobUser, dir2, "job-r"), CopErrNotPermitted);
+}
+
+// Every channel of a job past its lease at once (what copd stopped past its lease
+// does, cop_fault_outage): the drivers register again and re-join their tasks,
+// which find their task address spaces as they were. Before, the job's last
+// task left with the last lease, the partition was freed and cleared, and the
+// same PPN given again: a fetch-and-add's counter (a TAS word) was back at 0
+// with success ("wrong 1 duplicated 8" in cop_fault_outage).
+TEST(JobsIsolated, TaskAddressSpaceKeptWhenEveryLeaseRunsOut) {
+  Stack s(2, 4);
+  auto a1 = open_job(s, 1, "job-a");
+  auto a2 = open_job(s, 2, "job-a");
+  ASSERT_TRUE(a1 && a2);
+  const uint32_t tas = cop::wire::Address::tas_tag(uint32_t(a1->info().tkno), 5);
+  Message w = cop::commands::command(sender(*a1), Opcode::WSRAM64, cop::wire::Space::TAS, tas);
+  w.set_data64(77);
+  ASSERT_EQ(one(*a1, w), Error::none);
+  // Both nodes silent (stopped) until copd has dropped both channels, then on again.
+  struct Resume {
+    const Stack& s;
+    ~Resume() {
+      for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+    }
+  } resume{s};
+  for (int k = 1; k <= 2; ++k) ASSERT_EQ(::kill(s.driver_pid(k), SIGSTOP), 0);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s.count_in_copd_log("down (no frame") < 2 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(s.count_in_copd_log("down (no frame"), 2u) << s.copd_log();
+  for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+  // The task's commands fail (link down) until its driver has enrolled it again.
+  const std::vector<Message> read{cop::commands::command(sender(*a1), Opcode::RSRAM64, cop::wire::Space::TAS, tas)};
+  std::vector<Answer> a;
+  Error e = Error::link_down;
+  while ((e = a1->exchange(read, a)) != Error::none && std::chrono::steady_clock::now() < until + std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(e, Error::none) << s.copd_log();
+  ASSERT_EQ(a.at(0).error, Error::none);
+  ASSERT_TRUE(a[0].has_data);
+  EXPECT_EQ(a[0].data.data64(), 77u) << "the task address space was cleared under the task";
+  EXPECT_EQ(a1->info().ppn, a2->info().ppn);
 }
 
 }  // namespace

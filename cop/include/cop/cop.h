@@ -192,7 +192,9 @@
  * cop_mytid by COP_JOB (the launchers set it: scripts/cop-stack, suite/launch),
  * else SLURM_JOB_ID, else the PVM virtual machine (its master host and the
  * user). copd gives each job its own partition (PPN) on the controller, the
- * same on every node, for as long as a task of the job is enrolled: masks,
+ * same on every node, for as long as a task of the job is enrolled (a task
+ * whose node's link lost copd's lease counts for one more lease, for its
+ * copdrv to enrol it again: its job keeps its partition's words): masks,
  * GAS words, task address spaces and results of one job are out of reach of
  * every other job's tasks (their commands naming it get CopErrPartition), even
  * on the same channel and with the same tags. A job belongs to the user whose
