@@ -18,7 +18,7 @@
 #   - down leaves no mount of the roots in any mount namespace, no namespace, link,
 #     host process or root directory.
 # Usage: own_roots_test.sh copy|build BINDIR. Exits 77 (skip) when not root; build
-# (every host compiles the suite: about 25 minutes on 2 shared cores, ansible/README.md)
+# (every host compiles the suite: about 55 minutes on 2 shared cores, ansible/README.md)
 # also unless COPBENCH_SLOW_TESTS=1.
 set -uo pipefail
 
@@ -32,7 +32,7 @@ hosts="node1 node2 node3 copctl"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "not root: the emulated cluster needs namespaces; skipped"; exit 77; }
 if [ "$mode" = build ] && [ "${COPBENCH_SLOW_TESTS:-0}" != 1 ]; then
-  echo "build mode compiles the suite on every host (about 25 minutes): set COPBENCH_SLOW_TESTS=1 to run it; skipped"
+  echo "build mode compiles the suite on every host (about 55 minutes): set COPBENCH_SLOW_TESTS=1 to run it; skipped"
   exit 77
 fi
 
