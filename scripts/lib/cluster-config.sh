@@ -57,8 +57,11 @@ EOF
   done >"$s/known_hosts"
 }
 
+# With own roots (ROOTS=own) the inventory is ansible/inventory/example-cluster.yml with
+# this cluster filled in (scripts/lib/cluster-inventory.py): the file a site copies is
+# the file the tests run.
 cluster_write_inventory() {
-  local n=$1 profile=$2 k=${3:-64} s="$CLUSTER_STATE" i c name tmp ctls
+  local n=$1 profile=$2 k=${3:-64} roots=${4:-shared} s="$CLUSTER_STATE" i c name tmp ctls
   mapfile -t ctls < <(cluster_controller_names "$n" "$k")
   tmp=$(mktemp "$s/inventory.yml.XXXX")
   {
@@ -120,5 +123,13 @@ cluster_write_inventory() {
       echo "          copbench_cop_ip: $CLUSTER_COP_NET.$(cluster_octet "${ctls[c]}")"
     done
   } >"$tmp"
-  mv "$tmp" "$s/inventory.yml"
+  if [ "$roots" = shared ]; then
+    mv "$tmp" "$s/inventory.yml"
+    return
+  fi
+  python3 "$COPBENCH_ROOT/scripts/lib/cluster-inventory.py" "$COPBENCH_ROOT/ansible/inventory/example-cluster.yml" \
+    "$tmp" "$s/inventory.yml" "copbench_control_checkout=$COPBENCH_ROOT" "copbench_control_build=$COPBENCH_BUILD" \
+    "copbench_git_url=file://$s/git/copbench.git" "copbench_git_version=$(git -C "$COPBENCH_ROOT" rev-parse HEAD)" ||
+    { rm -f "$tmp"; die "cannot write the inventory from ansible/inventory/example-cluster.yml"; }
+  rm -f "$tmp"
 }

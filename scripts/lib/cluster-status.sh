@@ -14,6 +14,7 @@ cluster_exec() {
   # The host sees this machine's tree except /tmp, /run and /root: its own.
   local wd=$PWD
   case "$wd/" in /tmp/*|/run/*|/root/*) wd=/root ;; esac
+  [ "${CLUSTER_ROOTS:-shared}" = shared ] || wd=/root   # the checkout is hidden there
   exec nsenter -t "$ipid" -n -u -i -m -p --wd="$wd" \
     env HOME=/root "${CLUSTER_HOST_ENV[@]}" "$@"
 }
@@ -28,7 +29,7 @@ cluster_in_host() {
 # A daemon NAME is running in that host when copbench-daemon, which started it (roles
 # cop_controller, cop_node), finds its PID with the recorded /proc start time.
 cluster_daemon_ok() {
-  cluster_in_host "$1" "$COPBENCH_BUILD/bin/copbench-daemon" status /run/copbench "$2"
+  cluster_in_host "$1" "${CLUSTER_HOST_BUILD:-$COPBENCH_BUILD}/bin/copbench-daemon" status /run/copbench "$2"
 }
 
 # One status line for a COP daemon (copd or copdrv) of a host; false when it should run
@@ -74,9 +75,11 @@ cluster_status() {
     [ -z "$left" ] || { echo "  but left over: $left"; return 1; }
     return 3
   fi
-  echo "cluster $CLUSTER_ID: mode $CLUSTER_MODE, $CLUSTER_N nodes, profile $CLUSTER_PROFILE, $CLUSTER_PER_CONTROLLER channels per controller, state $CLUSTER_STATE"
+  echo "cluster $CLUSTER_ID: mode $CLUSTER_MODE, ${CLUSTER_ROOTS:-shared} roots, $CLUSTER_N nodes, profile $CLUSTER_PROFILE, $CLUSTER_PER_CONTROLLER channels per controller, state $CLUSTER_STATE"
   [ -x "$COPBENCH_BUILD/bin/copd" ] && have_copd=1
   [ -x "$COPBENCH_BUILD/bin/copdrv" ] && have_copdrv=1
+  # Own roots: the hosts have the suite where site.yml put it, not this machine's build.
+  [ -z "${CLUSTER_HOST_BUILD:-}" ] || have_copd=1 have_copdrv=1
   cluster_print_hostfile
   if [ "$CLUSTER_MODE" = loopback ]; then
     echo "  node1 (this machine): loopback mode, no per-host checks"

@@ -16,6 +16,9 @@ source "$COPBENCH_ROOT/scripts/lib/cluster-profiles.sh"
 source "$COPBENCH_ROOT/scripts/lib/cluster-config.sh"
 # shellcheck source=scripts/lib/cluster-status.sh
 source "$COPBENCH_ROOT/scripts/lib/cluster-status.sh"
+# Hosts with their own root filesystem (up --own-roots).
+# shellcheck source=scripts/lib/cluster-roots.sh
+source "$COPBENCH_ROOT/scripts/lib/cluster-roots.sh"
 
 CLUSTER_ID=${COPBENCH_CLUSTER_ID:-0}
 [[ $CLUSTER_ID =~ ^[0-9]$ ]] || die "COPBENCH_CLUSTER_ID must be one digit 0-9, got '$CLUSTER_ID'"
@@ -201,7 +204,7 @@ cluster_neighbour_room() {
 
 # One host: namespace, veths into both bridges, addresses, then init with sshd.
 cluster_start_host() {
-  local name=$1 ns o upid ipid i
+  local name=$1 roots=${2:-shared} ns o upid ipid i
   ns=$(cluster_netns "$name")
   o=$(cluster_octet "$name")
   ip netns add "$ns"
@@ -221,7 +224,7 @@ link set pri0 up
 link set cop0 up
 EOF
   ip netns exec "$ns" unshare --uts --ipc --mount --propagation private --pid --fork \
-    --kill-child --mount-proc "$CLUSTER_INIT" "$name" "$CLUSTER_STATE" "$COPBENCH_ROOT" \
+    --kill-child --mount-proc "$CLUSTER_INIT" "$name" "$CLUSTER_STATE" "$COPBENCH_ROOT" "$roots" "$COPBENCH_BUILD" \
     </dev/null >>"$CLUSTER_STATE/log/$name.init.log" 2>&1 &
   upid=$!
   echo "$upid" >"$(cluster_pidfile "$name")"
@@ -248,15 +251,16 @@ cluster_wait_sshd() {
 }
 
 cluster_up() {
-  local n=4 profile=native t0 names name k=64
+  local n=4 profile=native t0 names name k=64 roots=shared
   while [ $# -gt 0 ]; do
     case $1 in
+      --own-roots) roots=own; shift ;;
       --per-controller) [ $# -ge 2 ] || die "--per-controller needs a number 1..64"; k=$2; shift 2 ;;
       --per-controller=*) k=${1#--per-controller=}; shift ;;
       --profile) [ $# -ge 2 ] || die "--profile needs a name ($CLUSTER_PROFILES)"; profile=$2; shift 2 ;;
       --profile=*) profile=${1#--profile=}; shift ;;
       [0-9]*) n=$1; shift ;;
-      *) die "up: unknown argument '$1' (usage: up [N] [--profile NAME] [--per-controller K])" ;;
+      *) die "up: unknown argument '$1' (usage: up [N] [--profile NAME] [--per-controller K] [--own-roots])" ;;
     esac
   done
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $CLUSTER_MAX_NODES ] ||
@@ -267,6 +271,7 @@ cluster_up() {
 
   if ! cluster_is_root; then
     [ "$k" = 64 ] || die "up: --per-controller needs root (a host per controller); not root here"
+    [ "$roots" = shared ] || die "up: --own-roots needs root (a mount namespace per host); not root here"
     cluster_up_loopback "$profile"
     return
   fi
@@ -289,11 +294,12 @@ cluster_up() {
   rm -rf "$CLUSTER_STATE/home"
   mkdir -m 0700 "$CLUSTER_STATE/home"
   rm -f "$CLUSTER_STATE"/log/*.log
+  [ "$roots" = shared ] || cluster_roots_prepare "${names[@]}"
   cluster_keys "${names[@]}"
   cluster_write_config "${names[@]}"
   # Written first, so that down knows what to remove even if up dies half-way.
-  printf 'CLUSTER_MODE=netns\nCLUSTER_N=%s\nCLUSTER_PROFILE=%s\nCLUSTER_HOSTS="%s"\nCLUSTER_PER_CONTROLLER=%s\n' \
-    "$n" "$profile" "${names[*]}" "$k" >"$CLUSTER_STATE/cluster.env"
+  printf 'CLUSTER_MODE=netns\nCLUSTER_N=%s\nCLUSTER_PROFILE=%s\nCLUSTER_HOSTS="%s"\nCLUSTER_PER_CONTROLLER=%s\nCLUSTER_ROOTS=%s\n' \
+    "$n" "$profile" "${names[*]}" "$k" "$roots" >"$CLUSTER_STATE/cluster.env"
 
   cluster_neighbour_room "$n"
   ip link add "$CLUSTER_PREFIX-pri" type bridge
@@ -303,11 +309,16 @@ cluster_up() {
   ip link set "$CLUSTER_PREFIX-pri" up
   ip link set "$CLUSTER_PREFIX-cop" up
   for name in "${names[@]}"; do
-    cluster_start_host "$name"
+    cluster_start_host "$name" "$roots"
     cluster_apply_profile "$profile" "$name"
   done
-  cluster_write_inventory "$n" "$profile" "$k"
+  cluster_write_inventory "$n" "$profile" "$k" "$roots"
+  # Where the hosts have the suite (status runs copbench-daemon there): with own roots
+  # the inventory's copbench_build, on the hosts only.
+  [ "$roots" = shared ] ||
+    sed -n 's/^    copbench_build: */CLUSTER_HOST_BUILD=/p' "$CLUSTER_STATE/inventory.yml" >>"$CLUSTER_STATE/cluster.env"
   cluster_wait_sshd "${names[@]}"
+  [ "$roots" = shared ] || log "own roots: each host's / is an overlay over this machine's, its files in $CLUSTER_STATE/roots/HOST"
   log "cluster $CLUSTER_ID up: $n nodes + ${names[*]:n}${names[n+1]:+ (level-1 controllers of $k channels; level-2 copd on $CLUSTER_CONTROLLER port $CLUSTER_L2_PORT)}, profile $profile, primary $CLUSTER_PRIMARY_NET.0/24, COP $CLUSTER_COP_NET.0/24"
   log "inventory: $CLUSTER_STATE/inventory.yml   ssh: ssh -F $CLUSTER_STATE/ssh_config node1"
   CLUSTER_MODE=netns CLUSTER_N=$n cluster_print_hostfile >&2
@@ -416,6 +427,7 @@ cluster_down() {
   for link in $(ip -o link show | awk -F': ' -v p="^$CLUSTER_PREFIX-" '{sub(/@.*/, "", $2)} $2 ~ p {print $2}'); do
     ip link del "$link" 2>/dev/null || true
   done
+  cluster_roots_remove
   rm -f "$CLUSTER_STATE"/{cluster.env,inventory.yml,hosts,sshd_config,authorized_keys,ssh_config,known_hosts}
   left=$(cluster_leftovers)
   [ -z "$left" ] || die "down: still present: $left"
@@ -426,11 +438,14 @@ cluster_down() {
 
 # Kernel objects and recorded processes of this cluster that still exist (empty when none).
 cluster_leftovers() {
-  local out="" ns links f
+  local out="" ns links f mounts
   ns=$(ip netns list 2>/dev/null | awk -v p="^$CLUSTER_PREFIX-" '$1 ~ p {printf "%s ", $1}')
   links=$(ip -o link show 2>/dev/null | awk -F': ' -v p="^$CLUSTER_PREFIX-" '{sub(/@.*/, "", $2)} $2 ~ p {printf "%s ", $2}')
   [ -z "$ns" ] || out+="namespaces: $ns"
   [ -z "$links" ] || out+="links: $links"
+  mounts=$(cluster_roots_mounts | tr '\n' ' ')
+  [ -z "$mounts" ] || out+="mounts: $mounts"
+  [ ! -d "$CLUSTER_STATE/roots" ] || out+="own roots: $CLUSTER_STATE/roots "
   if [ -d "$CLUSTER_STATE/pids" ]; then
     for f in "$CLUSTER_STATE"/pids/*.pid; do
       [ -e "$f" ] && out+="pid file: $f "
