@@ -14,7 +14,11 @@ cluster_exec() {
   # The host sees this machine's tree except /tmp, /run and /root: its own.
   local wd=$PWD
   case "$wd/" in /tmp/*|/run/*|/root/*) wd=/root ;; esac
-  [ "${CLUSTER_ROOTS:-shared}" = shared ] || wd=/root   # the checkout is hidden there
+  if [ "${CLUSTER_ROOTS:-shared}" != shared ]; then
+    # Own roots: the checkout is hidden there, and nsenter opens --wd's path here,
+    # before it enters the host (a directory outside the host's root): cd in the host.
+    exec nsenter -t "$ipid" -n -u -i -m -p env -C /root HOME=/root "${CLUSTER_HOST_ENV[@]}" "$@"
+  fi
   exec nsenter -t "$ipid" -n -u -i -m -p --wd="$wd" \
     env HOME=/root "${CLUSTER_HOST_ENV[@]}" "$@"
 }

@@ -93,6 +93,16 @@ nlohmann::json new_manifest(const Campaign& c, const Cluster& cluster, const Run
 // The manifest of `dir`, refused unless it holds campaign `name`.
 nlohmann::json resumed_manifest(const std::filesystem::path& dir, const std::string& name);
 
+// ---- How the suite got onto the cluster's hosts (install.cpp) ----
+
+// The record the ansible role suite writes beside every host's build.
+inline constexpr const char* kInstallRecord = "copbench-install.json";
+std::filesystem::path install_record_path();
+// The install mode and every host's commit, for the manifest; throws CampaignError
+// naming the first host whose commit differs from this copbench's (or that has no
+// record). null for `local`; mode "unrecorded" when this build has no record.
+nlohmann::json check_install(const Cluster& cluster);
+
 // The progress bar on a terminal, a line per finished point in a log.
 class Progress {
  public:

@@ -141,6 +141,7 @@ class CampaignRun {
   std::unique_ptr<LaunchMethod> launcher_;
   RunSummary sum_;
   json manifest_;
+  json install_;  // how the suite got onto the hosts and their commits (check_install)
   RunRecord record_;
   fs::path state_file_;
   std::shared_ptr<spdlog::logger> log_;  // campaign.log
@@ -163,6 +164,8 @@ CampaignRun::CampaignRun(const RunOptions& o)
     throw CampaignError(e.what());
   }
   sum_.total = static_cast<int>(c_.points.size());
+  // Every host runs the build this head node runs, or nothing runs (install.cpp).
+  install_ = check_install(cluster_);
 }
 
 // The results directory: the one to resume, or a new <name>-<timestamp>.
@@ -178,6 +181,7 @@ void CampaignRun::open_directory() {
     fs::create_directories(sum_.dir);
     manifest_ = new_manifest(c_, cluster_, o_, sum_.dir);
   }
+  manifest_["install"] = install_;
   fs::create_directories(sum_.dir / kRawDir);
   fs::create_directories(sum_.dir / kStatusDir);
 }
