@@ -31,7 +31,7 @@ std::vector<std::string> known_profiles() {
   return out;
 }
 
-Cluster describe_cluster(const std::string& spec) {
+Cluster describe_cluster(const std::string& spec, bool need_hostfile) {
   Cluster c;
   if (spec.empty() || spec == "local") {
     c.name = "local";
@@ -63,9 +63,12 @@ Cluster describe_cluster(const std::string& spec) {
   const char* hostfile = std::getenv("COPBENCH_HOSTFILE");
   const char* home = std::getenv("HOME");
   c.hostfile = hostfile && *hostfile ? hostfile : (home ? std::string(home) : std::string("/root")) + "/.copbench/mpi-hostfile";
-  if (!fs::exists(c.hostfile))
-    throw CampaignError(fmt::format("--cluster {}: no MPI hostfile {} (run site.yml, and run the campaign on the head node)",
-                                    spec, c.hostfile));
+  if (!fs::exists(c.hostfile)) {
+    if (need_hostfile)
+      throw CampaignError(fmt::format("--cluster {}: no MPI hostfile {} (run site.yml, and run the campaign on the head node)",
+                                      spec, c.hostfile));
+    c.hostfile.clear();
+  }
   return c;
 }
 

@@ -154,7 +154,7 @@ class CampaignRun {
 
 CampaignRun::CampaignRun(const RunOptions& o)
     : o_(o),
-      cluster_(describe_cluster(o.cluster)),
+      cluster_(describe_cluster(o.cluster, o.launcher != "slurm")),
       c_(load_campaign(o.file, cluster_, o.reference_dir)),
       progress_(static_cast<int>(c_.points.size()), o.quiet) {
   // How every point's worker starts: chosen here, once (launch.h).

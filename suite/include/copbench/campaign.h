@@ -51,7 +51,10 @@ struct Cluster {
   int per_controller = 0;
 };
 // `local` or an inventory path; throws CampaignError naming what is wrong with it.
-Cluster describe_cluster(const std::string& spec);
+// need_hostfile false (--launcher slurm: Slurm names the hosts): an inventory without
+// the MPI hostfile is fine, hostfile stays empty (a cluster user without root has no
+// ~/.copbench/mpi-hostfile: role common writes it for ansible_user only).
+Cluster describe_cluster(const std::string& spec, bool need_hostfile = true);
 // The link profiles scripts/lib/cluster-profiles.sh names (built in: source_data.h).
 std::vector<std::string> known_profiles();
 
