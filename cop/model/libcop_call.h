@@ -26,6 +26,11 @@
 //    longer (the last channel's answers, the root's results). A broadcast's
 //    root awaits each burst's answers before the next one (libcop's normal
 //    access: one burst a request).
+// The link is a platform's (SerialLink::of its CopHardware; thesis: the above): a
+// message's wire time in whole controller cycles, and a flight each way (0 on thesis)
+// that no end waits for, added at each crossing on the call's critical path: a burst
+// and its answers or results 2 flights at one level, 4 through the level 2.
+//
 // With SerialLink::ideal() (commands ready at t_CN-COP, answers at their service,
 // no wire time) the model is the live stack's: for an integer call it equals
 // ch. VI's expression with C̄ the channels that send, plus the reduction's

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -79,6 +80,8 @@ void expect_model(const std::string& platform, int nodes, const std::string& red
       const double model = model_us(platform, name, uint64_t(nodes), point.second);
       const double slack = std::max(tolerance * model, 0.006);  // the result keeps 0.01 us
       EXPECT_NEAR(point.first, model, slack) << name << " at " << nodes << " nodes on " << platform;
+      std::printf("%s %d nodes %s: sim-cop %.3f us, model %.3f us (%+.2f %%)\n", platform.c_str(), nodes, name.c_str(),
+                  point.first, model, 100 * (point.first - model) / model);
       ++seen;
     }
   }
