@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 #include <xbt/parse_units.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,24 +21,50 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The cop:* props of the file's text (comments left out), by name.
+// The value of attribute `name` in a tag's attributes `attrs` ("" when absent).
+std::string attribute(const std::string& attrs, const std::string& name) {
+  for (size_t at = attrs.find(name); at != std::string::npos; at = attrs.find(name, at + 1)) {
+    if (at > 0 && !std::isspace(static_cast<unsigned char>(attrs[at - 1]))) continue;
+    size_t i = attrs.find_first_not_of(" \t\r\n", at + name.size());
+    if (i == std::string::npos || attrs[i] != '=') continue;
+    i = attrs.find_first_not_of(" \t\r\n", i + 1);
+    if (i == std::string::npos || (attrs[i] != '"' && attrs[i] != '\'')) continue;
+    const size_t close = attrs.find(attrs[i], i + 1);
+    if (close == std::string::npos) return "";
+    return attrs.substr(i + 1, close - i - 1);
+  }
+  return "";
+}
+
+// The cop:* props of the file's text (comments left out), by name. Scanned by hand:
+// std::regex recurses per character and failed on a long comment.
 std::map<std::string, std::string> cop_props(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(fmt::format("sim-cop: cannot read the platform file {}", path));
   std::stringstream text;
   text << in.rdbuf();
-  const std::string xml = std::regex_replace(text.str(), std::regex("<!--[\\s\\S]*?-->"), "");
-  static const std::regex prop(R"(<prop\s+([^>]*?)/?>)");
-  static const std::regex id(R"re(\bid\s*=\s*["']([^"']*)["'])re"), value(R"re(\bvalue\s*=\s*["']([^"']*)["'])re");
+  const std::string raw = text.str();
+  std::string xml;
+  for (size_t at = 0; at < raw.size();) {
+    const size_t open = raw.find("<!--", at);
+    xml += raw.substr(at, open == std::string::npos ? std::string::npos : open - at);
+    if (open == std::string::npos) break;
+    const size_t close = raw.find("-->", open + 4);
+    if (close == std::string::npos) throw std::invalid_argument(fmt::format("sim-cop: {}: a comment is not closed", path));
+    at = close + 3;
+  }
   std::map<std::string, std::string> props;
-  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), prop); it != std::sregex_iterator(); ++it) {
-    const std::string attrs = (*it)[1];
-    std::smatch i, v;
-    if (!std::regex_search(attrs, i, id) || i[1].str().rfind("cop:", 0) != 0) continue;
-    if (!std::regex_search(attrs, v, value))
-      throw std::invalid_argument(fmt::format("sim-cop: {}: prop {} has no value", path, i[1].str()));
-    if (!props.emplace(i[1].str(), v[1].str()).second)
-      throw std::invalid_argument(fmt::format("sim-cop: {}: prop {} given twice", path, i[1].str()));
+  for (size_t at = xml.find("<prop"); at != std::string::npos; at = xml.find("<prop", at + 1)) {
+    const size_t end = xml.find('>', at);
+    if (end == std::string::npos) break;
+    if (!std::isspace(static_cast<unsigned char>(xml[at + 5]))) continue;  // <property...> is another tag
+    const std::string attrs = xml.substr(at + 5, end - at - 5);
+    const std::string id = attribute(attrs, "id");
+    if (id.rfind("cop:", 0) != 0) continue;
+    if (attrs.find("value") == std::string::npos)
+      throw std::invalid_argument(fmt::format("sim-cop: {}: prop {} has no value", path, id));
+    if (!props.emplace(id, attribute(attrs, "value")).second)
+      throw std::invalid_argument(fmt::format("sim-cop: {}: prop {} given twice", path, id));
   }
   return props;
 }

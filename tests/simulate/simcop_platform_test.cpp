@@ -82,7 +82,11 @@ TEST(SimCopPlatform, CalibratedHasNoCopAndIsRefused) {
   }
 }
 
-TEST_F(PlatformFile, ACompleteCopSideReads) { EXPECT_EQ(refusal(kPresentLike), ""); }
+TEST_F(PlatformFile, ACompleteCopSideReads) {
+  EXPECT_EQ(refusal(kPresentLike), "");
+  // Behind a long comment too (a std::regex scan of the file found no prop there).
+  EXPECT_EQ(refusal("<!-- " + std::string(20000, 'x') + " -->\n" + kPresentLike), "");
+}
 
 TEST_F(PlatformFile, EveryBadCopSideIsRefusedNamingTheProp) {
   auto with = [](const std::string& from, const std::string& to) {
