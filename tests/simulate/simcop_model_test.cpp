@@ -2,11 +2,13 @@
 // `copbench run` on the sim-cop backend, platform thesis, and every sync-method point's
 // simulated time per call beside the model's. One controller (2 and 8 nodes): the
 // simulation is cycle-exact, so equal to the model's cycles (0.01 us, the result's
-// rounding). Two levels (128 nodes): within 1 %.
+// rounding). Two levels (128 nodes): within 1 %. Reduce to several roots and multicast
+// (to the odd ranks) against the model's reduce and broadcast.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -41,9 +43,7 @@ std::map<std::string, std::pair<double, double>> run_simcop(const std::string& b
   fs::remove(out);
   for (const auto& b : j.at("benchmarks")) {
     const std::string name = b.at("run_name");
-    if (b.value("run_type", "") != "iteration" || name.find("method:loop") != std::string::npos ||
-        name.find("roots:") != std::string::npos)
-      continue;
+    if (b.value("run_type", "") != "iteration" || name.find("method:loop") != std::string::npos) continue;
     points[name] = {b.at("real_time").get<double>(), b.value("elements", 0.0)};
   }
   return points;
@@ -53,10 +53,13 @@ double model_us(const std::string& name, uint64_t nodes, double elements) {
   const cop::model::Timing t;
   const auto link = cop::model::SerialLink::simulated(t);
   if (name.rfind("barrier", 0) == 0) return cop::model::libcop_call_us(Function::barrier_spmd, DataType::integer, t, link, nodes, 1);
+  // A reduction to several roots is one reduction whose result the broadcast mask sends
+  // to every root at once (reduce/.../roots:N): the model's reduce to one root.
   if (name.rfind("reduce/", 0) == 0) {
     const DataType dt = name.find("/double/") != std::string::npos ? DataType::floating : DataType::integer;
     return cop::model::libcop_call_us(Function::reduce, dt, t, link, nodes, uint64_t(elements));
   }
+  // broadcast/ and multicast/ (to the odd ranks: one broadcast mask naming fewer channels).
   const uint64_t bytes = std::stoull(name.substr(name.find("size:") + 5));
   return cop::model::libcop_call_us(Function::bcast, DataType::integer, t, link, nodes, (bytes + 7) / 8);
 }
@@ -66,10 +69,19 @@ void expect_model(int nodes, const std::string& reduce_sizes, const std::string&
                   size_t points_expected) {
   size_t seen = 0;
   for (const auto& [bench, sizes] : std::vector<std::pair<std::string, std::string>>{
-           {"barrier", ""}, {"reduce", reduce_sizes}, {"broadcast", cast_sizes}}) {
+           {"barrier", ""}, {"reduce", reduce_sizes}, {"broadcast", cast_sizes}, {"multicast", cast_sizes}}) {
     for (const auto& [name, point] : run_simcop(bench, nodes, sizes)) {
       const double model = model_us(name, uint64_t(nodes), point.second);
-      const double slack = std::max(tolerance * model, 0.006);  // the result keeps 0.01 us
+      // Every rank a root of an array of several bursts: every channel awaits each burst's
+      // results before its next (libcop, channel_reduce), where the model's one root alone
+      // does; slower, by 2.4 % at 8 nodes and 8 KB. Not the model's case: within 3 %, above it.
+      const bool all_roots = name.find("/roots:" + std::to_string(nodes) + "/") != std::string::npos;
+      const double tol = all_roots && point.second > 128 ? 0.03 : tolerance;
+      if (tol > tolerance) {
+        EXPECT_GE(point.first, model - 0.006) << name << " at " << nodes << " nodes";
+      }
+      std::printf("%s at %d nodes: sim-cop %.2f us, model %.2f us\n", name.c_str(), nodes, point.first, model);
+      const double slack = std::max(tol * model, 0.006);  // the result keeps 0.01 us
       EXPECT_NEAR(point.first, model, slack) << name << " at " << nodes << " nodes";
       ++seen;
     }
@@ -78,14 +90,16 @@ void expect_model(int nodes, const std::string& reduce_sizes, const std::string&
 }
 
 TEST(SimCopModel, OneControllerIsTheModelExactly) {
-  // barrier; reduce 8 B and 8 KB of int and double; broadcast 8 B, 1 KB and 16 KB.
-  expect_model(2, "8,8K", "8,1K,16K", 0.0, 8);
-  expect_model(8, "8,8K", "8,1K,16K", 0.0, 8);
+  // barrier; reduce 8 B and 8 KB of int and double, to rank 0, to ranks 0 and 1 and (8
+  // nodes) to every rank; broadcast and multicast (to the odd ranks) 8 B, 1 KB and 16 KB.
+  expect_model(2, "8,8K", "8,1K,16K", 0.0, 15);
+  expect_model(8, "8,8K", "8,1K,16K", 0.0, 19);
 }
 
 TEST(SimCopModel, TwoLevelsWithinOnePercent) {
-  // 128 nodes, two level-1 controllers: barrier, reduce 8 B (int, double), broadcast 8 B and 1 KB.
-  expect_model(128, "8", "8,1K", 0.01, 5);
+  // 128 nodes, two level-1 controllers: barrier, reduce 8 B (int, double; 1, 2 and 128
+  // roots), broadcast and multicast 8 B and 1 KB.
+  expect_model(128, "8", "8,1K", 0.01, 11);
 }
 
 }  // namespace
