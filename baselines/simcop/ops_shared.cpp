@@ -7,16 +7,20 @@
 //
 // lock: the live backend's ticket lock (cop_rmw on rank 0's "next ticket" word, cop_read
 // of its "now serving" word until it shows the ticket, cop_rmw on "now serving" to
-// release), with one difference: a waiter k places back in the queue waits (k - 1) x two
-// of its reads' round trips (a hand-over: the holder's release, the next one's read)
-// before it reads again (proportional backoff, Mellor-Crummey and Scott, ACM TOCS 9(1),
-// 1991), where the live backend reads back to back. Polls per hand-over stay a few, so a
-// lock of 4096 nodes simulates (back to back it is n^2 reads per round); the next in
-// line still polls back to back, so a hand-over is not slowed.
+// release), with one difference: a waiter k places back in the queue waits (k - 1) x its
+// fastest read of the word yet before it reads again (proportional backoff,
+// Mellor-Crummey and Scott, ACM TOCS 9(1), 1991), where the live backend reads back to
+// back: a hand-over takes at least that round trip (the holder's release reaches the
+// word, the next one's read brings it back), so the wait never outlasts the waiter's
+// turn and the next in line reads back to back; the reads of the others fall from
+// n x n a round to a few per hand-over. An estimate of the hand-over itself (the rate
+// at which "now serving" advances) was tried and dropped: a waiter that sleeps past its
+// turn holds up all, which slows the rate every waiter sees (unstable above 64 nodes).
 #include <simgrid/s4u.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "cop/tas_layout.h"
@@ -90,7 +94,8 @@ void SimCopBackend::lock(int lock_id) {
     const std::int64_t serving = shared_read(0, now_serving_word(lock_id));
     if (serving == ticket) return;
     const double round_trip = simgrid::s4u::Engine::get_clock() - asked;
-    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * 2 * round_trip);
+    lock_round_trip_ = lock_round_trip_ > 0 ? std::min(lock_round_trip_, round_trip) : round_trip;
+    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * lock_round_trip_);
   }
 }
 

@@ -95,6 +95,7 @@ class SimCopBackend : public baselines::CatalogBackend {
   size_t sent_ = 0;                        // commands of bursts not yet answered
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
+  double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;
   static constexpr uint32_t kReduceFirst = 1024, kReduceEnd = 32768;
