@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cop/floor.h"
+#include "cop/tas_layout.h"
 #include "copbench/backend.h"
 #include "pvm/tasks.h"
 
@@ -39,9 +40,10 @@ inline constexpr int kSyncBarrierTag = 1;
 inline constexpr int kBarrierTag = 2;
 inline constexpr std::uint32_t kReduceFirst = 1024, kReduceEnd = 32768;
 inline constexpr std::uint32_t kCastFirst = 32768, kCastEnd = 65536;
-// Task address space layout (words of 64 bits).
-inline constexpr int kLockWords = 64;  // rank 0: 2 words per lock
-inline constexpr int kStageFirst = 80, kStageEnd = 256;
+// Task address space layout: cop/tas_layout.h (shared with sim-cop).
+using cop_tas::kLockWords;
+using cop_tas::kStageEnd;
+using cop_tas::kStageFirst;
 // Point-to-point (point.cpp): the flags, and the message in the staging words.
 inline constexpr int kReadyWord = 72, kTakenWord = 73, kMessageFirst = kStageFirst;
 

@@ -21,10 +21,16 @@ cop::controller::Config config_of(const Network& n, int level1) {
   cop::controller::Config c;
   c.level = level1 < 0 ? 2 : 1;
   c.has_parent = level1 >= 0 && n.two_levels();
-  c.channels = level1 < 0 ? n.level1s : n.channels_of(level1);
+  // Over two levels every level-1 has its 64 channels, as the live stack's copd (the last
+  // one's with nodes on fewer): a command X's CHNO names a channel of another level-1,
+  // and the core checks it against its own before it forwards it.
+  c.channels = level1 < 0 ? n.level1s : n.two_levels() ? kChannels : n.channels_of(level1);
   c.cntno = static_cast<uint8_t>(std::max(level1, 0));
   c.partitions = 1;  // one partition: the run's nodes
-  c.tas_words = 16;
+  // The nodes' task TKNO 1 and its space of 256 words (the live backend's layout,
+  // baselines/cop/tas_layout.h); TKNO 0 unused.
+  c.tasks_per_channel = 2;
+  c.tas_words = 256;
   c.sas_words = kChannels + 1;
   return c;
 }

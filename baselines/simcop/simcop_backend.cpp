@@ -129,16 +129,19 @@ void SimCopBackend::barrier() {
   await_answers();
 }
 
-// cop_reduce (channel_reduce): every node contributes; the root's channel is the
-// broadcast mask of the result (on the root's level-1; at the level 2, that level-1).
-void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t tag, int root) {
+// cop_reduce (channel_reduce): every node contributes; the roots' channels are the
+// broadcast mask of the result (on each root's level-1; at the level 2, those level-1s).
+void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots) {
   const Network& n = sys_.net;
-  const int root_level1 = n.level1_of(root);
-  const uint64_t bm = root_level1 == level1() ? bit(n.channel_of(root)) : 0;
+  uint64_t bm = 0, bm2 = 0;
+  for (int root : roots) {
+    if (n.level1_of(root) == level1()) bm |= bit(n.channel_of(root));
+    bm2 |= bit(n.level1_of(root) + 1);
+  }
   Burst b = commands::reduction(kTask, op, tag, words, n.local_all(level1()), bm);
-  for_two_levels(b, op, tag, n.level2_all(), bit(root_level1 + 1), words.size(), first_of_level1());
+  for_two_levels(b, op, tag, n.level2_all(), bm2, words.size(), first_of_level1());
   send(b);
-  if (rank_ == root) {
+  if (std::binary_search(roots.begin(), roots.end(), rank_)) {
     const std::vector<uint64_t> result = await_words(tag, words.size());
     std::copy(result.begin(), result.end(), words.begin());
   }
@@ -146,40 +149,40 @@ void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t 
 }
 
 void SimCopBackend::reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) {
-  const int type = elem == Elem::i32 ? PVM_INT : PVM_DOUBLE;
-  const int func = op == ReduceOp::sum ? COP_SUM : op == ReduceOp::max ? COP_MAX : COP_MIN;
-  const auto opcode = cop::lib::reduce_opcode(func, type);
-  if (!opcode) throw std::invalid_argument("sim-cop: no COP reduction for this type and function");
-  for (size_t at = 0; at < count; at += cop::lib::kChunk) {
-    const size_t n = std::min(cop::lib::kChunk, count - at);
-    std::vector<uint64_t> words(n);
-    for (size_t i = 0; i < n; ++i) words[i] = cop::lib::to_word(in, at + i, type);
-    reduce_chunk(*opcode, words, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, n), root);
-    if (rank_ == root)
-      for (size_t i = 0; i < n; ++i) cop::lib::from_word(out, at + i, type, words[i]);
-  }
+  const int roots[1] = {root};
+  reduce_roots(in, out, count, elem, op, roots);
 }
 
-// cop_bcast (channel_bcast): the root sets the broadcast mask and sends the words; a
-// receiver sends nothing, except that with two levels the first node of every other
-// level-1 sets its controller's mask (the words come down from the level 2 to it).
-void SimCopBackend::cast_chunk(std::span<uint64_t> words, uint32_t tag, int root) {
+// cop_bcast / cop_mcast (send_to, receive_from): the root sets the broadcast mask of the
+// members on its level-1 and sends the words; a member sends nothing, except that when the
+// members span level-1s the lowest member channel of every other level-1 (libcop's
+// designated host, cast_plan) sets its controller's mask (the words come down from the
+// level 2 to it). A rank that is neither returns at once.
+void SimCopBackend::cast_chunk(std::span<uint64_t> words, uint32_t tag, int root, const std::vector<uint64_t>& members) {
   const Network& n = sys_.net;
   const int root_level1 = n.level1_of(root);
+  bool spans = false;
+  for (int k = 0; k < n.level1s; ++k) spans |= k != root_level1 && members[size_t(k)] != 0;
   if (rank_ == root) {
-    const uint64_t local = n.local_all(root_level1) & ~bit(n.channel_of(root));
+    const uint64_t local = members[size_t(root_level1)] & ~bit(n.channel_of(root));
     Burst b = commands::broadcast(kTask, Opcode::BCAST64, tag, words, local);
-    if (local == 0)  // the root is its level-1's only node: its words go only up
+    if (local == 0)  // no member on the root's level-1: its words go only up
       std::erase_if(b, [](const Message& m) { return m.ins.opcode == Opcode::SETBM; });
-    const uint64_t bm2 = n.level2_all() & ~(local == 0 ? bit(root_level1 + 1) : 0);
-    for_two_levels(b, Opcode::BCAST64, tag, 0, bm2, words.size(), true);
+    if (spans) {
+      uint64_t bm2 = 0;
+      for (int k = 0; k < n.level1s; ++k)
+        if (k == root_level1 ? local != 0 : members[size_t(k)] != 0) bm2 |= bit(k + 1);
+      for_two_levels(b, Opcode::BCAST64, tag, 0, bm2, words.size(), true);
+    }
     send(b);
     await_answers();
     return;
   }
-  if (n.two_levels() && level1() != root_level1 && first_of_level1()) {
+  const uint64_t here = members[size_t(level1())];
+  if (!(here & bit(channel()))) return;
+  if (spans && level1() != root_level1 && (here & (~here + 1)) == bit(channel())) {
     Burst b{commands::command(kTask, Opcode::LOCK)};
-    commands::append_masks(b, kTask, Opcode::SETBM, tag, n.local_all(level1()), words.size());
+    commands::append_masks(b, kTask, Opcode::SETBM, tag, here, words.size());
     b.push_back(commands::command(kTask, Opcode::UNLOCK));
     send(b);
   }
@@ -188,15 +191,22 @@ void SimCopBackend::cast_chunk(std::span<uint64_t> words, uint32_t tag, int root
   await_answers();
 }
 
-void SimCopBackend::broadcast(std::span<std::byte> buffer, int root) {
+void SimCopBackend::cast(std::span<std::byte> buffer, int root, const std::vector<uint64_t>& members) {
   const size_t words = (buffer.size() + 7) / 8;
   std::vector<uint64_t> w(words, 0);
   if (rank_ == root && !buffer.empty()) std::memcpy(w.data(), buffer.data(), buffer.size());
   for (size_t at = 0; at < words; at += cop::lib::kChunk) {
     const size_t n = std::min(cop::lib::kChunk, words - at);
-    cast_chunk(std::span<uint64_t>(w.data() + at, n), take_tags(cast_cursor_, kCastFirst, kCastEnd, n), root);
+    cast_chunk(std::span<uint64_t>(w.data() + at, n), take_tags(cast_cursor_, kCastFirst, kCastEnd, n), root, members);
   }
-  if (rank_ != root && !buffer.empty()) std::memcpy(buffer.data(), w.data(), buffer.size());
+  const uint64_t here = members[size_t(level1())];
+  if (rank_ != root && (here & bit(channel())) && !buffer.empty()) std::memcpy(buffer.data(), w.data(), buffer.size());
+}
+
+void SimCopBackend::broadcast(std::span<std::byte> buffer, int root) {
+  std::vector<uint64_t> all(size_t(sys_.net.level1s));
+  for (int k = 0; k < sys_.net.level1s; ++k) all[size_t(k)] = sys_.net.local_all(k);
+  cast(buffer, root, all);
 }
 
 }  // namespace copbench::simcop

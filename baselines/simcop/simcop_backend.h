@@ -48,6 +48,18 @@ class SimCopBackend : public baselines::CatalogBackend {
   void barrier() override;
   void reduce(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op, int root) override;
   void broadcast(std::span<std::byte> buffer, int root) override;
+  // The other operations of the live cop backend (baselines/cop), as libcop sends them:
+  // ops_casts.cpp (reduce_roots, multicast), ops_shared.cpp (shared words, the ticket
+  // lock), ops_gather.cpp (cop_gather, cop_scatter).
+  void reduce_roots(const void* in, void* out, std::size_t count, Elem elem, ReduceOp op,
+                    std::span<const int> roots) override;
+  void multicast(std::span<std::byte> buffer, int root, std::span<const int> members) override;
+  void gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) override;
+  void scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) override;
+  std::int64_t shared_read(int owner, int index) override;
+  std::int64_t shared_fetch_add(int owner, int index, std::int64_t add) override;
+  void lock(int lock_id) override;
+  void unlock(int lock_id) override;
 
  private:
   using Burst = cop::commands::Burst;
@@ -64,8 +76,18 @@ class SimCopBackend : public baselines::CatalogBackend {
   void await_answers();
   void take_one();
   uint32_t take_tags(uint32_t& cursor, uint32_t first, uint32_t end, size_t n);
-  void reduce_chunk(cop::wire::Opcode op, std::span<uint64_t> words, uint32_t tag, int root);
-  void cast_chunk(std::span<uint64_t> words, uint32_t tag, int root);
+  // One reduction burst to the sorted ranks `roots` (cop_reduce's list of roots).
+  void reduce_chunk(cop::wire::Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots);
+  // One broadcast burst from `root` to the channels `members[k]` of each level-1 k
+  // (cop_bcast: every channel; cop_mcast: the members').
+  void cast_chunk(std::span<uint64_t> words, uint32_t tag, int root, const std::vector<uint64_t>& members);
+  void cast(std::span<std::byte> buffer, int root, const std::vector<uint64_t>& members);
+  // cop_read/cop_write/cop_rmw (COP_NORMAL) of words offset.. of `owner`'s task address
+  // space: the answers' words (RSRAM, RMW: the old values), in order.
+  std::vector<uint64_t> tas(cop::wire::Opcode op, int owner, uint32_t offset, std::span<const uint64_t> words);
+  // cop_gather's and cop_scatter's check of their arguments: a 2-word MAX reduction to
+  // every rank (collectives.cpp, agree).
+  void agree(uint64_t descriptor);
 
   System& sys_;
   std::deque<cop::wire::Message> inbox_;  // data not yet awaited
@@ -73,6 +95,7 @@ class SimCopBackend : public baselines::CatalogBackend {
   size_t sent_ = 0;                        // commands of bursts not yet answered
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
+  double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;
   static constexpr uint32_t kReduceFirst = 1024, kReduceEnd = 32768;

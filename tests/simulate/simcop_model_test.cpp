@@ -3,7 +3,8 @@
 // sync-method point's simulated time per call beside the model's with the platform's
 // COP (the same file, read by the same code: simcop/platform.h). One controller (2 to
 // 64 nodes): the simulation is cycle-exact, so equal to the model's cycles (0.01 us,
-// the result's rounding). Two levels (65 to 512 nodes): within 1 %.
+// the result's rounding). Two levels (65 to 512 nodes): within 1 %. Reduce to several
+// roots and multicast (to the odd ranks) against the model's reduce and broadcast.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -45,9 +46,7 @@ std::map<std::string, std::pair<double, double>> run_simcop(const std::string& p
   fs::remove(out);
   for (const auto& b : j.at("benchmarks")) {
     const std::string name = b.at("run_name");
-    if (b.value("run_type", "") != "iteration" || name.find("method:loop") != std::string::npos ||
-        name.find("roots:") != std::string::npos)
-      continue;
+    if (b.value("run_type", "") != "iteration" || name.find("method:loop") != std::string::npos) continue;
     points[name] = {b.at("real_time").get<double>(), b.value("elements", 0.0)};
   }
   return points;
@@ -62,10 +61,13 @@ double model_us(const std::string& platform, const std::string& name, uint64_t n
   const cop::model::Timing& t = hw.timing;
   const auto link = cop::model::SerialLink::of(hw);
   if (name.rfind("barrier", 0) == 0) return cop::model::libcop_call_us(Function::barrier_spmd, DataType::integer, t, link, nodes, 1);
+  // A reduction to several roots is one reduction whose result the broadcast mask sends
+  // to every root at once (reduce/.../roots:N): the model's reduce to one root.
   if (name.rfind("reduce/", 0) == 0) {
     const DataType dt = name.find("/double/") != std::string::npos ? DataType::floating : DataType::integer;
     return cop::model::libcop_call_us(Function::reduce, dt, t, link, nodes, uint64_t(elements));
   }
+  // broadcast/ and multicast/ (to the odd ranks: one broadcast mask naming fewer channels).
   const uint64_t bytes = std::stoull(name.substr(name.find("size:") + 5));
   return cop::model::libcop_call_us(Function::bcast, DataType::integer, t, link, nodes, (bytes + 7) / 8);
 }
@@ -75,13 +77,21 @@ void expect_model(const std::string& platform, int nodes, const std::string& red
                   double tolerance, size_t points_expected) {
   size_t seen = 0;
   for (const auto& [bench, sizes] : std::vector<std::pair<std::string, std::string>>{
-           {"barrier", ""}, {"reduce", reduce_sizes}, {"broadcast", cast_sizes}}) {
+           {"barrier", ""}, {"reduce", reduce_sizes}, {"broadcast", cast_sizes}, {"multicast", cast_sizes}}) {
     for (const auto& [name, point] : run_simcop(platform, bench, nodes, sizes)) {
       const double model = model_us(platform, name, uint64_t(nodes), point.second);
-      const double slack = std::max(tolerance * model, 0.006);  // the result keeps 0.01 us
+      // Every rank a root of an array of several bursts: every channel awaits each burst's
+      // results before its next (libcop, channel_reduce), where the model's one root alone
+      // does; slower, by 2.4 % at 8 nodes and 8 KB. Not the model's case: within 3 %, above it.
+      const bool all_roots = name.find("/roots:" + std::to_string(nodes) + "/") != std::string::npos;
+      const double tol = all_roots && point.second > 128 ? 0.03 : tolerance;
+      if (tol > tolerance) {
+        EXPECT_GE(point.first, model - 0.006) << name << " at " << nodes << " nodes on " << platform;
+      }
+      std::printf("%s at %d nodes on %s: sim-cop %.2f us, model %.2f us\n", name.c_str(), nodes, platform.c_str(),
+                  point.first, model);
+      const double slack = std::max(tol * model, 0.006);  // the result keeps 0.01 us
       EXPECT_NEAR(point.first, model, slack) << name << " at " << nodes << " nodes on " << platform;
-      std::printf("%s %d nodes %s: sim-cop %.3f us, model %.3f us (%+.2f %%)\n", platform.c_str(), nodes, name.c_str(),
-                  point.first, model, 100 * (point.first - model) / model);
       ++seen;
     }
   }
@@ -89,27 +99,29 @@ void expect_model(const std::string& platform, int nodes, const std::string& red
 }
 
 TEST(SimCopModel, OneControllerIsTheModelExactly) {
-  // barrier; reduce 8 B and 8 KB of int and double; broadcast 8 B, 1 KB and 16 KB.
-  expect_model("thesis", 2, "8,8K", "8,1K,16K", 0.0, 8);
-  expect_model("thesis", 8, "8,8K", "8,1K,16K", 0.0, 8);
+  // barrier; reduce 8 B and 8 KB of int and double, to rank 0, to ranks 0 and 1 and (8
+  // nodes) to every rank; broadcast and multicast (to the odd ranks) 8 B, 1 KB and 16 KB.
+  expect_model("thesis", 2, "8,8K", "8,1K,16K", 0.0, 15);
+  expect_model("thesis", 8, "8,8K", "8,1K,16K", 0.0, 19);
 }
 
 TEST(SimCopModel, TwoLevelsWithinOnePercent) {
-  // 128 nodes, two level-1 controllers: barrier, reduce 8 B (int, double), broadcast 8 B and 1 KB.
-  expect_model("thesis", 128, "8", "8,1K", 0.01, 5);
+  // 128 nodes, two level-1 controllers: barrier, reduce 8 B (int, double; 1, 2 and 128
+  // roots), broadcast and multicast 8 B and 1 KB.
+  expect_model("thesis", 128, "8", "8,1K", 0.01, 11);
 }
 
 // The COP on present's network (results/platforms/present.xml): a link's flight of
 // 500 cycles each way, a 2-cycle wire, P_CLK 1 ns.
 TEST(SimCopModel, PresentOneControllerIsTheModelExactly) {
-  expect_model("present", 2, "8,8K", "8,1K,16K", 0.0, 8);
-  expect_model("present", 8, "8,8K", "8,1K,16K", 0.0, 8);
-  expect_model("present", 64, "8,8K", "8,1K", 0.0, 7);
+  expect_model("present", 2, "8,8K", "8,1K,16K", 0.0, 15);
+  expect_model("present", 8, "8,8K", "8,1K,16K", 0.0, 19);
+  expect_model("present", 64, "8,8K", "8,1K", 0.0, 17);
 }
 
 TEST(SimCopModel, PresentTwoLevelsWithinOnePercent) {
-  expect_model("present", 65, "8,8K", "8,1K", 0.01, 7);
-  expect_model("present", 512, "8", "8", 0.01, 4);
+  expect_model("present", 65, "8,8K", "8,1K", 0.01, 17);
+  expect_model("present", 512, "8", "8", 0.01, 9);
 }
 
 }  // namespace

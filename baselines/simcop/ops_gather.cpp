@@ -1,0 +1,107 @@
+// sim-cop's gather and scatter (simcop_backend.h): cop_gather and cop_scatter as libcop
+// makes them (cop/lib/collectives.cpp) and the live cop backend calls them
+// (baselines/cop/gather_scatter.cpp): bytes packed eight to a word (PVM_LONG), staged in
+// task address space words kStageFirst..kStageEnd (cop/tas_layout.h), a block longer than
+// the staging area in several calls.
+//  cop_gather: every rank writes its piece into its own task address space (WSRAM), all
+//    agree on the arguments (a 2-word MAX reduction to every rank, which is the call's
+//    synchronisation too), the root reads each rank's piece (RSRAM, rank order), barrier.
+//  cop_scatter: the root writes every rank's piece into its own space, all agree, each
+//    rank reads its piece from the root's space, barrier. The root's staging area holds
+//    a word of every rank's piece at least: above 176 ranks it cannot (a task address
+//    space is 256 words, seed 000 ch. V), and the call is refused as the live backend's.
+#include <cop/cop.h>
+#include <pvm3.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include "cop/tas_layout.h"
+#include "lib/elements.h"
+#include "simcop/simcop_backend.h"
+
+namespace copbench::simcop {
+
+using cop::wire::Opcode;
+
+namespace {
+
+constexpr size_t kStageWords = cop_tas::kStageEnd - cop_tas::kStageFirst;
+
+// Bytes [8 from_word, 8 (from_word + words)) of a block of `block_bytes` into / out of words.
+void pack(const std::byte* block, size_t block_bytes, size_t from_word, size_t words, uint64_t* out) {
+  std::memset(out, 0, words * 8);
+  const size_t from = from_word * 8;
+  if (from < block_bytes) std::memcpy(out, block + from, std::min(words * 8, block_bytes - from));
+}
+void unpack(const uint64_t* in, size_t from_word, size_t words, std::byte* block, size_t block_bytes) {
+  const size_t from = from_word * 8;
+  if (from < block_bytes) std::memcpy(block + from, in, std::min(words * 8, block_bytes - from));
+}
+
+// collectives.cpp's descriptor of a call's arguments: count, datatype, root.
+uint64_t descriptor(size_t count, int root) {
+  return (uint64_t(count) << 32) | (uint64_t(PVM_LONG & 0xFF) << 24) | (uint64_t(root) & 0xFFFFFF);
+}
+
+}  // namespace
+
+void SimCopBackend::agree(uint64_t d) {
+  std::vector<int> everyone(static_cast<size_t>(ranks()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  uint64_t v[2] = {d, uint64_t(-int64_t(d))};
+  const auto op = cop::lib::reduce_opcode(COP_MAX, PVM_LONG);
+  reduce_chunk(*op, v, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, 2), everyone);
+  if (v[0] != d || uint64_t(-int64_t(v[1])) != d)
+    throw std::runtime_error(fmt::format("sim-cop rank {}: the ranks disagree on count, datatype or root", rank_));
+}
+
+void SimCopBackend::gather(std::span<const std::byte> mine, std::span<std::byte> all, int root) {
+  const size_t n = size_t(ranks());
+  if (root < 0 || root >= ranks()) throw std::invalid_argument("sim-cop gather: no such root");
+  if (rank_ == root && all.size() < n * mine.size()) throw std::invalid_argument("sim-cop gather: result too small");
+  const size_t block = mine.size(), words = (block + 7) / 8;
+  std::vector<uint64_t> piece(kStageWords), none(kStageWords, 0);
+  for (size_t at = 0; at < words; at += kStageWords) {
+    const size_t w = std::min(kStageWords, words - at);
+    pack(mine.data(), block, at, w, piece.data());
+    tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, std::span<const uint64_t>(piece.data(), w));
+    agree(descriptor(w, root));
+    if (rank_ == root)
+      for (size_t r = 0; r < n; ++r) {
+        const std::vector<uint64_t> got = tas(Opcode::RSRAM64, int(r), cop_tas::kStageFirst, std::span(none.data(), w));
+        unpack(got.data(), at, w, all.data() + r * block, block);
+      }
+    barrier();  // nobody writes its piece again before the root has it
+  }
+}
+
+void SimCopBackend::scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) {
+  const size_t n = size_t(ranks());
+  if (root < 0 || root >= ranks()) throw std::invalid_argument("sim-cop scatter: no such root");
+  if (rank_ == root && all.size() < n * mine.size()) throw std::invalid_argument("sim-cop scatter: source too small");
+  const size_t block = mine.size(), words = (block + 7) / 8;
+  const size_t per_rank = kStageWords / n;
+  if (per_rank == 0)
+    throw std::runtime_error(fmt::format("sim-cop scatter: {} ranks, more than the {} staging words of the root's "
+                                         "task address space (cop_scatter: CopErrAddressRange)",
+                                         n, kStageWords));
+  std::vector<uint64_t> source(rank_ == root ? n * per_rank : 0), none(per_rank, 0);
+  for (size_t at = 0; at < words; at += per_rank) {
+    const size_t w = std::min(per_rank, words - at);
+    if (rank_ == root) {
+      for (size_t r = 0; r < n; ++r) pack(all.data() + r * block, block, at, w, source.data() + r * w);
+      tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, std::span<const uint64_t>(source.data(), n * w));
+    }
+    agree(descriptor(w, root));
+    const std::vector<uint64_t> got =
+        tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + size_t(rank_) * w), std::span(none.data(), w));
+    unpack(got.data(), at, w, mine.data(), block);
+    barrier();
+  }
+}
+
+}  // namespace copbench::simcop
