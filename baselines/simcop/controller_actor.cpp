@@ -116,7 +116,7 @@ void ControllerActor::take(std::unique_ptr<Packet> p) {
   const uint64_t now = now_cycles();
   if (p->kind == Packet::burst) {
     // The burst's first message arrived now; each further one a wire time later.
-    const uint64_t wire = wire_cycles(timing_);
+    const uint64_t wire = net_.link.wire;
     const size_t n = p->messages.size();
     for (size_t i = 0; i < n; ++i) arriving_.push(Arrival{now + i * wire, arrivals_++, p->channel, p->messages[i]});
     unanswered_[size_t(p->channel)] += n;

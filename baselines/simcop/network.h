@@ -4,20 +4,29 @@
 // level-1 controller k. Every node and every controller is a SimGrid host; every
 // channel is a serial link.
 //
-// The serial link (seed 000 ch. IV: the channel interfaces' UARTs are Motorola
-// MC100SX1451 Autobahn Spanceivers, "200-400 Mbyte/sec serial transmission"; ch. VI: a
-// COP message is four 32-bit words): one half-duplex link of 400 MB/s per channel, a
-// message 16 bytes, so its words take 40 ns on the wire. The rest of Hall's link
-// times (ch. VI, Table III's parameters, cop/hardware/timing.h) is the link's latency
-// in each direction: t_CN-COP (a node or a level-1 controller writes a command and the
-// link carries it, 110 ns) up, t_COP-CN (a result onto the link and read by the node,
+// The links and the controllers' timings are the platform's (platform.h: the cop:* props
+// of results/platforms/NAME.xml; cop/model/hardware.h, CopHardware). On `thesis`: the
+// serial link (seed 000 ch. IV: the channel interfaces' UARTs are Motorola MC100SX1451
+// Autobahn Spanceivers, "200-400 Mbyte/sec serial transmission"; ch. VI: a COP message
+// is four 32-bit words): one half-duplex link of 400 MB/s per channel, a message 16
+// bytes, so its words take 40 ns on the wire. The rest of Hall's link times (ch. VI,
+// Table III's parameters, cop/hardware/timing.h) is the link's latency in each
+// direction: t_CN-COP (a node or a level-1 controller writes a command and the link
+// carries it, 110 ns) up, t_COP-CN (a result onto the link and read by the node,
 // 170 ns) down. One message up takes t_CN-COP, one down t_COP-CN, and a burst of n
-// messages n x 40 ns more than one less.
+// messages n wire times more than one less; a wire time is whole controller cycles
+// (SerialLink::of). A platform's cop:link_lat adds its flight to each direction (0 on
+// `thesis`): a message up arrives t_CN-COP + flight after it starts out. Down to a node
+// the SimGrid link leaves the flight out and the node takes the packet the flight after
+// the link delivered it (take_down): the same time, but SimGrid holds a packet in
+// flight only for t_COP-CN (a broadcast's results in flight to every node at once
+// made each simulated message cost in proportion to the nodes).
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/hardware.h"
@@ -26,13 +35,7 @@
 namespace copbench::simcop {
 
 inline constexpr int kChannels = 64;                 // channels of one controller (seed 000 ch. IV)
-// The link as the libcop-call model has it (one source: cop/model/libcop_call.h).
-inline constexpr double kLinkBytesPerSecond = cop::model::kSerialBytesPerSecond;  // ch. IV: 200-400 MB/s
-inline constexpr double kMessageBytes = cop::model::kMessageBytes;                // ch. VI: four 32-bit words
-
-// Seconds of one message on a link's wire, and in cycles of the controller clock.
-double wire_seconds(double bytes);
-uint64_t wire_cycles(const cop::model::Timing& t);
+inline constexpr double kMessageBytes = cop::model::kMessageBytes;  // ch. VI: four 32-bit words
 
 struct Network {
   int nodes = 0;
@@ -45,12 +48,28 @@ struct Network {
   uint64_t local_all(int level1) const;  // bits of every channel of a level-1 controller
   uint64_t level2_all() const;           // bits of every level-1 controller at the level 2
 
+  cop::model::SerialLink link;  // as the libcop-call model has it (SerialLink::of the platform's COP)
+  double flight_seconds = 0;     // link.flight in seconds
+  bool full_duplex = false;      // the platform's links carry both directions at once
+
   std::vector<simgrid::s4u::Host*> node_hosts;
   std::vector<simgrid::s4u::Host*> level1_hosts;
   simgrid::s4u::Host* level2_host = nullptr;
 };
 
-// Builds the hosts and serial links of `nodes` (2..4096) nodes in the running engine.
-Network build_network(int nodes, const cop::model::Timing& timing);
+// The next packet of a node's mailbox, when it reaches the node: the flight after the
+// node's down link delivered it (a node's packets all come down its one link, in order).
+template <class T>
+std::unique_ptr<T> take_down(simgrid::s4u::Mailbox* box, const Network& n) {
+  T* p = nullptr;
+  simgrid::s4u::CommPtr comm = box->get_async<T>(&p);
+  comm->wait();
+  const double due = comm->get_finish_time() + n.flight_seconds;
+  if (due > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(due);
+  return std::unique_ptr<T>(p);
+}
+
+// Builds the hosts and serial links of `nodes` (2..4096) nodes of the COP `hw` in the running engine.
+Network build_network(int nodes, const cop::model::CopHardware& hw);
 
 }  // namespace copbench::simcop

@@ -76,7 +76,7 @@ void SimCopBackend::send(const Burst& b) {
 }
 
 void SimCopBackend::take_one() {
-  std::unique_ptr<Packet> p(sys_.mail.nodes[size_t(rank_)]->get<Packet>());
+  std::unique_ptr<Packet> p = take_down<Packet>(sys_.mail.nodes[size_t(rank_)], sys_.net);
   if (p->kind == Packet::answers)
     answers_.insert(answers_.end(), p->messages.begin(), p->messages.end());
   else

@@ -14,6 +14,7 @@
 #include "copbench/pause.h"
 #include "copbench/timing.h"
 #include "copbench/worker.h"
+#include "simcop/platform.h"
 #include "simcop/simcop_backend.h"
 
 namespace sg4 = simgrid::s4u;
@@ -67,16 +68,16 @@ int main(int argc, char** argv) {
   try {
     args = copbench::parse_worker_args(argc, argv);
     if (args.tasks_per_node != 1) throw std::invalid_argument("sim-cop: one task per node (a node is a channel)");
+    // The COP of the platform (platform.h): its links and its controllers' timings.
+    const auto hw = copbench::simcop::cop_hardware_of_file(copbench::simcop::installed_platform(args.platform));
     System sys;
-    sys.net = copbench::simcop::build_network(args.nodes, sys.timing);
+    sys.timing = hw.timing;
+    sys.net = copbench::simcop::build_network(args.nodes, hw);
     sys.mail = copbench::simcop::make_mailboxes(sys.net);
     sys.meeting = sg4::Barrier::create(unsigned(args.nodes));
     args.context.settings["network_model"] = "CM02";
     args.context.settings["cop_levels"] = sys.net.two_levels() ? "2" : "1";
-    args.context.settings["cop_links"] = fmt::format(
-        "serial {:.0f} MB/s, {:.0f} B a message, t_CN-COP {} and t_COP-CN {} cycles of {} ns (seed 000 ch. IV, VI)",
-        copbench::simcop::kLinkBytesPerSecond / 1e6, copbench::simcop::kMessageBytes, sys.timing.t_cn_cop,
-        sys.timing.t_cop_cn, sys.timing.p_clk_ns);
+    copbench::simcop::record_cop_hardware(args.context.settings, hw);
     return simulate(sys, args);
   } catch (const std::exception& e) {
     copbench::report_worker_error(args, e.what());

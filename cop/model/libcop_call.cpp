@@ -40,8 +40,11 @@ uint64_t paced(const Burst& b, uint64_t w) {
 
 // The answers of an m-command burst reach its node this long after its last command.
 uint64_t answers(const Timing& t, const SerialLink& l, uint64_t m) {
-  return l.answers_on_link ? t.t_cop_cn + (m - 1) * l.wire : 0;
+  return l.answers_on_link ? t.t_cop_cn + (m - 1) * l.wire + l.flight : 0;
 }
+
+// A node's first command is at its controller this long after the node sends it.
+uint64_t arrives(const Timing& t, const SerialLink& l) { return t.t_cn_cop + l.flight; }
 
 // A reduction's burst (commands::reduction): LOCK, SETTC, SETBM, the elements, UNLOCK;
 // `result` = the t_COP-CN each element's result adds when this channel's is the last.
@@ -60,8 +63,8 @@ std::vector<uint64_t> bursts_of(const Timing& t, uint64_t elements) {
 // exit's broadcast, its UNLOCK and its answers.
 uint64_t barrier_one_level(const Timing& t, const SerialLink& l, const Costs& c, uint64_t n) {
   const Burst b{4, c.ctl, 0, 0, c.ctl};
-  const uint64_t exit = t.t_cn_cop + paced(b, l.wire) + (n - 2) * b.work() + 4 * c.ctl + t.t_cop_cn;
-  return std::max(exit, exit + c.ctl + answers(t, l, b.size()));
+  const uint64_t exit = arrives(t, l) + paced(b, l.wire) + (n - 2) * b.work() + 4 * c.ctl + t.t_cop_cn;
+  return std::max(exit + l.flight, exit + c.ctl + answers(t, l, b.size()));
 }
 
 // The time between the last channel's UNLOCKs of two successive bursts of an array
@@ -72,8 +75,9 @@ uint64_t reduce_period(const Timing& t, const SerialLink& l, const Costs& c, uin
                        uint64_t n) {
   const Burst plain = reduce_burst(c, n, 0), last = reduce_burst(c, n, t.t_cop_cn);
   const uint64_t work = nodes * plain.work() + n * t.t_cop_cn;
-  const uint64_t last_chain = answers(t, l, prev + 4) + t.t_cn_cop + paced(last, l.wire);
-  const uint64_t root_chain = t.t_cn_cop - c.ctl + paced(plain, l.wire) + last.work();
+  const uint64_t last_chain = answers(t, l, prev + 4) + arrives(t, l) + paced(last, l.wire);
+  // The root's results come down and its next burst goes up: a flight each way.
+  const uint64_t root_chain = arrives(t, l) + l.flight - c.ctl + paced(plain, l.wire) + last.work();
   return std::max({work, last_chain, root_chain});
 }
 
@@ -81,7 +85,7 @@ uint64_t reduce_period(const Timing& t, const SerialLink& l, const Costs& c, uin
 uint64_t reduce_one_level(const Timing& t, const SerialLink& l, const Costs& c, uint64_t nodes, uint64_t elements) {
   const std::vector<uint64_t> bursts = bursts_of(t, elements);
   const uint64_t n1 = bursts.front();
-  uint64_t unlock = t.t_cn_cop + paced(reduce_burst(c, n1, 0), l.wire) + (nodes - 2) * reduce_burst(c, n1, 0).work() +
+  uint64_t unlock = arrives(t, l) + paced(reduce_burst(c, n1, 0), l.wire) + (nodes - 2) * reduce_burst(c, n1, 0).work() +
                     reduce_burst(c, n1, t.t_cop_cn).work();
   for (size_t k = 1; k < bursts.size(); ++k) unlock += reduce_period(t, l, c, nodes, bursts[k - 1], bursts[k]);
   return unlock + answers(t, l, bursts.back() + 4);
@@ -95,7 +99,7 @@ uint64_t bcast_one_level(const Timing& t, const SerialLink& l, const Costs& c, u
   const std::vector<uint64_t> bursts = bursts_of(t, elements);
   for (uint64_t n : bursts) {
     const Burst b{2, c.ctl, n, c.ctl + t.t_cop_cn, c.ctl};
-    total += t.t_cn_cop + paced(b, l.wire) + answers(t, l, b.size());
+    total += arrives(t, l) + paced(b, l.wire) + answers(t, l, b.size());
   }
   return l.answers_on_link ? total : total - (bursts.size() - 1) * t.t_cn_cop;
 }
@@ -113,8 +117,9 @@ uint64_t forwarded(const Timing& t, const Costs& c) { return c.ctl + t.t_cn_cop;
 // node's answers.
 uint64_t barrier_two_levels(const Timing& t, const SerialLink& l, const Costs& c, const Levels& v) {
   const Burst b{4, c.ctl, 0, 0, c.ctl};
-  const uint64_t up = t.t_cn_cop + paced(b, l.wire) + (v.n1 - 2) * b.work() + forwarded(t, c) + 4 * c.ctl + t.t_cn_cop;
-  return std::max(up + v.k * c.ctl + t.t_cop_cn + c.ctl + t.t_cop_cn, up + c.ctl + answers(t, l, b.size()));
+  const uint64_t up = arrives(t, l) + paced(b, l.wire) + (v.n1 - 2) * b.work() + forwarded(t, c) + 4 * c.ctl + t.t_cn_cop;
+  const uint64_t exit = up + l.flight + v.k * c.ctl + t.t_cop_cn + l.flight + c.ctl + t.t_cop_cn + l.flight;
+  return std::max(exit, up + c.ctl + answers(t, l, b.size()));
 }
 
 // One burst of n elements of a reduction over two levels, from its first command to
@@ -127,7 +132,7 @@ uint64_t barrier_two_levels(const Timing& t, const SerialLink& l, const Costs& c
 uint64_t reduce_two_level_burst(const Timing& t, const SerialLink& l, const Costs& c, const Levels& v, uint64_t n,
                                 bool alone) {
   const Burst plain = reduce_burst(c, n, 0);
-  const uint64_t first_up = t.t_cn_cop + paced(plain, l.wire) + (v.n1 - 2) * plain.work() + 2 * forwarded(t, c) +
+  const uint64_t first_up = arrives(t, l) + paced(plain, l.wire) + (v.n1 - 2) * plain.work() + 2 * forwarded(t, c) +
                             3 * c.ctl + c.elem + t.t_cn_cop;
   const uint64_t down = c.elem + t.t_cop_cn;  // a pass through a level, onto the links
   // The other level-1s (no SETBM in their bursts) are a t_OP a node ahead: at the level
@@ -137,8 +142,12 @@ uint64_t reduce_two_level_burst(const Timing& t, const SerialLink& l, const Cost
   // Many level-1s: the level 2's work, K entries and a broadcast an element, from the
   // other level-1s' first element on, can take longer than that. In an array the next
   // burst's level-1 pass hides it (measured: 8 KB at 1024 nodes as at 128).
-  const uint64_t level2 = alone ? first_up - v.n1 * c.ctl + v.k * n * c.elem + n * t.t_cop_cn + down : 0;
-  const uint64_t result = std::max({first_up + 2 * down + stream, first_up + ups + n * down, level2});
+  // Each result crosses the level-1/level-2 link up and down and the node's link: three flights.
+  const uint64_t level2 = alone ? first_up - v.n1 * c.ctl + v.k * n * c.elem + n * t.t_cop_cn + down + 3 * l.flight : 0;
+  // The root level-1 passes the results on when it has written its elements up and the
+  // first result is back (two flights).
+  const uint64_t passes = first_up + std::max(ups, 2 * l.flight + down) + n * down + l.flight;
+  const uint64_t result = std::max({first_up + 2 * down + stream + 3 * l.flight, passes, level2});
   return std::max(result, first_up + ups + answers(t, l, n + 4));
 }
 
@@ -159,23 +168,34 @@ uint64_t reduce_two_levels(const Timing& t, const SerialLink& l, const Costs& c,
 // level-2 SETBM and each element (t_OP + t_CN-COP) and passes each element coming
 // back down on to its nodes (t_OP + t_COP-CN); the level 2 reads the last element and
 // acknowledges it down the link the element's data also takes (one more wire time),
-// and the root gets its answers.
+// and the root gets its answers. Over links with a long flight (present) the results
+// come back only after the level-1 has written the burst up, and it passes them on
+// after (between the two cases the model takes the interleaved one).
 uint64_t bcast_two_levels(const Timing& t, const SerialLink& l, const Costs& c, uint64_t elements) {
   uint64_t total = 0;
   for (uint64_t n : bursts_of(t, elements)) {
     // LOCK (the next command is a wire time behind it), SETBM X, SETBM, the first BCAST X.
-    const uint64_t first_up = t.t_cn_cop + std::max(c.ctl, l.wire) + forwarded(t, c) + c.ctl + forwarded(t, c);
-    const uint64_t last_up = first_up + (n - 1) * (forwarded(t, c) + c.ctl + t.t_cop_cn);
-    total += last_up + c.ctl + t.t_cop_cn + l.wire + answers(t, l, n + 4);
+    const uint64_t first_up = arrives(t, l) + std::max(c.ctl, l.wire) + forwarded(t, c) + c.ctl + forwarded(t, c);
+    const uint64_t back = 2 * l.flight + c.ctl + t.t_cop_cn;  // an element up, read, and its result back
+    const uint64_t pass = c.ctl + t.t_cop_cn;                  // the level-1 passing a result on
+    if (back >= (n - 1) * forwarded(t, c)) {
+      // The results come back once the level-1 has written every element up (a long
+      // flight): it passes them on one after the other, the last one's answer with them.
+      total += first_up + back + (n - 1) * pass + l.wire + answers(t, l, n + 4);
+      continue;
+    }
+    const uint64_t last_up = first_up + (n - 1) * (forwarded(t, c) + pass);
+    total += last_up + back + l.wire + answers(t, l, n + 4);
   }
   return total;
 }
 
 }  // namespace
 
-SerialLink SerialLink::simulated(const Timing& t) {
-  const double seconds = kMessageBytes / kSerialBytesPerSecond;
-  return SerialLink{uint64_t(std::llround(seconds * 1e9 / t.p_clk_ns)), true};
+SerialLink SerialLink::of(const CopHardware& hw) {
+  const double cycles = kMessageBytes / hw.link_bytes_per_second * 1e9 / hw.timing.p_clk_ns;
+  // Up to whole cycles; a quotient a rounding error above a whole number is that number.
+  return SerialLink{uint64_t(std::ceil(cycles * (1 - 1e-9))), true, hw.flight};
 }
 
 uint64_t libcop_call_cycles(Function f, DataType type, const Timing& t, const SerialLink& link, uint64_t nodes,

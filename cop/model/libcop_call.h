@@ -48,19 +48,23 @@
 
 namespace cop::model {
 
-// A channel's serial link (seed 000 ch. IV: the Autobahn Spanceivers'
-// "200-400 Mbyte/sec serial transmission"; ch. VI: a COP message is four 32-bit words).
-inline constexpr double kSerialBytesPerSecond = 400e6;
+// A COP message is four 32-bit words (ch. VI); the thesis's link, 400 MB/s (ch. IV).
+inline constexpr double kSerialBytesPerSecond = CopHardware{}.link_bytes_per_second;
 inline constexpr double kMessageBytes = 16;
 
 struct SerialLink {
   uint64_t wire = 4;             // cycles a message takes on the wire (16 B at 400 MB/s, P_CLK 10 ns)
   bool answers_on_link = true;   // a burst's answers travel back after its last command
+  uint64_t flight = 0;           // cycles in flight each way beyond t_CN-COP / t_COP-CN (CopHardware)
 
-  // The link sim-cop simulates at the clock of `t`.
-  static SerialLink simulated(const Timing& t);
+  // The link of `hw` as sim-cop simulates it: a message takes whole cycles of the
+  // controller's clock on the wire (the channel interface hands it over on a clock
+  // edge), its wire time rounded up.
+  static SerialLink of(const CopHardware& hw);
+  // The thesis's link (400 MB/s, no flight) at the clock of `t`.
+  static SerialLink simulated(const Timing& t) { return of(CopHardware{t}); }
   // The live stack's modelled clock: no wire time, answers free.
-  static SerialLink ideal() { return SerialLink{0, false}; }
+  static SerialLink ideal() { return SerialLink{0, false, 0}; }
 };
 
 // Cycles of one call on `nodes` nodes (2..4096) of `elements` 8-byte elements

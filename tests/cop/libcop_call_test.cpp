@@ -94,6 +94,32 @@ TEST(LibcopCall, TwoLevelsGrowWithTheLevelTwo) {
   EXPECT_EQ(simulated(Function::reduce, 4096, 2), 1447u);
 }
 
+// A platform's link (CopHardware, results/platforms/present.xml): 16 B at 100 Gbit/s is
+// 1.28 ns, taken on a clock edge: 2 cycles of 1 ns; a link's flight F (pipelined) adds
+// F to each crossing on the call's critical path: 2F on one controller for a call of
+// one burst (up, down), 4F through the level 2 (up twice, down twice).
+TEST(LibcopCall, PlatformLinkRoundsTheWireUpAndAddsItsFlightPerCrossing) {
+  CopHardware hw;
+  hw.timing.p_clk_ns = 1;
+  hw.link_bytes_per_second = 12.5e9;
+  EXPECT_EQ(SerialLink::of(hw).wire, 2u);
+  EXPECT_EQ(SerialLink::of(CopHardware{}).wire, 4u);  // the thesis's, as SerialLink::simulated
+  EXPECT_EQ(SerialLink::of(CopHardware{}).flight, 0u);
+  SerialLink far = SerialLink::simulated(kT);
+  far.flight = 500;
+  auto with = [&](const SerialLink& l, Function f, uint64_t nodes, uint64_t elements) {
+    return libcop_call_cycles(f, DataType::integer, kT, l, nodes, elements);
+  };
+  const SerialLink near = SerialLink::simulated(kT);
+  for (uint64_t n : {2u, 8u, 64u}) {
+    EXPECT_EQ(with(far, Function::barrier_spmd, n, 1), with(near, Function::barrier_spmd, n, 1) + 1000) << n;
+    EXPECT_EQ(with(far, Function::reduce, n, 128), with(near, Function::reduce, n, 128) + 1000) << n;
+    EXPECT_EQ(with(far, Function::bcast, n, 256), with(near, Function::bcast, n, 256) + 2 * 1000) << n;  // 2 bursts
+  }
+  EXPECT_EQ(with(far, Function::barrier_spmd, 128, 1), with(near, Function::barrier_spmd, 128, 1) + 2000);
+  EXPECT_EQ(with(far, Function::bcast, 128, 1), with(near, Function::bcast, 128, 1) + 2000);
+}
+
 TEST(LibcopCall, RefusesWhatItDoesNotModel) {
   EXPECT_THROW(simulated(Function::write, 8, 1), std::invalid_argument);
   EXPECT_THROW(simulated(Function::barrier_spmd, 1, 1), std::invalid_argument);
