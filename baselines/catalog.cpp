@@ -40,6 +40,14 @@ BackendSpec spec_of(const nlohmann::json& entry) {
   s.worker = entry.at("worker").get<std::string>();
   s.launcher = launcher_named(entry.at("launcher").get<std::string>());
   s.mpirun_args = strings(entry, "mpirun_args");
+  const nlohmann::json from_ranks = entry.value("mpirun_args_from_ranks", nlohmann::json::object());
+  for (const auto& [ranks, args] : from_ranks.items()) {
+    std::size_t end = 0;
+    const int from = std::stoi(ranks, &end);
+    if (end != ranks.size() || from < 1)
+      throw std::logic_error("baselines/backends.json: mpirun_args_from_ranks key '" + ranks + "' is not a rank count");
+    s.mpirun_args_from_ranks.emplace_back(from, args.get<std::vector<std::string>>());
+  }
   s.routes = strings(entry, "routes");
   s.encodings = strings(entry, "encodings");
   for (const std::string& op : strings(entry, "offered")) s.offered.push_back(op_named(op));
@@ -57,6 +65,13 @@ const std::vector<BackendSpec>& all_backend_specs() {
     return list;
   }();
   return specs;
+}
+
+std::vector<std::string> BackendSpec::mpirun_args_at(int ranks) const {
+  std::vector<std::string> args = mpirun_args;
+  for (const auto& [from, more] : mpirun_args_from_ranks)
+    if (ranks >= from) args.insert(args.end(), more.begin(), more.end());
+  return args;
 }
 
 bool BackendSpec::offers(Op op) const {

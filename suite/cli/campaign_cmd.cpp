@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "copbench/campaign.h"
 #include "copbench/launch.h"
+#include "copbench/report.h"
 
 namespace copbench::cli {
 namespace fs = std::filesystem;
@@ -17,6 +18,7 @@ namespace {
 struct CampaignOptions {
   campaign::RunOptions run;
   int planned_nodes = 0;  // check: a cluster of this many hosts, not up yet
+  bool no_report = false;  // run: leave the report to `copbench report DIR`
   CampaignOptions() {
     run.results_root = "results/campaigns";
     run.reference_dir = default_reference_dir();
@@ -44,6 +46,7 @@ void add_campaign_command(CLI::App& app) {
   run->add_option("--results", bind.results_root, "where the new results/campaigns/<name>-<timestamp>/ goes");
   run->add_option("--reference", bind.reference_dir, "the seeds' tables (results/reference)");
   run->add_flag("--quiet", bind.quiet, "no progress bar");
+  run->add_flag("--no-report", opt->no_report, "do not write the report (tables, plots, index.md) at the end");
   run->callback([opt] {
     const campaign::RunOptions& o = opt->run;
     if (!o.resume.empty() && !fs::is_directory(o.resume))
@@ -52,6 +55,14 @@ void add_campaign_command(CLI::App& app) {
     std::printf("campaign %s: %d points: %d already done, %d ran, %d not offered, %d skipped, %d failed\n",
                 o.file.stem().c_str(), s.total, s.already_done, s.ran, s.not_offered, s.skipped, s.failed);
     std::printf("results: %s\n", s.dir.c_str());
+    // The run ends with its report (tables, plots, index.md in the results directory), as
+    // `copbench report DIR` writes it, also when points failed (they are listed there).
+    if (!opt->no_report) {
+      const report::ReportOutput r = report::make_report({.dir = s.dir, .out = {}, .reference_dir = o.reference_dir,
+                                                          .plots = true, .collective_method = "sync", .measured = {}});
+      if (!r.plot_problem.empty()) std::fprintf(stderr, "copbench: warning: %s\n", r.plot_problem.c_str());
+      std::printf("report: %s (%zu tables, %zu plots)\n", r.index.c_str(), r.tables.size(), r.plots.size());
+    }
     std::fflush(stdout);
     if (s.failed > 0) throw std::runtime_error(fmt::format("{} points failed (see {}/campaign.log); "
                                                            "run again with --resume {} to retry them", s.failed, s.dir.string(), s.dir.string()));

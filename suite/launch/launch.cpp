@@ -230,7 +230,8 @@ namespace {
 
 // smpirun and its options: the platform file, a hostfile in the run's directory naming
 // the platform's first `nodes` hosts (each tasks_per_node times: ranks in blocks), and
-// the backend's SimGrid settings (backends.json). Every platform's hosts are node-0 ..
+// the backend's SimGrid settings (backends.json: mpirun_args, and mpirun_args_from_ranks
+// where the point has that many ranks). Every platform's hosts are node-0 ..
 // node-4095 (results/platforms/).
 std::vector<std::string> smpirun_command(const LaunchRequest& req, const fs::path& dir) {
   const fs::path hostfile = dir / "hostfile";
@@ -240,7 +241,8 @@ std::vector<std::string> smpirun_command(const LaunchRequest& req, const fs::pat
   if (!hosts.flush()) throw std::runtime_error("cannot write " + hostfile.string());
   std::vector<std::string> argv = {"smpirun", "-platform", platform_file(req.worker.platform), "-hostfile",
                                    hostfile.string(), "-np", std::to_string(req.nodes * req.tasks_per_node)};
-  argv.insert(argv.end(), req.spec->mpirun_args.begin(), req.spec->mpirun_args.end());
+  const std::vector<std::string> args = req.spec->mpirun_args_at(req.nodes * req.tasks_per_node);
+  argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 

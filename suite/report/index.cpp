@@ -10,6 +10,7 @@
 #include "copbench/results.h"
 #include "report/report_parts.h"
 #include "report/validation.h"
+#include "report/what_if.h"
 
 namespace copbench::report {
 namespace fs = std::filesystem;
@@ -34,6 +35,13 @@ fs::path seed_table_file(const ReportOptions& o, const std::string& stem) {
   return fs::exists(copy) ? copy : o.reference_dir / (stem + ".csv");
 }
 
+// The published in-network latencies (the reference rows of the what-if table): the
+// campaign directory's copy, else the one in `reference_dir`; none where neither exists.
+std::vector<InNetworkRow> in_network_rows(const ReportOptions& o) {
+  const fs::path file = seed_table_file(o, fs::path(kInNetworkFile).stem().string());
+  return fs::exists(file) ? load_in_network_rows(file) : std::vector<InNetworkRow>{};
+}
+
 using NamedTables = std::vector<std::pair<std::string, ReportTable>>;  // file stem, table
 
 NamedTables build_tables(const ReportOptions& o, const json& manifest, const CampaignResults& results,
@@ -47,6 +55,10 @@ NamedTables build_tables(const ReportOptions& o, const json& manifest, const Cam
   // After the seeds' tables: a campaign that compares with one keeps it as its default main table.
   if (auto e = emulation_table(results)) tables.emplace_back(std::string("emulation"), std::move(*e));
   if (auto v = validation_table(results, measured)) tables.emplace_back("simulation", std::move(*v));
+  if (auto w = what_if_table(results, in_network_rows(o))) {
+    tables.emplace_back("what-if", std::move(*w));
+    tables.emplace_back("what-if-crossover", std::move(*what_if_crossover_table(results)));
+  }
   if (auto ref = reference_campaign_table(manifest, o.dir, result)) {
     tables.emplace_back(std::string(kReferenceTable), std::move(*ref));
   } else {
@@ -160,6 +172,7 @@ ReportOutput make_report(const ReportOptions& o) {
     std::vector<PlotSpec> specs = plan_plots(results, name);
     for (PlotSpec& p : validation_plots(results, measured, name)) specs.push_back(std::move(p));
     for (PlotSpec& p : emulation_plots(results, name)) specs.push_back(std::move(p));
+    for (PlotSpec& p : what_if_plots(results, name)) specs.push_back(std::move(p));
     plots = draw_plots(specs, out, result);
   }
   result.index = out / "index.md";

@@ -62,6 +62,24 @@ TEST(Catalog, EqualsBackendsJson) {
   }
 }
 
+// smpi's broadcast from 1024 ranks on (backends.json mpirun_args_from_ranks): below,
+// SMPI's ompi selector chooses (its knomial gathers the node layout in n^2 simulated
+// messages at 1024 ranks and above); from 1024, the binomial tree, after the args of
+// every point.
+TEST(Catalog, SmpiArgsFromRanks) {
+  const BackendSpec* smpi = find_backend_spec("smpi");
+  ASSERT_NE(smpi, nullptr);
+  EXPECT_EQ(smpi->mpirun_args_at(2), smpi->mpirun_args);
+  EXPECT_EQ(smpi->mpirun_args_at(1023), smpi->mpirun_args);
+  std::vector<std::string> from_1024 = smpi->mpirun_args;
+  from_1024.push_back("--cfg=smpi/bcast:binomial_tree");
+  EXPECT_EQ(smpi->mpirun_args_at(1024), from_1024);
+  EXPECT_EQ(smpi->mpirun_args_at(4096), from_1024);
+  const BackendSpec* mpi = find_backend_spec("mpi");
+  ASSERT_NE(mpi, nullptr);
+  EXPECT_EQ(mpi->mpirun_args_at(4096), mpi->mpirun_args);
+}
+
 // Every workload registered itself from its own file: the microbenchmarks first, then
 // the applications, each group in its declared order, so `copbench list` and the report
 // never depend on the link order.

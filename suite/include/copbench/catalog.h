@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "copbench/bench.h"
@@ -29,6 +30,11 @@ struct BackendSpec {
   std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"
   Launcher launcher = Launcher::mpirun;
   std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun (smpirun)
+  // More of them from a number of ranks on (backends.json "mpirun_args_from_ranks":
+  // {"1024": [...]}): smpi's broadcast algorithm where SMPI's own choice would not finish.
+  std::vector<std::pair<int, std::vector<std::string>>> mpirun_args_from_ranks;
+  // mpirun_args and those of mpirun_args_from_ranks that apply at `ranks`.
+  std::vector<std::string> mpirun_args_at(int ranks) const;
   std::string summary;
   std::vector<std::string> routes;  // first is the default; empty when there is one way
   std::vector<std::string> encodings;  // PVM's data encodings; empty elsewhere
