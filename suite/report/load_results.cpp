@@ -133,6 +133,8 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
   m.source = f.stem().string();
   for (const char* key : kEmulationSettings)
     if (ctx.contains(key) && ctx[key].is_string()) m.settings[key] = ctx[key].get<std::string>();
+  for (const char* key : kCopHardwareSettings)
+    if (ctx.contains(key) && ctx[key].is_string()) m.settings[key] = ctx[key].get<std::string>();
   return m;
 }
 

@@ -58,6 +58,11 @@ struct PointMedian {
   std::map<std::string, std::string> settings;
 };
 inline constexpr const char* kEmulationSettings[] = {"copd_io_threads", "copd_poll", "cop_poll_us"};
+// The COP a sim-cop point simulated (baselines/simcop/platform.cpp, record_cop_hardware):
+// the report computes the libcop-call model with it (validation.cpp).
+inline constexpr const char* kCopHardwareSettings[] = {"cop_clock_ns",      "cop_link_bytes_per_s", "cop_flight_cycles",
+                                                       "cop_t_cn_cop",      "cop_t_cop_cn",         "cop_t_op_int",
+                                                       "cop_t_op_fp",       "cop_full_duplex"};
 
 // A point that did not run (status/*.json): "not offered", "skipped" or "failed", and why.
 struct PointStatus {

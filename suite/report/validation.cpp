@@ -111,11 +111,31 @@ std::optional<double> cop_model_us(const PointMedian& m) {
   return cop::model::scale_analytic_us(c->f, c->type, cop::model::Timing{}, c->nodes, c->elements);
 }
 
+cop::model::CopHardware cop_hardware_of(const PointMedian& m) {
+  cop::model::CopHardware hw;  // the thesis's: a result from before the platform stated its COP
+  const auto get = [&m](const char* key) -> const std::string* {
+    const auto it = m.settings.find(key);
+    return it == m.settings.end() ? nullptr : &it->second;
+  };
+  const auto cycles = [&get](const char* key, uint64_t& field) {
+    if (const std::string* v = get(key)) field = std::stoull(*v);
+  };
+  if (const std::string* v = get("cop_clock_ns")) hw.timing.p_clk_ns = std::stod(*v);
+  if (const std::string* v = get("cop_link_bytes_per_s")) hw.link_bytes_per_second = std::stod(*v);
+  if (const std::string* v = get("cop_full_duplex")) hw.full_duplex = *v == "true";
+  cycles("cop_flight_cycles", hw.flight);
+  cycles("cop_t_cn_cop", hw.timing.t_cn_cop);
+  cycles("cop_t_cop_cn", hw.timing.t_cop_cn);
+  cycles("cop_t_op_int", hw.timing.t_op_int);
+  cycles("cop_t_op_fp", hw.timing.t_op_fp);
+  return hw;
+}
+
 std::optional<double> cop_libcop_call_us(const PointMedian& m) {
   const auto c = cop_call_of(m);
   if (!c) return std::nullopt;
-  const cop::model::Timing t;
-  return cop::model::libcop_call_us(c->f, c->type, t, cop::model::SerialLink::simulated(t), c->nodes, c->elements);
+  const cop::model::CopHardware hw = cop_hardware_of(m);
+  return cop::model::libcop_call_us(c->f, c->type, hw.timing, cop::model::SerialLink::of(hw), c->nodes, c->elements);
 }
 
 std::optional<ReportTable> validation_table(const CampaignResults& simulated, const CampaignResults& measured) {
@@ -233,26 +253,17 @@ std::vector<PlotSpec> validation_plots(const CampaignResults& simulated, const C
     }
     return p;
   };
-  std::set<std::string> platforms;
-  for (const PointMedian& m : simulated.medians)
-    if (is_simulated(m)) platforms.insert(simulated_platform(m.mode.profile));
   for (const PointMedian& m : simulated.medians) {
     if (!is_simulated(m) || m.tasks != 1 || m.loop) continue;  // loop points: calls overlapping
     const std::string platform = simulated_platform(m.mode.profile);
-    // sim-cop's channels are COP serial links, not the platform's network: its points
-    // (simulate.yml runs them on one platform) belong on every platform's plot.
-    const bool any_platform = m.mode.backend == "sim-cop";
-    for (const std::string& on : any_platform ? platforms : std::set<std::string>{platform}) {
-      PlotSpec& p = plot_for(on, m);
-      add_curve_point(p,
-                      any_platform ? std::string("sim-cop simulated (COP links, any platform)")
-                                   : fmt::format("{} simulated ({})", m.mode.backend, platform),
-                      m.nodes, m.median_us);
-      if (auto model = cop_model_us(m)) add_curve_point(p, "cop modelled (ch. VI analytic)", m.nodes, *model);
-      if (any_platform)
-        if (auto model = cop_libcop_call_us(m)) add_curve_point(p, "cop modelled (libcop call, sim-cop's links)", m.nodes, *model);
-    }
+    // A sim-cop point simulated the COP its platform states (cop:* props): it belongs on
+    // that platform's plot, beside the libcop-call model of the same COP.
     PlotSpec& p = plot_for(platform, m);
+    add_curve_point(p, fmt::format("{} simulated ({})", m.mode.backend, platform), m.nodes, m.median_us);
+    if (auto model = cop_model_us(m)) add_curve_point(p, "cop modelled (ch. VI analytic)", m.nodes, *model);
+    if (m.mode.backend == "sim-cop")
+      if (auto model = cop_libcop_call_us(m))
+        add_curve_point(p, fmt::format("cop modelled (libcop call, {}'s COP)", platform), m.nodes, *model);
     for (const char* backend : {"mpi", "cop", "pvm", "armci"})
       if (const PointMedian* real = measured_twin(measured, m, backend))
         add_curve_point(p, fmt::format("{} measured ({})", backend, real->mode.profile), m.nodes, real->median_us);

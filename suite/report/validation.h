@@ -22,7 +22,8 @@ namespace copbench::report {
 // The modelled time of a cop collective's point (barrier, reduce, broadcast at its
 // nodes and elements), or nullopt for another benchmark: ch. VI's expression
 // (cop/model/scale.h, C̄ = nodes - 1 in the best-case load), and the call as libcop
-// issues it over sim-cop's links (cop/model/libcop_call.h).
+// issues it on the COP the point simulated (its context's cop_* settings, the thesis's
+// when it has none; cop/model/libcop_call.h).
 std::optional<double> cop_model_us(const PointMedian& m);
 std::optional<double> cop_libcop_call_us(const PointMedian& m);
 

@@ -87,7 +87,9 @@ TEST(Workloads, RegisteredInDeclaredOrder) {
   std::vector<std::string> names, apps;
   for (const Benchmark* b : all_benchmarks()) {
     (kind_of(*b) == WorkloadKind::application ? apps : names).emplace_back(b->name());
-    if (kind_of(*b) == WorkloadKind::benchmark) EXPECT_TRUE(apps.empty()) << b->name() << " after an application";
+    if (kind_of(*b) == WorkloadKind::benchmark) {
+      EXPECT_TRUE(apps.empty()) << b->name() << " after an application";
+    }
   }
   ASSERT_GE(names.size(), 19u);
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 4),
