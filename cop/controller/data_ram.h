@@ -37,12 +37,17 @@ struct TcEntry {
   bool mismatch = false;   // a later contribution had another opcode: no result (NACK mismatch)
   uint64_t ended = 0;      // level 2: level-1s that ended it themselves (NACK mismatch up): not told again
   uint8_t op = 0;
+  // The first contribution's operation identity (wire::Message::op_id, with `op`): a
+  // contribution of another identity (another generation, job, type or count: the tasks
+  // are out of step) is refused as one of another opcode is; the result carries it.
+  uint64_t op_id = 0;
 };
 
 struct BmEntry {
   uint64_t mask = 0;      // channels that receive the result
   bool accessed = false;  // set by SETBM, reset when the result has been broadcast
   SetBy set_by;
+  uint64_t op_id = 0;     // the SETBM's operation identity: a NACK voiding the broadcast carries it
 };
 
 class DataRam {

@@ -39,7 +39,7 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
   const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
   for (uint32_t i = first; i < first + n; ++i) {
     if (broadcast_ram) {
-      ram_.bm(ppn, i) = BmEntry{mask, true, by};
+      ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
     } else {
       ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
     }
@@ -74,15 +74,19 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
     if (tc.up != msg.ins.x) return Error::not_participant;
   }
   // Every contribution to one operation has the first one's opcode (a barrier, or one
-  // reduction function on one datatype). One that differs (tasks disagreeing on the call)
-  // is counted and refused, and the operation ends with a NACK mismatch to those awaiting
-  // its result instead of a mix of SUMF and SUMI64 bit patterns.
+  // reduction function on one datatype) and operation identity (the same call of the
+  // same round: generation, job, window, tag, datatype, count). One that differs (tasks
+  // disagreeing on the call, or out of step) is counted and refused, and the operation
+  // ends with a NACK mismatch to those awaiting its result instead of a mix of SUMF and
+  // SUMI64 bit patterns or of two rounds' values. A contribution that comes after the
+  // operation is known void is refused too: its task learns it from its own answer.
   const auto opcode = static_cast<uint8_t>(msg.ins.opcode);
   if (!tc.has_op) {
     tc.op = opcode;
+    tc.op_id = msg.op_id;
     tc.has_op = true;
   }
-  const Error mine = tc.op == opcode ? Error::none : Error::mismatch;
+  const Error mine = tc.op == opcode && tc.op_id == msg.op_id && !tc.mismatch ? Error::none : Error::mismatch;
   if (mine != Error::none) tc.mismatch = true;
   if (msg.ins.opcode != Opcode::BENTRY) {
     uint64_t& v = ram_.gas(ppn, tag);
@@ -120,6 +124,7 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
   bm.accessed = false;
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
+  result.op_id = op.op_id;  // the operation's identity: its waiters take only their own call's result
   // Level-1 controllers that took part but receive nothing: their entries wait for this.
   if (release != 0) out.push_back(Delivery{release, result, cycles_, false, false, Hop{Hop::release, {}}});
   if (dest == 0) return;
@@ -131,11 +136,13 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
 void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error why, std::vector<Delivery>& out) {
   TcEntry& tc = ram_.tc(ppn, tag);
   BmEntry& bm = ram_.bm(ppn, tag);
+  const uint64_t op_id = tc.has_op ? tc.op_id : bm.op_id;  // whose call it voids
   tc = TcEntry{};
   bm = BmEntry{};
   if (dest == 0) return;
   Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
   nack.ins.ppn = ppn;
+  nack.op_id = op_id;
   nack.data1 = wire::nack_data(why, Opcode::BENTRY);
   stats_.nacks++;
   out.push_back(Delivery{dest, nack, cycles_, true});

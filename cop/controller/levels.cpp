@@ -59,6 +59,7 @@ void Controller::contribute_up(uint8_t ppn, uint32_t tag, const Message& op, std
   up.ins.ppn = ppn;
   up.ins.x = true;
   up.addr.cntno = own_cntno();
+  up.op_id = op.op_id;  // the level 2 checks it against the other level-1s' (global_ops.cpp contribute)
   if (op.ins.opcode != Opcode::BENTRY) wire::set_payload(up, ram_.gas(ppn, tag));
   send_up(up, Hop{Hop::command, Sender{false, 0, own_cntno(), 0}}, out);
 }
@@ -228,6 +229,7 @@ void Controller::void_upward(uint8_t ppn, uint32_t tag, Error why, std::vector<D
   nack.ins.ppn = ppn;
   nack.addr.cntno = own_cntno();
   nack.data1 = wire::nack_data(why, Opcode::BENTRY);
+  nack.op_id = ram_.tc(ppn, tag).op_id;
   send_up(nack, Hop{}, out);
 }
 

@@ -55,7 +55,7 @@ std::optional<Delivery> level_delivery(const Entry& e, bool up, const wire::Limi
   const Hop hop = unpack(e.seq, e.index);
   if (hop.kind > Hop::release) return std::nullopt;
   const Direction dir = hop.kind == Hop::command ? Direction::to_controller : Direction::to_node;
-  auto decoded = wire::decode(e.span(), dir, limits);
+  auto decoded = link::decode_entry(e, dir, limits);
   if (!std::holds_alternative<wire::Message>(decoded)) return std::nullopt;
   const wire::Message& m = std::get<wire::Message>(decoded);
   return Delivery{0, m, e.at_cycle, is_link_level(m.ins.opcode), up, hop};

@@ -89,6 +89,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       // only the address and data words are read, and the fields get decode's range
       // checks (wire::validate); one that fails them is decoded whole below for its NACK.
       wire::Message m = frame_commands_.back();
+      m.op_id = e.op_id;
       if (e.nwords >= 2) {
         m.addr.cntno = static_cast<uint8_t>(wire::field::kCntno.get(e.words[1]));
         m.addr.chno = wire::address_chno(e.words[1]);
@@ -104,7 +105,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       }
     }
     whole = nullptr;
-    auto decoded = wire::decode(e.span(), Direction::to_controller, limits);
+    auto decoded = link::decode_entry(e, Direction::to_controller, limits);
     if (auto* m = std::get_if<wire::Message>(&decoded)) {
       const Opcode op = m->ins.opcode;
       // The link itself acknowledges and resends (a frame sent again is the XMIT).

@@ -169,10 +169,13 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   results_missing_ = w.count;
   result_error_ = Error::none;
   result_cycle_ = 0;
+  mismatched_op_ = 0;
   wait_start_ns_ = monotonic_ns();
   take_from_buffer();
   Error e = wait_for_outstanding();
   if (e == Error::none) e = result_error_;
+  // Another call's operation met here is consumed whole: none of its words reaches the next receive.
+  if (mismatched_op_ != 0) forget_operation(*w_, mismatched_op_);
   wanted_ = nullptr;
   results_missing_ = 0;
   if (at_cycle) *at_cycle = result_cycle_;

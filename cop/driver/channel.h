@@ -62,7 +62,22 @@ struct Wanted {
   uint32_t tag = 0;     // first GAS tag
   uint32_t count = 1;   // consecutive tags
   uint8_t src_chno = 0; // bcast: the sender's channel, 0 for any
+  // The call's operation identity (wire.h; 0: none, any result of the kind is taken).
+  // A result or NACK of another identity is not the call's: of another site (another
+  // sequence of calls on the word) it is left alone; of this site, an older generation's
+  // is dropped, a later one's left for its call, and one of the same generation but
+  // another shape (this round of this call with another count, datatype or function) ends
+  // the wait with mismatch, and the whole of that operation is consumed (forget_operation).
+  uint64_t op_id = 0;
 };
+
+// What a wait for `mine` does with a message of identity `theirs` (Wanted::op_id).
+enum class IdentityFate { take, later, drop, mismatch };
+IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack);
+
+// Drops every message of operation `op_id` the node holds out of context, and those
+// that come later (the window's ring of forgotten operations).
+void forget_operation(Window& w, uint64_t op_id);
 
 // Drops what the node holds for the GAS words [first, first+count) out of context:
 // global results and NACKs, and broadcast data too when `broadcast_data`. libcop
@@ -70,7 +85,10 @@ struct Wanted {
 // has voided what was left there (all such messages are then in), and before a
 // barrier or a reduction's root sends its contribution (a result needs that
 // contribution, so one already here is an earlier operation's).
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data);
+// With `keep` (a call's operation identity, not 0), what belongs to that call's round or a
+// later one (identity_fate take or later: a sender already ahead) is kept: settle() runs
+// inside the next call, after whose start such words may be here already.
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
 
 class ChannelClient {
  public:
@@ -183,6 +201,7 @@ class ChannelClient {
   size_t results_missing_ = 0;
   uint64_t result_cycle_ = 0;
   wire::Error result_error_ = wire::Error::none;
+  uint64_t mismatched_op_ = 0;  // an operation of another call met in the wait: consumed when it ends
   uint64_t wait_start_ns_ = 0;
   uint64_t driver_checked_ns_ = 0;
   int driver_conn_ = -1;

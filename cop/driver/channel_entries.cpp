@@ -28,9 +28,44 @@ bool result_matches(const Wanted& w, const wire::Message& m) {
   return false;
 }
 
+bool forgotten(const Window& w, uint64_t op_id) {
+  if (op_id == 0) return false;
+  for (uint64_t f : w.forgotten_ops)
+    if (f == op_id) return true;
+  return false;
+}
+
 }  // namespace
 
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data) {
+IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack) {
+  if (mine == 0 || theirs == mine) return IdentityFate::take;
+  // A NACK that names no operation (a mask voided before any contribution came) ends
+  // the wait with its error, as before identities: an error, never a value.
+  if (theirs == 0) return nack ? IdentityFate::take : IdentityFate::later;
+  // Another sequence of calls on the word (another group's members, job, kind): not ours.
+  if (wire::identity_site(theirs) != wire::identity_site(mine)) return IdentityFate::later;
+  const uint32_t g = wire::identity_generation(mine), t = wire::identity_generation(theirs);
+  if (t == g) return IdentityFate::mismatch;  // this round of this call, another count, datatype or function
+  return link::seq_after(g, t) ? IdentityFate::drop : IdentityFate::later;
+}
+
+void forget_operation(Window& w, uint64_t op_id) {
+  if (op_id == 0) return;
+  lock_robust(&w.buffer_lock);
+  for (uint32_t i = 0; i < w.ooc_high; ++i) {
+    OutOfContext& o = w.ooc[i];
+    if (!o.used || o.op_id != op_id) continue;
+    o.used = 0;
+    w.ooc_count--;
+  }
+  if (!forgotten(w, op_id)) {
+    w.forgotten_ops[w.forgotten_next % kForgottenOperations] = op_id;
+    w.forgotten_next++;
+  }
+  pthread_mutex_unlock(&w.buffer_lock);
+}
+
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
   if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
   lock_robust(&w.buffer_lock);
   for (uint32_t i = 0; i < w.ooc_high; ++i) {
@@ -40,6 +75,10 @@ void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_da
     if (tag < first || tag - first >= count) continue;
     const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
     if (!broadcast_data && (op == Opcode::BCAST32 || op == Opcode::BCAST64)) continue;
+    if (keep != 0 && o.op_id != 0) {
+      const IdentityFate f = identity_fate(keep, o.op_id, op == Opcode::NACK);
+      if (f == IdentityFate::take || f == IdentityFate::later) continue;
+    }
     o.used = 0;
     w.ooc_count--;
   }
@@ -56,7 +95,7 @@ bool ChannelClient::take_answer(const Entry& e) {
   }
   // An answer to an older frame (a resend's duplicate) is consumed and dropped.
   if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
-  auto decoded = wire::decode(e.span(), Direction::to_node);
+  auto decoded = link::decode_entry(e, Direction::to_node);
   if (!std::holds_alternative<wire::Message>(decoded)) return true;
   const wire::Message& m = std::get<wire::Message>(decoded);
   Answer& a = (*answers_)[e.index];
@@ -92,17 +131,32 @@ bool ChannelClient::take_answer(const Entry& e) {
 
 bool ChannelClient::take_result(const Entry& e) {
   if (e.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0) return false;
-  auto decoded = wire::decode(e.span(), Direction::to_node);
+  auto decoded = link::decode_entry(e, Direction::to_node);
   if (!std::holds_alternative<wire::Message>(decoded)) return false;
   const wire::Message& m = std::get<wire::Message>(decoded);
   const uint32_t tag = m.addr.msgtag;
   if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
   if (m.ins.ppn != ppn_) return false;  // another job's operation on the same tag
-  if (m.ins.opcode == Opcode::NACK) {
+  const bool nack = m.ins.opcode == Opcode::NACK;
+  if (!nack && !result_matches(*wanted_, m)) return false;
+  // Only the call's own operation (its identity): another round's is dropped or left for
+  // its call, the same round of another call ends the wait (channel.h, Wanted::op_id).
+  switch (identity_fate(wanted_->op_id, m.op_id, nack)) {
+    case IdentityFate::take:
+      break;
+    case IdentityFate::later:
+      return false;
+    case IdentityFate::drop:
+      return true;
+    case IdentityFate::mismatch:
+      result_error_ = Error::mismatch;
+      mismatched_op_ = m.op_id;
+      return true;
+  }
+  if (nack) {
     result_error_ = wire::nack_error(m.data1);
     return true;
   }
-  if (!result_matches(*wanted_, m)) return false;
   const size_t i = tag - wanted_->tag;
   if (have_result_[i]) return false;  // a later operation's: leave it for then
   have_result_[i] = true;
@@ -118,6 +172,10 @@ bool ChannelClient::take_result(const Entry& e) {
 
 void ChannelClient::file_out_of_context(const Entry& e) {
   lock_robust(&w_->buffer_lock);
+  if (e.kind == EntryKind::broadcast && forgotten(*w_, e.op_id)) {  // consumed by its receiver already
+    pthread_mutex_unlock(&w_->buffer_lock);
+    return;
+  }
   // Appended after the highest used slot while there is room (arrival order, no scan),
   // else the first free one.
   int slot = w_->ooc_high < uint32_t(kOutOfContextSlots) ? int(w_->ooc_high) : -1;
@@ -137,6 +195,7 @@ void ChannelClient::file_out_of_context(const Entry& e) {
     o.seq = e.seq;
     std::copy(e.words.begin(), e.words.end(), o.words);
     o.at_cycle = e.at_cycle;
+    o.op_id = e.op_id;
     o.used = 1;
     w_->ooc_count++;
     w_->ooc_high = std::max<uint32_t>(w_->ooc_high, uint32_t(slot) + 1);
@@ -160,6 +219,7 @@ void ChannelClient::take_from_buffer() {
     e.index = o.index;
     e.seq = o.seq;
     e.at_cycle = o.at_cycle;
+    e.op_id = o.op_id;
     std::copy(o.words, o.words + 4, e.words.begin());
     if (take_answer(e) || take_result(e)) {
       o.used = 0;

@@ -33,8 +33,11 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 7;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled
+inline constexpr uint32_t kWindowVersion = 8;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities
 inline constexpr int kUnsettledRanges = 64;
+// Operations a receiver found another call of (same round, other datatype or count:
+// channel_entries.cpp): their words still to come are dropped, not filed.
+inline constexpr int kForgottenOperations = 16;
 inline constexpr int kOutOfContextSlots = 262144;  // 10 MB: a 64K-key exchange filed whole
 inline constexpr int kMaxLocalTasks = 64;
 inline constexpr int kHostSlots = 64;
@@ -50,6 +53,7 @@ struct OutOfContext {
   uint32_t seq;
   uint32_t words[4];
   uint64_t at_cycle;
+  uint64_t op_id;  // the entry's operation identity (link::Entry::op_id)
 };
 
 struct TaskSlot {
@@ -133,6 +137,10 @@ struct Window {
   UnsettledRange unsettled[kUnsettledRanges];
   uint32_t ooc_count;  // used slots (buffer_lock)
   uint32_t ooc_high;   // one past the highest used slot (buffer_lock)
+  // Operations consumed whole by a receiver that asked for another call (buffer_lock):
+  // a ring of their identities; what still comes of them is dropped.
+  uint64_t forgotten_ops[kForgottenOperations];
+  uint32_t forgotten_next;
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];

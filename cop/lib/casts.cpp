@@ -56,7 +56,8 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
   // the whole array from the channel, its bursts in as few frames as fit.
   for (size_t at = 0; local && at < words.size(); at += kChunk) {
     const size_t n = std::min(kChunk, words.size() - at);
-    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key =
+        l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at), l.op_id);
     if (int rc = l.host->publish(key, local, std::span<const uint64_t>(words).subspan(at, n)); rc < 0)
       return fail_and_notify(rc);
   }
@@ -110,7 +111,7 @@ int fetch_from_any_sender(std::span<uint64_t> out, const Filled& filled, const W
 int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int src_chno, bool src_here,
                 bool any_sender) {
   if (src_here) return wait_for_local_sender(filled);
-  const Wanted w{ResultKind::bcast, tag, uint32_t(out.size()), uint8_t(src_chno)};
+  const Wanted w{ResultKind::bcast, tag, uint32_t(out.size()), uint8_t(src_chno), lib().op_id};
   if (any_sender) return fetch_from_any_sender(out, filled, w);
   std::vector<Message> got(out.size());
   if (Error e = lib().port->await(w, got, nullptr); e != Error::none) return fail_and_notify(code(e));
@@ -125,7 +126,7 @@ int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno)
   std::vector<Message> got(static_cast<size_t>(count));
   for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
     const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
-    const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno)};
+    const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno), lib().op_id};
     if (Error e = lib().port->await(w, std::span<Message>(got).subspan(at, n), nullptr); e != Error::none)
       return fail_and_notify(code(e));
   }
@@ -172,7 +173,8 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
     const size_t n = std::min(kChunk, size_t(count) - at);
     std::vector<uint64_t> words(n);
     const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
-    const uint64_t key = l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at));
+    const uint64_t key =
+        l.host->next_key(chunk_key(key_name, datatype, n).c_str(), "", uint32_t(msgtag), uint32_t(at), l.op_id);
     auto fetch = [&](std::span<uint64_t> out, const Filled& filled) {
       if (int rc = settle(); rc < 0) return rc;
       // Any sender: one on this host has filled the slot before its burst (and set the mask).
@@ -223,6 +225,7 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
   uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
   if (int rc = group_address("cop_bcast", group, msgtag, size_t(count), Use::cast, l.tags.scope(group), addr); rc < 0)
     return rc;
+  const CallIdentity identity(member_scope(group, g), addr, 'c', 0, datatype, size_t(count));
   if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
   const int rc = mode == COP_SEND ? send_to(key.c_str(), data, count, datatype, g.members, int(addr))
@@ -265,6 +268,7 @@ int cop_mcast(void* data, int count, int datatype, int* tids, int numtasks, int 
   if (int rc = group_address("cop_mcast", nullptr, msgtag, size_t(count), Use::cast, l.tags.scope("", scope_tids), addr);
       rc < 0)
     return rc;
+  const CallIdentity identity(key, addr, 'c', 0, datatype, size_t(count));
   if (count == 0) return 0;
   const int rc = mode == COP_SEND ? send_to(key.c_str(), data, count, datatype, recipients, int(addr))
                                   : receive_from(key.c_str(), data, count, datatype, recipients, int(addr), srctid);

@@ -54,7 +54,7 @@ int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::sp
   driver::forget_results(*port.window(), fr.first_tag, fr.words, false);
   if (Error e = port.send_only(fr.commands); e != Error::none) return fail_and_notify(code(e));
   std::vector<Message> results(fr.words);
-  const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0}, results, nullptr);
+  const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0, lib().op_id}, results, nullptr);
   std::vector<Answer> a;
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!masks_refused_only(fr.commands, a)) return first_refusal(fr.commands, a);
@@ -94,7 +94,7 @@ int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
   driver::forget_results(*port.window(), tag, 1, false);
   if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
   Message exit;
-  const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0}, std::span<Message>(&exit, 1), nullptr);
+  const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0, lib().op_id}, std::span<Message>(&exit, 1), nullptr);
   std::vector<Answer> a;
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!masks_refused_only(burst, a)) return first_refusal(burst, a);

@@ -49,7 +49,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   // that disagree on them never meet in one slot (they time out rather than fold a short
   // array into a long one and hand the root a result with rc 0).
   const std::string what = "reduce/" + std::to_string(int(op)) + "/" + std::to_string(n);
-  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), uint32_t(at));
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), uint32_t(at), l.op_id);
   const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
   // Readers: the local roots, except the last to arrive if it is one (it has the result itself).
   const uint32_t readers = r.local_roots - (r.me_root ? 1 : 0);
@@ -147,9 +147,10 @@ int cop_barrier(char* group, int count, int msgtag) {
   uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
   if (int rc = group_address("cop_barrier", group, msgtag, 1, Use::barrier, l.tags.scope(group), addr); rc < 0)
     return rc;
+  const CallIdentity identity(member_scope(group, g), addr, 'b', 0, 0, g.members.size());
   // The key names the members taking part: tasks counting different members never meet.
   const std::string what = "barrier/" + std::to_string(g.members.size());
-  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), 0);
+  const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), 0, identity.id());
   std::vector<uint64_t> none;
   const bool all_local = all_on_this_host(g);
   // fail_and_notify(): a task that waited in the host area learns of a link failure here.
@@ -181,6 +182,7 @@ int cop_reduce(int func, void* data, int datatype, int count, int msgtag, char* 
   if (int rc = group_address("cop_reduce", group, msgtag, size_t(count), Use::reduce, lib().tags.scope(group), addr);
       rc < 0)
     return rc;
+  const CallIdentity identity(member_scope(group, g), addr, 'r', uint32_t(*op), datatype, size_t(count));
   int rc = 0;
   if (roles.local <= 1) {
     rc = reduce_alone(*op, data, datatype, count, int(addr), g, roles);
@@ -239,6 +241,30 @@ int cop_scatter(void* result, void* data, int count, int datatype, int msgtag, c
   if (int rc = agree("cop_scatter", group, g, msgtag, count, datatype, rootginst, local); rc < 0) return rc;
   if (int rc = cop_read(result, count, datatype, root_member->tid, msgtag + me * count, COP_NORMAL); rc < 0) return rc;
   return cop_barrier(group, size, msgtag);
+}
+
+int cop_resync(char* group, int msgtag) {
+  if (int rc = ready(); rc < 0) return rc;
+  if (!group || msgtag < 0) return PvmBadParam;
+  Library& l = lib();
+  Group g;
+  if (int rc = group_members(group, -1, g); rc < 0) return rc;
+  uint32_t window = 0;
+  if (int rc = group_window("cop_resync", group, window); rc < 0) return rc;
+  if (uint32_t(msgtag) >= window_words()) return CopErrAddressRange;
+  const uint32_t addr = window * window_words() + uint32_t(msgtag);
+  // A MAX reduction to every member of the members' generations, under an identity
+  // that does not depend on them; then all continue one past the largest.
+  const std::string scope = member_scope(group, g);
+  long long v = generation(scope, addr);
+  std::vector<int> roots;
+  for (const Member& m : g.members) roots.push_back(m.inst);
+  l.forced_op_id = resync_identity(scope, addr);
+  const int rc = cop_reduce(COP_MAX, &v, PVM_LONG, 1, msgtag, group, roots.data(), int(roots.size()));
+  l.forced_op_id = 0;
+  if (rc < 0) return rc;
+  generation(scope, addr) = uint32_t(v) + 1;
+  return 0;
 }
 
 }  // extern "C"

@@ -12,6 +12,11 @@ using wire::Space;
 Message command(const Sender& s, Opcode op, Space space, uint32_t tag) {
   Message m = wire::make(op, s.tkno, space, tag);
   m.ins.ppn = s.ppn;
+  // The call's identity on what the controller matches by it (contributions, broadcast
+  // data, the broadcast mask whose NACK names it); not on LOCK/UNLOCK, SETTC, TAS accesses.
+  const bool global = op == Opcode::BENTRY || op == Opcode::BCAST32 || op == Opcode::BCAST64 ||
+                      op == Opcode::SETBM || wire::is_reduction(op);
+  if (global && space == Space::GAS) m.op_id = s.op_id;
   return m;
 }
 

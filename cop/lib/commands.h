@@ -24,6 +24,9 @@ using Burst = std::vector<wire::Message>;
 struct Sender {
   uint16_t tkno = 0;
   uint8_t ppn = 0;
+  // The call's operation identity (cop/wire.h): put on its contributions, broadcast
+  // words and SETBM. 0 (the timing model, the tests' hand-built commands): none.
+  uint64_t op_id = 0;
 };
 
 // One command of `op` from `s` on word `tag` of `space`.

@@ -39,8 +39,9 @@ int open_channel(int wanted_tkno) {
   Library& l = lib();
   l.host.reset();
   l.port.reset();
+  l.job = job_id();  // also in every operation identity (identity.cpp)
   auto r = driver::open_port(driver::default_driver_dir(), l.access == CopAccessDirect, l.tid, wanted_tkno,
-                             link_options(), job_id());
+                             link_options(), l.job);
   if (r.status < 0) {
     report("cop_mytid", r.error);
     return r.status;

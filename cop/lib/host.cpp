@@ -57,12 +57,12 @@ uint64_t elapsed_ms(uint64_t since_ns) { return (driver::monotonic_ns() - since_
 
 }  // namespace
 
-uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk) {
+uint64_t HostArea::next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk, uint64_t op_id) {
   uint64_t base = std::hash<std::string>{}(std::string(op) + '\0' + group);
   base = hash_combine(base, tag);
   base = hash_combine(base, chunk);
   base = hash_combine(base, ppn_);
-  const uint64_t gen = generation_[base]++;
+  const uint64_t gen = op_id != 0 ? op_id : generation_[base]++;
   const uint64_t key = hash_combine(base, gen);
   return key && key != kRetired ? key : 1;
 }

@@ -56,8 +56,11 @@ class HostArea {
   // area, and their operations on the same group names and tags are not ours.
   void set_partition(uint8_t ppn) { ppn_ = ppn; }
 
-  // The key of this task's next operation of this kind on (group, tag, chunk).
-  uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk);
+  // The key of this task's next operation of this kind on (group, tag, chunk). With an
+  // operation identity (`op_id`, not 0: the call's, lib/library.h CallIdentity) the key is
+  // made of it instead of this task's own count of such operations: local tasks of
+  // different jobs, rounds, datatypes or counts never meet in one slot.
+  uint64_t next_key(const char* op, const std::string& group, uint32_t tag, uint32_t chunk, uint64_t op_id = 0);
 
   // Gathering collective (barrier, reduce): `expected` local tasks arrive,
   // each folding its contribution into the slot's words with `fold`; the last

@@ -21,7 +21,7 @@ Library& lib() {
 
 const driver::ChannelInfo& info() { return lib().port->info(); }
 
-commands::Sender sender() { return commands::Sender{info().tkno, static_cast<uint8_t>(info().ppn)}; }
+commands::Sender sender() { return commands::Sender{info().tkno, static_cast<uint8_t>(info().ppn), lib().op_id}; }
 
 driver::LinkOptions link_options() {
   driver::LinkOptions o;
@@ -183,7 +183,7 @@ int settle() {
     }
     if (rc != 0) break;
     // The VOID's ACK came after anything the voided operation sent this channel.
-    driver::forget_results(w, r.first, r.count, true);
+    driver::forget_results(w, r.first, r.count, true, l.op_id);  // not this call's round or a later one's
     w.unsettled_count--;
   }
   pthread_mutex_unlock(&w.settle_lock);

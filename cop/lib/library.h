@@ -69,6 +69,14 @@ struct Library {
   std::map<std::string, uint32_t> windows;
   int notify_tag = -1;  // CopChannelDown
   bool notified = false;
+  // Operation identity (identity.cpp; cop.h "Operation identity"): the job this task
+  // registered in, each (group, GAS word)'s generation (this task's calls on it so
+  // far), the identity of the call in progress (its commands and waits carry it), and
+  // cop_resync's own, used instead of a new one while it runs.
+  std::string job;
+  std::map<std::string, uint32_t> generations;
+  uint64_t op_id = 0;
+  uint64_t forced_op_id = 0;
 };
 
 Library& lib();
@@ -107,6 +115,34 @@ struct CastPlan {
 CastPlan cast_plan(const std::vector<Member>& recipients);
 // How many SETTC/SETBM the burst has (they follow its LOCK).
 size_t mask_commands(const commands::Burst& b);
+// The identity of a collective call (cop/wire.h, cop.h "Operation identity"): while
+// it lives, lib().op_id is the call's, and its commands (sender()), waits (Wanted) and
+// host-area keys carry it. Making one advances the generation of (scope, addr): every
+// call a member makes on a group's tag does, failed ones included, so all members
+// compute the same identity for the same call without a round trip. `scope` names the
+// group (a multicast: its recipients), `addr` the tag's GAS word, `kind` the call
+// ('b' barrier, 'r' reduction, 'c' a broadcast or multicast), `variant` a reduction's
+// opcode (with the datatype and count, the shape the members must agree on).
+class CallIdentity {
+ public:
+  CallIdentity(const std::string& scope, uint32_t addr, uint32_t kind, uint32_t variant, int datatype, size_t count);
+  ~CallIdentity();
+  CallIdentity(const CallIdentity&) = delete;
+  CallIdentity& operator=(const CallIdentity&) = delete;
+  uint64_t id() const { return id_; }
+
+ private:
+  uint64_t id_ = 0, saved_ = 0;
+};
+// A group's scope for CallIdentity: its name and its members as this call sees them
+// (every member must see the same for the call to work at all). A join or a leave
+// makes a new scope whose generations start at 0 at every member, the newcomer's too;
+// a set of members seen again resumes its own counts, which its members kept alike.
+std::string member_scope(const char* group, const Group& g);
+// The generation counter of (scope, addr), and cop_resync's identity for them.
+uint32_t& generation(const std::string& scope, uint32_t addr);
+uint64_t resync_identity(const std::string& scope, uint32_t addr);
+
 // One line on stderr naming the call and why it failed.
 void report(const char* call, const std::string& why);
 // A link failure is the channel down: tell the task once if it asked (cop_notify). Returns rc.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -55,6 +56,7 @@ bool known_type(uint8_t t) { return t >= 1 && t <= 16; }
 
 constexpr size_t kCountAt = 10;
 constexpr uint8_t kCompactBit = 0x80;
+constexpr uint8_t kIdentityBit = 0x40;  // the entry's operation identity follows its header (link.h)
 constexpr uint8_t kRunIndexStep = 1, kRunAddressStep = 2;
 
 // The compact run (link.h) that starts at es[i]: the most elements after it that
@@ -71,7 +73,7 @@ Run run_from(const std::vector<Entry>& es, size_t i) {
   const Entry& a = es[i];
   if (i + 1 >= es.size()) return r;
   const Entry& b = es[i + 1];
-  if (b.kind != a.kind || b.seq != a.seq || b.nwords != a.nwords || b.words[0] != a.words[0] ||
+  if (b.kind != a.kind || b.seq != a.seq || b.nwords != a.nwords || b.words[0] != a.words[0] || b.op_id != a.op_id ||
       b.at_cycle < a.at_cycle || b.at_cycle - a.at_cycle > UINT32_MAX)
     return r;
   if (b.index == a.index + 1u) r.flags |= kRunIndexStep;
@@ -88,7 +90,7 @@ Run run_from(const std::vector<Entry>& es, size_t i) {
   size_t n = 1;
   for (; n < most; ++n) {
     const Entry& x = es[i + n];
-    if (x.kind != a.kind || x.seq != a.seq || x.nwords != a.nwords || x.words[0] != a.words[0] ||
+    if (x.kind != a.kind || x.seq != a.seq || x.nwords != a.nwords || x.words[0] != a.words[0] || x.op_id != a.op_id ||
         x.at_cycle != a.at_cycle + uint64_t(n) * r.step)
       break;
     if (x.index != ((r.flags & kRunIndexStep) ? uint16_t(a.index + n) : a.index) || ((r.flags & kRunIndexStep) && a.index + n > 0xFFFF))
@@ -162,8 +164,10 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
     put<uint64_t>(out, e.at_cycle);
     put<uint32_t>(out, e.seq);
     put<uint16_t>(out, e.index);
-    put<uint8_t>(out, static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (r.count > 1 ? kCompactBit : 0)));
+    put<uint8_t>(out, static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (r.count > 1 ? kCompactBit : 0) |
+                                           (e.op_id ? kIdentityBit : 0)));
     put<uint8_t>(out, e.nwords);
+    if (e.op_id) put<uint64_t>(out, e.op_id);
     if (r.count < 2) {
       for (int w = 0; w < e.nwords; ++w) put<uint32_t>(out, e.words[size_t(w)]);
       ++i;
@@ -189,6 +193,51 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   const uint32_t sum = crc(out);
   std::memcpy(out.data() + kChecksumAt, &sum, 4);
   return out.size();
+}
+
+// A compact run (link.h) whose entry header `e` (entry `i`) was read, at `at`: its
+// elements appended to f.entries, or the reason it is refused.
+static std::optional<LinkError> decode_run(std::span<const uint8_t> in, size_t& at, Entry e, uint16_t i, Frame& f) {
+  using wire::Error;
+  // A compact run (link.h): refused whole when it is not one the encoder makes.
+  if (in.size() - at < kRunHeaderBytes)
+    return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
+  const uint16_t count = get<uint16_t>(in, at);
+  const uint8_t flags = get<uint8_t>(in, at + 2);
+  const uint8_t zero = get<uint8_t>(in, at + 3);
+  const uint32_t step = get<uint32_t>(in, at + 4);
+  at += kRunHeaderBytes;
+  if (count < 2)
+    return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
+  if (size_t(count) > size_t(kMaxElements) - f.entries.size())
+    return LinkError{Error::word_count,
+                     fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
+  if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
+    return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
+  if ((flags & kRunAddressStep) && e.nwords < 2)
+    return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
+  const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
+  if ((in.size() - at) / 4 < fixed + size_t(count) * each)
+    return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
+  for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
+  at += 4 * fixed;
+  if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
+    return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
+  if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
+    return LinkError{Error::word_count,
+                     fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
+  if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
+    return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
+  for (uint32_t k = 0; k < count; ++k) {
+    Entry x = e;
+    x.at_cycle = e.at_cycle + uint64_t(k) * step;
+    if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
+    if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
+    for (size_t w = 0; w < each; ++w) x.words[2 + w] = get<uint32_t>(in, at + 4 * w);
+    at += 4 * each;
+    f.entries.push_back(x);
+  }
+  return std::nullopt;
 }
 
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
@@ -231,8 +280,16 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
     const uint8_t kind = get<uint8_t>(in, at + 14);
     e.nwords = get<uint8_t>(in, at + 15);
     at += kEntryHeaderBytes;
-    if ((kind & ~kCompactBit) > 2) return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
-    e.kind = static_cast<EntryKind>(kind & ~kCompactBit);
+    if ((kind & ~(kCompactBit | kIdentityBit)) > 2)
+      return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
+    e.kind = static_cast<EntryKind>(kind & ~(kCompactBit | kIdentityBit));
+    if (kind & kIdentityBit) {
+      if (in.size() - at < kIdentityBytes)
+        return LinkError{Error::word_count, fmt::format("entry {}'s identity is cut off", i)};
+      e.op_id = get<uint64_t>(in, at);
+      at += kIdentityBytes;
+      if (e.op_id == 0) return LinkError{Error::word_count, fmt::format("entry {} has identity 0 with its flag", i)};
+    }
     if (e.nwords < 1 || e.nwords > wire::kMaxWords)
       return LinkError{Error::word_count, fmt::format("entry {} has {} words (1..4)", i, e.nwords)};
     if (!(kind & kCompactBit)) {
@@ -245,44 +302,7 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
       f.entries.push_back(e);
       continue;
     }
-    // A compact run (link.h): refused whole when it is not one the encoder makes.
-    if (in.size() - at < kRunHeaderBytes)
-      return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
-    const uint16_t count = get<uint16_t>(in, at);
-    const uint8_t flags = get<uint8_t>(in, at + 2);
-    const uint8_t zero = get<uint8_t>(in, at + 3);
-    const uint32_t step = get<uint32_t>(in, at + 4);
-    at += kRunHeaderBytes;
-    if (count < 2)
-      return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
-    if (size_t(count) > size_t(kMaxElements) - f.entries.size())
-      return LinkError{Error::word_count,
-                       fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
-    if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
-      return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
-    if ((flags & kRunAddressStep) && e.nwords < 2)
-      return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
-    const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
-    if ((in.size() - at) / 4 < fixed + size_t(count) * each)
-      return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
-    for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
-    at += 4 * fixed;
-    if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
-      return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
-    if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
-      return LinkError{Error::word_count,
-                       fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
-    if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
-      return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
-    for (uint32_t k = 0; k < count; ++k) {
-      Entry x = e;
-      x.at_cycle = e.at_cycle + uint64_t(k) * step;
-      if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
-      if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
-      for (size_t w = 0; w < each; ++w) x.words[2 + w] = get<uint32_t>(in, at + 4 * w);
-      at += 4 * each;
-      f.entries.push_back(x);
-    }
+    if (auto bad = decode_run(in, at, e, i, f)) return *bad;
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return f;
@@ -311,7 +331,15 @@ Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, 
   e.index = index;
   e.kind = kind;
   e.nwords = static_cast<uint8_t>(wire::encode(msg, dir, e.words));
+  e.op_id = msg.op_id;
   return e;
+}
+
+std::variant<wire::Message, wire::DecodeError> decode_entry(const Entry& e, wire::Direction dir,
+                                                            const wire::Limits& limits) {
+  auto decoded = wire::decode(e.span(), dir, limits);
+  if (auto* m = std::get_if<wire::Message>(&decoded)) m->op_id = e.op_id;
+  return decoded;
 }
 
 }  // namespace cop::link

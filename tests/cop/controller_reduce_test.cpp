@@ -110,6 +110,41 @@ TEST(Controller, ContributionsWithDifferentOpcodesEndTheOperationWithAMismatch) 
   EXPECT_EQ(d[0].msg.data64(), 3u);
 }
 
+// Issue 34: contributions with the same opcode but another operation identity (another
+// generation: a task one call behind; or another count, datatype, job) are refused like
+// another opcode: the differing one gets NACK mismatch, every root a NACK mismatch with
+// no result, and the result of an agreeing operation carries its identity.
+TEST(Controller, ContributionsOfAnotherIdentityEndTheOperationWithAMismatch) {
+  const uint64_t round5 = wire::make_identity(5, 0xABCD), round4 = wire::make_identity(4, 0xABCD);
+  const uint64_t other_count = wire::make_identity(5, 0x1234);
+  for (uint64_t odd : {round4, other_count}) {
+    Harness h;
+    h.call(1, settc(3, mask_of({1, 2, 3})));
+    h.call(1, settc(3, mask_of({1, 2, 3}), 1, true));  // every channel a root (they all await)
+    auto with = [](Message m, uint64_t id) {
+      m.op_id = id;
+      return m;
+    };
+    EXPECT_EQ(Harness::error_of(h.call(1, with(value(Opcode::SUMI64, 3, 10), round5))), Error::none);
+    EXPECT_EQ(Harness::error_of(h.call(2, with(value(Opcode::SUMI64, 3, 20), odd))), Error::mismatch);
+    const auto last = h.call(3, with(value(Opcode::SUMI64, 3, 30), round5));
+    ASSERT_TRUE(Harness::data(last).empty()) << "no result from contributions of two identities";
+    uint64_t told = 0;
+    for (const auto& d : last)
+      if (d.msg.ins.opcode == Opcode::NACK && nack_error(d.msg.data1) == Error::mismatch && d.msg.addr.msgtag == 3)
+        told |= d.channels;
+    EXPECT_EQ(told, mask_of({1, 2, 3})) << "every root (all three channels) is told";
+    // The tag is free; an operation whose contributions agree completes with their identity.
+    h.call(1, settc(3, mask_of({1, 2})));
+    h.call(1, settc(3, mask_of({1}), 1, true));
+    h.call(1, with(value(Opcode::SUMI64, 3, 1), round5));
+    const auto d = Harness::data(h.call(2, with(value(Opcode::SUMI64, 3, 2), round5)));
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].msg.data64(), 3u);
+    EXPECT_EQ(d[0].msg.op_id, round5);
+  }
+}
+
 TEST(Controller, AccessedBitMakesTheSecondSpmdInitialiserBackOff) {
   Harness h;
   const uint64_t mask = mask_of({1, 2, 3});

@@ -134,6 +134,9 @@ int child(int argc, char** argv) {
     } else if (scenario == "bcastloop") {
       run_bcast_loop(c, rounds > 0 ? rounds : 1000);
       pvm_barrier(kGroup, g_size);
+    } else if (scenario == "identity") {
+      run_identity(c);
+      pvm_barrier(kGroup, g_size);
     } else if (scenario == "mismatch") {
       run_mismatch(c);
       run_nonmember_sender(c);

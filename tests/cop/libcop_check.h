@@ -83,6 +83,8 @@ void run_mismatch(Checker& c);
 void run_nonmember_sender(Checker& c);
 void run_windows(Checker& c);
 void run_reduce_mismatch(Checker& c);
+// libcop_identity.cpp (issue 34: operation identity, cop_resync)
+void run_identity(Checker& c);
 void run_costs(Checker& c, int rounds);
 void run_group_costs(Checker& c, int rounds);
 // true for the task that exits (scenario changes: it ends without leaving the groups).

@@ -16,6 +16,8 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT mismatch  gather/scatter with disagreeing counts,
 #                                                           datatypes, roots; a non-member's broadcast;
 #                                                           group windows used up (twice: freed between)
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT identity  operation identities (issue 34): LONG sent / DOUBLE received,
+#                                                           a short receive, a timed-out receiver, cop_resync (4 x 1)
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT changes   libcop's default group views through a join, a leave,
 #                                                           a leave with a join and a member's exit (4 nodes x 1 task)
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
@@ -125,6 +127,11 @@ mismatch)
     "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario mismatch ||
       { copd_log; exit 1; }
   done
+  exit 0
+  ;;
+identity)
+  "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 1 --access direct --scenario identity ||
+    { copd_log; exit 1; }
   exit 0
   ;;
 changes)

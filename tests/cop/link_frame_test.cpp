@@ -1,4 +1,4 @@
-// The link's compact runs (cop/link.h, version 4): a burst's element commands,
+// The link's compact runs (cop/link.h, version 4) and operation identities (version 5): a burst's element commands,
 // their ACKs and the words a broadcast gives travel as one header and then the
 // data words, decode() gives back exactly the entries encode() was given, and a
 // compact entry encode() never makes is refused as a malformed frame.
@@ -41,6 +41,7 @@ void expect_same(const Frame& a, const Frame& b) {
     EXPECT_EQ(x.seq, y.seq) << i;
     EXPECT_EQ(x.index, y.index) << i;
     EXPECT_EQ(x.kind, y.kind) << i;
+    EXPECT_EQ(x.op_id, y.op_id) << i;
     ASSERT_EQ(x.nwords, y.nwords) << i;
     for (int w = 0; w < x.nwords; ++w) EXPECT_EQ(x.words[size_t(w)], y.words[size_t(w)]) << i << " word " << w;
   }
@@ -255,6 +256,51 @@ TEST(LinkCompact, MalformedRunsAreRefused) {
       b[run + 2] |= 2;
       expect_refused(b, "address step without an address word");
     }
+  }
+}
+
+// Issue 34: a message's operation identity travels in its entry (8 bytes, only when not
+// 0) and once per compact run; a run never joins elements of two identities; a flagged
+// identity of 0 or one cut off is refused.
+TEST(LinkIdentity, IdentitiesRoundTripOncePerRun) {
+  commands::Sender a{1, 0, wire::make_identity(7, 0xC0FFEE)}, b{1, 0, wire::make_identity(8, 0xC0FFEE)};
+  commands::Burst burst;
+  std::vector<uint64_t> words(16, 42);
+  commands::append_elements(burst, a, Opcode::SUMI64, 10, words);
+  commands::append_elements(burst, b, Opcode::SUMI64, 30, words);
+  burst.push_back(commands::command(a, Opcode::LOCK));  // no identity on a LOCK
+  const Frame f = command_frame(burst);
+  EXPECT_EQ(f.entries[0].op_id, a.op_id);
+  EXPECT_EQ(f.entries.back().op_id, 0u);
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  EXPECT_EQ(wire_entries(bytes), 3) << "two runs (one per identity) and the LOCK";
+  expect_same(decoded(bytes), f);
+  // Without identities the same burst is 16 bytes shorter: 8 per run.
+  commands::Burst plain;
+  commands::append_elements(plain, commands::Sender{1, 0}, Opcode::SUMI64, 10, words);
+  commands::append_elements(plain, commands::Sender{1, 0}, Opcode::SUMI64, 30, words);
+  plain.push_back(commands::command(a, Opcode::LOCK));
+  EXPECT_EQ(link::encoded_bytes(burst), link::encoded_bytes(plain) + 2 * link::kIdentityBytes);
+  {
+    auto z = bytes;
+    std::memset(z.data() + link::kHeaderBytes + link::kEntryHeaderBytes, 0, 8);
+    expect_refused(z, "identity flag with identity 0");
+  }
+  {
+    Frame one;
+    one.type = link::FrameType::reply;
+    wire::Message m = wire::make(Opcode::BCAST64, 0, wire::Space::GAS, 5);
+    m.op_id = 99;
+    one.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast));
+    std::vector<uint8_t> c;
+    link::encode(one, c);
+    c.resize(link::kHeaderBytes + link::kEntryHeaderBytes + 4);
+    const uint32_t payload = uint32_t(c.size() - link::kHeaderBytes);
+    std::memcpy(c.data() + 56, &payload, 4);
+    expect_refused(c, "identity cut off");
+    const auto back = std::get<wire::Message>(link::decode_entry(decoded(bytes).entries[0], Direction::to_controller));
+    EXPECT_EQ(back.op_id, a.op_id);
   }
 }
 

@@ -112,6 +112,35 @@
  * root also drops the results of its words that reached the node before it sent
  * its own contribution (a result needs it, so they are an earlier operation's).
  *
+ * Operation identity (issue 34): every cop_barrier, cop_reduce, cop_bcast and
+ * cop_mcast carries an identity that all its participants compute alike, without a
+ * round trip: the generation of its (group, tag) (each task counts its own calls on
+ * the group's tag word, of every kind, failed ones included: a call counts once it
+ * is past the argument checks above and has its tag), and a check of the job, the
+ * group window and tag, the datatype, the count and the kind of call (a multicast's
+ * "group" is its recipients). It travels beside the thesis's words (cop/link.h,
+ * link version 5). So:
+ *   - the controller refuses a contribution of another identity (another round,
+ *     datatype, count or job): CopErrMismatch to the tasks that contributed it and
+ *     to those awaiting the result (roots, barrier members), nothing delivered;
+ *   - a task takes only results and broadcast words of its call's identity: an
+ *     older round's left at the node is dropped (a receiver that timed out once is
+ *     not a round behind at its next call), a later round's is kept for that call;
+ *   - a receiver naming another count or datatype than the sender (PVM_LONG sent,
+ *     PVM_DOUBLE received; fewer elements than sent) gets CopErrMismatch, and the
+ *     whole of that broadcast is consumed: the next receive gets its own round;
+ *   - local tasks meet in the host area only for the same identity.
+ * Every task of a group must therefore make the same calls on a tag, in the same
+ * order (a broadcast's sender outside the group counts only its sends: use a tag
+ * for them that the members use for nothing else). A task that fell out of step
+ * (skipped a call, joined the group after the others used the tag) gets errors
+ * (CopErrMismatch, CopErrTimeout), never another round's value, until every member
+ * calls cop_resync(group, msgtag): a MAX reduction of the members' generations of
+ * that tag (its own identity, valid at any generation) after which all continue at
+ * one common generation. It returns 0 at every member or an error at each (call it
+ * again, every member, after the error); it realigns the tag word `msgtag` only
+ * (an array call's generation is its first word's).
+ *
  * Porting a PVM program (the thesis's claim, ch. V: a PVM program moves to the
  * COP by replacing its group calls):
  *   pvm_mytid                        -> pvm_mytid, then cop_mytid (enrols on the channel)
@@ -146,10 +175,8 @@
  *     a result); tasks of one host that disagree on a reduction's count,
  *     function or datatype, a barrier's members or a broadcast's count or
  *     datatype never share the host area (they time out, CopErrTimeout). A
- *     count that differs between hosts is not detected: a root's elements that
- *     every member contributed are right, one waits for the others until
- *     CopErrTimeout, and a broadcast receiver naming fewer elements than sent
- *     gets the first ones (the rest stay filed for that tag's later receives);
+ *     count or datatype that differs between hosts is caught by the operation
+ *     identity (above): CopErrMismatch, never the first elements of a longer array;
  *   - cop_bcast's sender need not be a member of the group (the thesis allows it):
  *     every member receives its data, whether it names the sender or passes -1;
  *   - a PVM receive matches any tag with -1; cop_bcast/cop_mcast receive exactly
@@ -299,8 +326,9 @@ extern "C" {
 #define CopErrMismatch -137     /* the tasks of a collective disagree on its count, datatype or root
                                    (cop_gather, cop_scatter: every task of the call), on a
                                    reduction's function or datatype (the differing tasks and the
-                                   roots: the controller's NACK mismatch), or on CopGroupWindows;
-                                   nothing is delivered */
+                                   roots: the controller's NACK mismatch), on the operation's
+                                   identity (another round, job, count or datatype: see "Operation
+                                   identity"), or on CopGroupWindows; nothing is delivered */
 #define CopErrNotPermitted -150 /* cop_mytid: copdrv admits only its job's user (SO_PEERCRED; copdrv's
                                    uid or --allow-uid, and root), or the job id (COP_JOB) is another
                                    user's job on this controller */
@@ -336,6 +364,9 @@ int cop_gather(void *result, void *data, int count, int datatype, int msgtag, ch
                int rootginst);
 int cop_scatter(void *result, void *data, int count, int datatype, int msgtag, char *group,
                 int rootginst);
+/* Every member calls it: the members' generations of (group, msgtag) become one common
+ * value (see "Operation identity"). 0, or the error of the reduction it does. */
+int cop_resync(char *group, int msgtag);
 
 /* ---- copbench additions (not in the thesis) ---- */
 const char *cop_strerror(int code);

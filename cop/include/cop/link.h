@@ -47,6 +47,14 @@
 //           the index, MSGTAG or cycles overflowing, more words than the
 //           frame has, more than kMaxElements elements in the frame) is refused
 //           as a malformed frame.
+//           Operation identity (version 5): with bit 6 of kind set, the 8
+//           bytes after the entry header are the message's operation identity
+//           (wire::Message::op_id, u64; never 0), before its words or, for a
+//           run, before the run's count (one identity for the whole run: every
+//           element of a run has the same). A global operation's contributions
+//           and the results, broadcast words and NACKs they give carry it (8
+//           bytes per entry or run); an entry without one (ACKs, answers, TAS
+//           accesses, the model's messages) has identity 0 and costs nothing.
 //   text    the rest of the payload (REFUSED: the reason)
 // The CRC tells a frame damaged on the way (FRAME_NACK: resend it) from one
 // that arrived intact; the MAC tells who sent an intact one. Session and seq
@@ -86,7 +94,7 @@
 namespace cop::link {
 
 inline constexpr uint32_t kMagic = 0x4C504F43;  // "COPL"
-inline constexpr uint8_t kVersion = 4;
+inline constexpr uint8_t kVersion = 5;  // 5: the entries' operation identity
 inline constexpr size_t kHeaderBytes = 80;
 inline constexpr size_t kMacBytes = 16;
 inline constexpr size_t kKeyBytes = 32;
@@ -98,13 +106,16 @@ inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr size_t kRunHeaderBytes = 8;  // a compact run's count, flags and cycle step
 inline constexpr size_t kMaxFrameBytes = 65000;
 // Entries (elements) a frame may carry: as many 4-word entries as fit in one
-// datagram (80 + 2000 x 32 bytes) even where none packs into a compact run, so
+// datagram (80 + 1600 x 40 bytes) even where none packs into a compact run, so
 // a burst of element commands (up to t_MAX-OP's 128 inside one LOCK/UNLOCK,
 // seed 000 ch. VI), and the many bursts of one array call, travel in one frame
 // and are answered in as few; in compact runs such a frame is about a quarter
 // of that (8 bytes a 64-bit element).
-inline constexpr int kMaxEntries = 2000;
-static_assert(kHeaderBytes + size_t(kMaxEntries) * (kEntryHeaderBytes + 4 * wire::kMaxWords) <= kMaxFrameBytes);
+// (1600 since version 5: every entry may carry its 8-byte identity.)
+inline constexpr size_t kIdentityBytes = 8;
+inline constexpr int kMaxEntries = 1600;
+static_assert(kHeaderBytes + size_t(kMaxEntries) * (kEntryHeaderBytes + kIdentityBytes + 4 * wire::kMaxWords) <=
+              kMaxFrameBytes);
 // Elements a frame may carry in all, compact runs counted element by element: a
 // COMMAND frame of an array call's whole bursts (libcop packs them by their
 // encoded size, encoded_bytes) up to what fits in kMaxFrameBytes, so a 16 KB
@@ -170,8 +181,13 @@ struct Entry {
   EntryKind kind = EntryKind::command;
   uint8_t nwords = 0;
   wire::Words words{};
+  uint64_t op_id = 0;  // the message's operation identity (wire::Message::op_id), 0: none
   std::span<const uint32_t> span() const { return {words.data(), nwords}; }
 };
+
+// The entry's message decoded (wire::decode of its words) with its operation identity.
+std::variant<wire::Message, wire::DecodeError> decode_entry(const Entry& e, wire::Direction dir,
+                                                            const wire::Limits& limits = wire::Limits{});
 
 struct Frame {
   FrameType type = FrameType::command;

@@ -244,12 +244,30 @@ struct Address {
   bool operator==(const Address&) const = default;
 };
 
+// Operation identity (issue 34): which call of which program a global operation's
+// message belongs to. It is not in the thesis's 32-bit words (encode/decode leave it
+// alone): it travels as link data (cop/link.h, the entry's identity) and in the
+// driver's requests. libcop computes it alike at every participant without a round
+// trip: the high 32 bits are the generation (a per-(group, tag) counter every member
+// advances on every call it makes), the low 32 bits a check: 16 bits of the call's
+// site (a hash of the job, partition, group, GAS word and kind of call: which
+// sequence of calls it is one of) and 16 bits of its shape (a hash of the datatype,
+// count and reduction function: what the members must agree on). 0: none (the timing
+// model, sim-cop, the thesis's own tests; two messages of identity 0 agree).
+constexpr uint32_t identity_generation(uint64_t id) { return static_cast<uint32_t>(id >> 32); }
+constexpr uint32_t identity_check(uint64_t id) { return static_cast<uint32_t>(id); }
+constexpr uint16_t identity_site(uint64_t id) { return static_cast<uint16_t>(id >> 16); }
+constexpr uint64_t make_identity(uint32_t generation, uint32_t check) {
+  return (static_cast<uint64_t>(generation) << 32) | check;
+}
+
 // A decoded message. Only the words its opcode has are meaningful.
 struct Message {
   Instruction ins;
   Address addr;
   uint32_t data1 = 0;
   uint32_t data2 = 0;
+  uint64_t op_id = 0;  // the operation identity (above): link data, not a word
 
   uint64_t data64() const { return (static_cast<uint64_t>(data2) << 32) | data1; }
   void set_data64(uint64_t v) {

@@ -134,6 +134,19 @@ void frame_seeds(const fs::path& dir) {
     runs.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, 200 + 7u * i));
   }
   emit("compact-reply", runs);
+  // Operation identities (link.h version 5): a reduction's elements and the result words
+  // with one identity per run, an ACK without.
+  Frame ids = reply;
+  ids.entries.clear();
+  ids.entries.push_back(link::make_entry(wire::make(Opcode::ACK, 2), Direction::to_node, EntryKind::answer, 7, 0, 10));
+  for (uint32_t i = 0; i < 4; ++i) {
+    Message m = sample(Opcode::SUMI64);
+    m.addr.msgtag = 60u + i;
+    m.data1 = 7u * i;
+    m.op_id = wire::make_identity(3, 0xC0FFEEu + (i / 2));  // two runs: two identities
+    ids.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, 300 + 7u * i));
+  }
+  emit("identity-reply", ids);
   Frame reg;
   reg.type = FrameType::register_;
   reg.channel = 5;

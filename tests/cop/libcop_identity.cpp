@@ -1,0 +1,115 @@
+// cop_libcop_check's scenario identity (issue 34, cop.h "Operation identity"): every
+// answer belongs to its call. One task a node (no host area between a sender and its
+// receivers): a broadcast of PVM_LONG received as PVM_DOUBLE, a receive asking fewer
+// elements than were sent, a receiver that timed out once, and a task one reduction
+// behind the others, which gets errors until every member calls cop_resync. A value
+// that is not the call's own, with rc 0, is a failure.
+#include "libcop_check.h"
+
+#ifndef CopErrMismatch
+#define CopErrMismatch -137
+#endif
+
+namespace libcop_check {
+namespace {
+
+constexpr int kSender = 0;
+
+int sender_tid() { return g_tids[size_t(kSender)]; }
+
+// Instance 0 sends `n` LONGs of round `r`; the others receive `want` elements as `type`.
+// Returns the receiver's rc (the sender's is checked here).
+int cast_round(Checker& c, int tag, int r, int n, int want, int type) {
+  std::vector<long> lv(size_t(std::max(n, want)));
+  std::vector<double> dv(lv.size());
+  if (g_inst == kSender) {
+    for (int i = 0; i < n; ++i) lv[size_t(i)] = 1000L * r + i;
+    c.rc(cop_bcast(lv.data(), n, PVM_LONG, kGroup, tag, COP_SEND, -1), 0,
+         "identity: cop_bcast send, round " + std::to_string(r));
+    return 0;
+  }
+  void* buf = type == PVM_LONG ? static_cast<void*>(lv.data()) : static_cast<void*>(dv.data());
+  const int rc = cop_bcast(buf, want, type, kGroup, tag, COP_RECV, sender_tid());
+  if (rc == 0) {
+    bool own = type == PVM_LONG && want == n;
+    for (int i = 0; i < want && own; ++i) own = lv[size_t(i)] == 1000L * r + i;
+    c.expect(own, "identity: round " + std::to_string(r) + " received with rc 0 must be its own " +
+                      std::to_string(n) + " LONGs");
+  }
+  return rc;
+}
+
+void cast_checks(Checker& c) {
+  const bool receiver = g_inst != kSender;
+  // PVM_LONG sent, PVM_DOUBLE received on another host: an error, not the bits as doubles.
+  int rc = cast_round(c, 500, 1, 4, 4, PVM_DOUBLE);
+  if (receiver) c.rc(rc, CopErrMismatch, "identity: 4 LONGs received as DOUBLE");
+  rc = cast_round(c, 500, 2, 4, 4, PVM_LONG);
+  if (receiver) c.rc(rc, 0, "identity: the next round as LONG gets its own values");
+  // A short receive (2 of the 4 sent) consumes the operation: the next receive of 2 gets
+  // its own round, not the 2 words left over.
+  rc = cast_round(c, 520, 1, 4, 2, PVM_LONG);
+  if (receiver) c.rc(rc, CopErrMismatch, "identity: 2 LONGs received of the 4 sent");
+  rc = cast_round(c, 520, 2, 2, 2, PVM_LONG);
+  if (receiver) c.rc(rc, 0, "identity: the receive after a short one gets its own round");
+  // A receiver that timed out once (its sender came late) is not a round behind after it.
+  const int old = cop_setopt(CopTimeout, 300);
+  long none[2];
+  if (receiver) c.rc(cop_bcast(none, 2, PVM_LONG, kGroup, 540, COP_RECV, sender_tid()), CopErrTimeout,
+                     "identity: a receive before its sender sends");
+  cop_setopt(CopTimeout, old);
+  pvm_barrier(kGroup, g_size);  // every receiver has given up on round 1
+  if (!receiver) cast_round(c, 540, 1, 2, 2, PVM_LONG);
+  rc = cast_round(c, 540, 2, 2, 2, PVM_LONG);
+  if (receiver) c.rc(rc, 0, "identity: the receive after a timed-out one gets round 2, not the late round 1");
+}
+
+// A sum to every member (all roots) at `tag`; checks a value returned with rc 0.
+int all_reduce(Checker& c, int tag, const std::string& what) {
+  long v[2] = {value(g_inst, 0), value(g_inst, 1)};
+  std::vector<int> roots;
+  for (int k = 0; k < g_size; ++k) roots.push_back(k);
+  const int rc = cop_reduce(COP_SUM, v, PVM_LONG, 2, tag, kGroup, roots.data(), g_size);
+  if (rc == 0) {
+    bool right = true;
+    for (int i = 0; i < 2; ++i) {
+      long want = 0;
+      for (int k = 0; k < g_size; ++k) want += value(k, i);
+      right &= v[i] == want;
+    }
+    c.expect(right, "identity: " + what + ": rc 0 with a sum that is not this round's");
+  }
+  return rc;
+}
+
+void resync_checks(Checker& c) {
+  const int old = cop_setopt(CopTimeout, 2000);
+  const int behind = 1 % g_size;
+  // Instance `behind` misses one call: the others' first sum cannot complete.
+  if (g_inst != behind) c.expect(all_reduce(c, 560, "a sum one member misses") < 0, "identity: a sum one member misses");
+  pvm_barrier(kGroup, g_size);
+  // Now every member calls, but `behind` is a call behind: errors (never a value) at every member.
+  for (int r = 0; r < 3; ++r) {
+    const int rc = all_reduce(c, 560, "out of step, round " + std::to_string(r));
+    c.expect(rc < 0, "identity: out of step, round " + std::to_string(r) + ": got rc " + std::to_string(rc));
+    pvm_barrier(kGroup, g_size);
+  }
+  // Whatever the failed calls left on the controller is voided by the next channel call (a
+  // barrier on another tag), then every member realigns the tag and sums again.
+  c.rc(cop_barrier(kGroup, g_size, 580), 0, "identity: a barrier on another tag (in step there)");
+  pvm_barrier(kGroup, g_size);
+  c.rc(cop_resync(kGroup, 560), 0, "identity: cop_resync");
+  c.rc(all_reduce(c, 560, "after cop_resync"), 0, "identity: a sum after cop_resync");
+  c.rc(all_reduce(c, 560, "after cop_resync, again"), 0, "identity: a second sum after cop_resync");
+  cop_setopt(CopTimeout, old);
+}
+
+}  // namespace
+
+void run_identity(Checker& c) {
+  cast_checks(c);
+  pvm_barrier(kGroup, g_size);
+  resync_checks(c);
+}
+
+}  // namespace libcop_check
