@@ -194,6 +194,16 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
     parked_.push_back(msg);  // its SETBM has not come yet
     return;
   }
+  // The mask was set for another round of the call (operation identity): an older round's
+  // words are dropped (their receivers have moved on), a later round's wait for its SETBM.
+  // (The same round with another shape goes out: its receivers report the mismatch.)
+  if (!(tc.accessed && tc.forwarded)) {
+    if (wire::identity_older(msg.op_id, bm.op_id)) return;
+    if (wire::identity_older(bm.op_id, msg.op_id)) {
+      parked_.push_back(msg);
+      return;
+    }
+  }
   // A pass through this level: serviced like a command, then onto the links.
   cycles_ = std::max(cycles_, ready_at) + cost(msg);
   if (!barrier) ram_.gas(ppn, tag) = wire::payload(msg);
@@ -214,8 +224,18 @@ void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::ve
   // One SETBM is for one operation on each of its tags: the oldest result parked
   // for the tag goes out with it, a later one waits for the next SETBM.
   for (uint32_t tag = first; tag - first < n && !parked_.empty(); ++tag) {
-    const auto it = std::find_if(parked_.begin(), parked_.end(),
-                                 [&](const Message& m) { return m.ins.ppn == ppn && m.addr.msgtag == tag; });
+    // With identities: the words of the mask's own round; older rounds' are dropped.
+    const uint64_t id = ram_.bm(ppn, tag).op_id;
+    std::erase_if(parked_, [&](const Message& m) {
+      return m.ins.ppn == ppn && m.addr.msgtag == tag && wire::identity_older(m.op_id, id);
+    });
+    auto it = std::find_if(parked_.begin(), parked_.end(), [&](const Message& m) {
+      return m.ins.ppn == ppn && m.addr.msgtag == tag && m.op_id == id;
+    });
+    if (it == parked_.end())  // none of its own round: the oldest not of a later round
+      it = std::find_if(parked_.begin(), parked_.end(), [&](const Message& m) {
+        return m.ins.ppn == ppn && m.addr.msgtag == tag && !wire::identity_older(id, m.op_id);
+      });
     if (it == parked_.end()) continue;
     const Message m = *it;
     parked_.erase(it);

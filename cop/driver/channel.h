@@ -86,7 +86,7 @@ void forget_operation(Window& w, uint64_t op_id);
 // barrier or a reduction's root sends its contribution (a result needs that
 // contribution, so one already here is an earlier operation's).
 // With `keep` (a call's operation identity, not 0), what belongs to that call's round or a
-// later one (identity_fate take or later: a sender already ahead) is kept: settle() runs
+// later one of its site (identity_fate take or later: a sender already ahead) is kept: settle() runs
 // inside the next call, after whose start such words may be here already.
 void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
 

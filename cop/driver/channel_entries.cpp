@@ -75,7 +75,7 @@ void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_da
     if (tag < first || tag - first >= count) continue;
     const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
     if (!broadcast_data && (op == Opcode::BCAST32 || op == Opcode::BCAST64)) continue;
-    if (keep != 0 && o.op_id != 0) {
+    if (keep != 0 && wire::identity_site(o.op_id) == wire::identity_site(keep) && o.op_id != 0) {
       const IdentityFate f = identity_fate(keep, o.op_id, op == Opcode::NACK);
       if (f == IdentityFate::take || f == IdentityFate::later) continue;
     }

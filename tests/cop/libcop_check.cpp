@@ -194,10 +194,11 @@ bool parse_options(int argc, char** argv, Options& o) {
   const std::string& sc = o.scenario;
   if (o.stack.empty() || (o.mapping != "table" && o.mapping != "direct" && o.mapping != "direct-setopt") ||
       (sc != "checks" && sc != "kill" && sc != "collectives" && sc != "loops" && sc != "killrecv" && sc != "groups" &&
-       sc != "bcastloop" && sc != "mismatch" && sc != "costs" && sc != "changes" && sc != "groupcosts")) {
+       sc != "bcastloop" && sc != "mismatch" && sc != "costs" && sc != "changes" && sc != "groupcosts" &&
+       sc != "identity")) {
     std::fprintf(stderr,
                  "usage: cop_libcop_check --stack DIR | --hosts H1,H2,... [--nodes N] [--tasks T] [--access direct|normal]\n"
-                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs|groupcosts|changes] [--rounds R] [--static-groups 0|1]\n"
+                 "       [--mapping table|direct|direct-setopt] [--scenario checks|kill|collectives|loops|killrecv|groups|bcastloop|mismatch|costs|groupcosts|changes|identity] [--rounds R] [--static-groups 0|1]\n"
                  "       [--poll-us US]\n");
     return false;
   }

@@ -257,6 +257,11 @@ struct Address {
 constexpr uint32_t identity_generation(uint64_t id) { return static_cast<uint32_t>(id >> 32); }
 constexpr uint32_t identity_check(uint64_t id) { return static_cast<uint32_t>(id); }
 constexpr uint16_t identity_site(uint64_t id) { return static_cast<uint16_t>(id >> 16); }
+// Whether `a` is an earlier round of the same site as `b` (generations in serial order).
+constexpr bool identity_older(uint64_t a, uint64_t b) {
+  return a != 0 && b != 0 && identity_site(a) == identity_site(b) &&
+         static_cast<int32_t>(identity_generation(b) - identity_generation(a)) > 0;
+}
 constexpr uint64_t make_identity(uint32_t generation, uint32_t check) {
   return (static_cast<uint64_t>(generation) << 32) | check;
 }
