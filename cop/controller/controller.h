@@ -399,7 +399,9 @@ class Controller {
   wire::Error set_mask(int channel, const wire::Message& msg, Sender from, bool broadcast_ram,
                        std::vector<Delivery>& out);
   // SETTC with an empty mask (see "Voiding" above): the operations on the words that
-  // this channel takes part in are voided (NACK voided to their other channels).
+  // this channel takes part in are voided (NACK voided to their other channels), except,
+  // when the VOID carries an operation identity (wire.h), one of that call's own round or
+  // a later one (global_ops.cpp).
   wire::Error void_operations(int channel, const wire::Message& msg, std::vector<Delivery>& out);
   // Voids the operation on (ppn, tag): frees its entries and NACKs `dest` with `why`.
   void fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, wire::Error why, std::vector<Delivery>& out);

@@ -155,9 +155,17 @@ Error Controller::void_operations(int channel, const Message& msg, std::vector<D
   const uint64_t bit = channel_bit(channel);
   const uint32_t first = msg.addr.msgtag;
   const uint32_t n = uint32_t(msg.count());
+  // A VOID with an operation identity (the call settling its channel's failed words)
+  // spares an operation of that call's own round or a later one of its site: another
+  // channel of the call may have set it up already (operation identity, wire.h).
+  auto spared = [&](uint64_t id) {
+    return msg.op_id != 0 && id != 0 && wire::identity_site(id) == wire::identity_site(msg.op_id) &&
+           !wire::identity_older(id, msg.op_id);
+  };
   for (uint32_t tag = first; tag < first + n && tag < config_.gas_words; ++tag) {
     const TcEntry& tc = ram_.tc(ppn, tag);
     const BmEntry& bm = ram_.bm(ppn, tag);
+    if (spared(tc.has_op ? tc.op_id : bm.op_id)) continue;
     // Only an operation this channel takes part in: a task voids nothing of others'.
     if (tc.accessed && (tc.mask & bit)) {
       void_upward(ppn, tag, Error::voided, out);  // an X operation's level 2 voids it too

@@ -174,6 +174,9 @@ int settle() {
     const driver::UnsettledRange r = w.unsettled[w.unsettled_count - 1];
     std::vector<Message> voids;
     commands::append_masks(voids, sender(), wire::Opcode::SETTC, r.first, 0, r.count);  // an empty mask: VOID
+    // This call's identity: the controller spares this round's operation (another local
+    // or remote channel of the call may have set it up already) while it voids older ones.
+    for (Message& v : voids) v.op_id = l.op_id;
     const size_t most = l.port->max_commands();
     for (size_t at = 0; at < voids.size() && rc == 0; at += most) {
       std::vector<Answer> a;  // a NACK (words outside the space) leaves nothing to void
