@@ -116,16 +116,23 @@
  * cop_mcast carries an identity that all its participants compute alike, without a
  * round trip: the generation of its (group, tag) (each task counts its own calls on
  * the group's tag word, of every kind, failed ones included: a call counts once it
- * is past the argument checks above and has its tag), and a check of the job, the
- * group window and tag, the datatype, the count and the kind of call (a multicast's
- * "group" is its recipients). It travels beside the thesis's words (cop/link.h,
- * link version 5). So:
+ * is past the argument checks above and has its tag; counted per view of the group's
+ * members, so a join or a leave starts every member, the newcomer too, at 0), and a
+ * check of the job, the group window and tag, the members (a broadcast: the group
+ * name only), the kind of call, the datatype, the count and a reduction's function
+ * (a multicast's "group" is its recipients). It travels beside the thesis's words
+ * (cop/link.h, link version 5). So:
  *   - the controller refuses a contribution of another identity (another round,
  *     datatype, count or job): CopErrMismatch to the tasks that contributed it and
- *     to those awaiting the result (roots, barrier members), nothing delivered;
+ *     to the roots awaiting the result (a non-root whose contribution agreed with
+ *     the first one's and came before the odd one returns 0: it waits for nothing),
+ *     nothing delivered;
  *   - a task takes only results and broadcast words of its call's identity: an
  *     older round's left at the node is dropped (a receiver that timed out once is
- *     not a round behind at its next call), a later round's is kept for that call;
+ *     not a round behind at its next call), a later round's is kept for that call,
+ *     another group's or job's is left alone; a failed call's words are voided on
+ *     the controller by the channel's next call (see below) except an operation of
+ *     that call's own round that another channel set up already;
  *   - a receiver naming another count or datatype than the sender (PVM_LONG sent,
  *     PVM_DOUBLE received; fewer elements than sent) gets CopErrMismatch, and the
  *     whole of that broadcast is consumed: the next receive gets its own round;
@@ -133,7 +140,8 @@
  * Every task of a group must therefore make the same calls on a tag, in the same
  * order (a broadcast's sender outside the group counts only its sends: use a tag
  * for them that the members use for nothing else). A task that fell out of step
- * (skipped a call, joined the group after the others used the tag) gets errors
+ * (skipped a call or made one more: a loop that went on differently after an error in
+ * one task) gets errors
  * (CopErrMismatch, CopErrTimeout), never another round's value, until every member
  * calls cop_resync(group, msgtag): a MAX reduction of the members' generations of
  * that tag (its own identity, valid at any generation) after which all continue at
