@@ -190,6 +190,20 @@ int settle() {
   return rc;
 }
 
+void expect_local_members(const Group& g) {
+  std::vector<std::pair<int, int>> here;
+  for (const Member& m : g.members)
+    if (on_this_host(m.place)) here.emplace_back(int(m.place.tkno), m.tid);
+  lib().host->expect_members(std::move(here));
+}
+
+int void_for_ended_member(int rc, int first, size_t count) {
+  if (rc != CopErrTaskEnded) return rc;
+  unsettle(first, count);
+  settle();  // a link error here leaves the range unsettled: the channel's next collective voids it
+  return rc;
+}
+
 int exchange_all(const std::vector<Message>& cmds, std::vector<Answer>* answers_out) {
   std::vector<Answer> answers;
   if (answers_out) answers_out->clear();

@@ -285,6 +285,13 @@ extern "C" {
                                    words had failed (timeout, link down), and before using them again
                                    it had the controller void what was left in progress there, so
                                    no call completes an operation with another round's values */
+#define CopErrEpochLost -160   /* what this task had on the controller is gone: copd restarted, or its
+                                   job's partition was freed (every task of the job past its lease,
+                                   a network partition longer than two leases) and taken again since
+                                   the task joined. Every later call of the task gets this code, never
+                                   the new partition's zeros, until it joins again knowingly: cop_exit,
+                                   then cop_mytid (a new task number in the job's partition as it is
+                                   now; the program restores what it needs there). See "Epochs". */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */
