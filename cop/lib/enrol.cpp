@@ -116,7 +116,7 @@ int open_channel(int wanted_tkno) {
     report("cop_mytid", "clearing the task address space failed");
     return rc;
   }
-  return l.mapping.publish(l.tid, Place{info().chno, info().tkno, l.cntno});
+  return l.mapping.publish(l.tid, Place{info().chno, info().tkno, l.cntno, int(info().ppn)});
 }
 
 // The channel under the selected mapping: the direct mapping has the driver give

@@ -115,7 +115,7 @@ int place_of(int tid, Place& p) {
   Library& l = lib();
   if (tid <= 0) return PvmBadParam;
   if (tid == l.tid) {
-    p = Place{info().chno, info().tkno, l.cntno};
+    p = Place{info().chno, info().tkno, l.cntno, int(info().ppn)};
     return 0;
   }
   return l.mapping.lookup(tid, p, l.map_how, info().tasks_per_channel, l.timeout_ms);
