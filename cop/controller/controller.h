@@ -2,7 +2,9 @@
 //
 // Commands arrive per channel (receive), set that channel's DATA_RDY, and are
 // serviced one at a time (step) in the order of the round-robin poll counter;
-// LOCK stops the round robin at the locking channel until its UNLOCK; on that
+// LOCK stops the round robin at the locking channel until its UNLOCK for the
+// commands of its partition (another partition's, another job's whose words the
+// locked sequence cannot reach, are serviced while it waits: issue 34); on that
 // channel the sequence is its sender's: another task's LOCK queued inside it
 // (the tasks of a host share its channel) waits, with what that task sends
 // after it, for the UNLOCK (next_channel). Every
