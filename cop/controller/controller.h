@@ -2,7 +2,9 @@
 //
 // Commands arrive per channel (receive), set that channel's DATA_RDY, and are
 // serviced one at a time (step) in the order of the round-robin poll counter;
-// LOCK stops the round robin at the locking channel until its UNLOCK; on that
+// LOCK stops the round robin at the locking channel until its UNLOCK for the
+// commands of its partition (another partition's, another job's whose words the
+// locked sequence cannot reach, are serviced while it waits: issue 34); on that
 // channel the sequence is its sender's: another task's LOCK queued inside it
 // (the tasks of a host share its channel) waits, with what that task sends
 // after it, for the UNLOCK (next_channel). Every
@@ -375,6 +377,11 @@ class Controller {
   std::deque<Pending>& queue(int channel) { return queues_[static_cast<size_t>(channel - 1)]; }
   const std::deque<Pending>& queue(int channel) const { return queues_[static_cast<size_t>(channel - 1)]; }
   int next_channel();
+  // The locked sequence's next command (on the locked channel), 0 when it waits.
+  int locked_channel_next();
+  // The round robin over every channel, commands of the `excluded` partitions
+  // (bit PPN) left out; 0 when nothing is serviceable.
+  int polled_channel(uint32_t excluded);
   // Whether `msg` from `channel` would take part a second time in an operation in progress.
   bool repeats_in_progress(int channel, const wire::Message& msg) const;
   // Whether queued command i of `channel` waits for an operation in progress
@@ -383,7 +390,7 @@ class Controller {
   // The queued command of `channel` the poll counter may service: the head, or
   // when it waits, the first of another partition (another job) whose own
   // commands before it do not wait; -1 when none.
-  int serviceable(int channel) const;
+  int serviceable(int channel, uint32_t excluded = 0) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,
                       bool checked = false);

@@ -204,10 +204,10 @@ int main(int argc, char** argv) {
     const auto& ls = server.link_stats();
     log_info(fmt::format("signal received: shutting down ({} channels registered, {} commands serviced, {} NACKs, "
                          "{} broadcasts, {} modelled cycles; frames refused: {} bad MAC, {} other session, "
-                         "{} not enrolled, {} stale, {} bad proofs)",
+                         "{} not enrolled, {} stale, {} bad proofs, {} stale heartbeats)",
                          server.registered_channels(), st.serviced, st.nacks, st.broadcasts,
                          server.controller().cycles(), ls.bad_mac, ls.other_session, ls.not_enrolled, ls.stale,
-                         ls.bad_proofs));
+                         ls.bad_proofs, ls.stale_heartbeats));
   } catch (const std::exception& e) {
     log_error(e.what());
     return 1;

@@ -1,4 +1,5 @@
 #include "controller/jobs.h"
+#include "link/auth.h"
 
 #include <algorithm>
 
@@ -9,22 +10,31 @@ bool Jobs::in_use(int ppn) const {
 }
 
 link::JoinRefusal Jobs::join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted,
-                             uint8_t& ppn) {
+                             uint32_t had_epoch, uint8_t& ppn, uint32_t& epoch) {
   if (id.empty() || id.size() > link::kMaxJobId) return link::JoinRefusal::bad_request;
   auto it = jobs_.find(id);
-  if (it != jobs_.end()) {
-    if (it->second.uid != uid) return link::JoinRefusal::other_user;
-  } else {
-    int p = wanted >= 1 && wanted < partitions_ && !in_use(wanted) ? wanted : -1;
+  if (it != jobs_.end() && it->second.uid != uid) return link::JoinRefusal::other_user;
+  if (had_epoch != 0 && (it == jobs_.end() || it->second.epoch != had_epoch || int(it->second.ppn) != wanted))
+    return link::JoinRefusal::epoch_lost;  // the partition it had is gone: never a cleared one as its own
+  if (it == jobs_.end()) {
+    int p = -1;
     for (int k = 1; k < partitions_ && p < 0; ++k)
       if (!in_use(k)) p = k;
     if (p < 0) return link::JoinRefusal::no_partition;
-    it = jobs_.emplace(id, Job{uint8_t(p), uid, 0}).first;
+    uint32_t e = 0;
+    while (e == 0) e = uint32_t(link::random_nonce());
+    it = jobs_.emplace(id, Job{uint8_t(p), uid, 0, e}).first;
   }
   it->second.tasks++;
   members_[{channel, tkno}] = id;
   ppn = it->second.ppn;
+  epoch = it->second.epoch;
   return link::JoinRefusal::none;
+}
+
+uint32_t Jobs::epoch_of(const std::string& id) const {
+  const auto it = jobs_.find(id);
+  return it == jobs_.end() ? 0 : it->second.epoch;
 }
 
 std::optional<uint8_t> Jobs::leave(int channel, uint16_t tkno) {

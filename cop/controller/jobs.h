@@ -10,6 +10,13 @@
 // task's end (a task whose channel's lease ran out stays a member for one more
 // lease, for its copdrv to re-join it: Server::away_); it belongs to the user of that first task (another user's task
 // naming the job is refused).
+//
+// Epochs (cop.h "Epochs"): a job's partition gets a random epoch when it is taken.
+// copdrv re-joins a task (its channel's lease ran out, or copd restarted) naming the
+// PPN and the epoch it had; only the same partition in the same life takes it back.
+// Else the partition was freed (and cleared) meanwhile, or this is another copd: the
+// re-join is refused with epoch_lost and the task is told on its next command, never
+// given the cleared partition as if it were its own.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,13 +33,17 @@ class Jobs {
   explicit Jobs(int partitions) : partitions_(partitions) {}
 
   // Task (channel, tkno), which is in no job (leave() first), joins job `id` of
-  // user `uid`; `wanted` is the PPN it had before copd restarted (-1: none),
-  // given again when free. Sets `ppn`.
-  link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted, uint8_t& ppn);
+  // user `uid`. had_epoch 0: a first join (a new job takes the lowest free PPN). Else a
+  // re-join: only into the job's partition `wanted` of epoch had_epoch (else epoch_lost).
+  // Sets `ppn` and `epoch` (the partition's).
+  link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted,
+                         uint32_t had_epoch, uint8_t& ppn, uint32_t& epoch);
   // The task ended: the job's PPN when it was the job's last task (free again).
   std::optional<uint8_t> leave(int channel, uint16_t tkno);
   // The PPN of job `id` of user `uid` when task (channel, tkno) is its member.
   std::optional<uint8_t> member_of(int channel, uint16_t tkno, const std::string& id, uint32_t uid) const;
+  // The epoch of job `id`'s partition (0: no such job).
+  uint32_t epoch_of(const std::string& id) const;
   bool member(int channel, uint16_t tkno) const { return members_.count({channel, tkno}) > 0; }
   size_t jobs() const { return jobs_.size(); }
 
@@ -41,6 +52,7 @@ class Jobs {
     uint8_t ppn;
     uint32_t uid;
     int tasks;
+    uint32_t epoch;  // random, nonzero: this life of the partition
   };
   bool in_use(int ppn) const;
   int partitions_;

@@ -151,7 +151,13 @@ void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wi
       last_heard_ = Clock::now();
       break;
     case FrameType::refused:
-      if (registered()) refused_ = true;
+      // Only the level 2's (the channel's refusal key), for the session we are in (a
+      // REFUSED echoes the refused frame's session): a forged or replayed one is ignored.
+      if (!registered() || f.session != session_ || !link::verify(bytes, link::refusal_key(down_base_))) {
+        refused_ignored_++;
+        break;
+      }
+      refused_ = true;
       log_(link::LogLevel::warn, fmt::format("the level-2 controller {} refused channel {}: {}",
                                              link::to_string(opt_.parent), opt_.cntno + 1, f.text));
       break;
@@ -246,7 +252,15 @@ bool ParentLink::tick(std::vector<Tag>& lost) {
   }
   // The stream's acknowledgment rides on the next frame up; alone after kAckDelay.
   if (ack_due_ && now - ack_due_since_ >= kAckDelay) send_ack(false);
-  if (now - last_sent_ > std::chrono::milliseconds(opt_.heartbeat_ms)) send(header(FrameType::heartbeat));
+  // Heartbeats numbered: the level 2 renews the lease only for one after the last (a
+  // replayed one does not), and only heartbeats and new frames renew it (not ACKs).
+  if (now - last_heartbeat_ > std::chrono::milliseconds(opt_.heartbeat_ms)) {
+    Frame hb = header(FrameType::heartbeat);
+    if (++heartbeat_seq_ == 0) heartbeat_seq_ = 1;
+    hb.seq = heartbeat_seq_;
+    send(hb);
+    last_heartbeat_ = now;
+  }
   return false;
 }
 

@@ -99,7 +99,7 @@ class ParentLink {
   link::Key down_base_{}, driver_key_{}, down_key_{};
   uint32_t session_ = 0;
   uint32_t stream_session_ = 0;  // the registration whose reply stream rx_next_ follows
-  Clock::time_point registering_at_{}, last_heard_{}, last_sent_{};
+  Clock::time_point registering_at_{}, last_heard_{}, last_sent_{}, last_heartbeat_{};
   std::deque<link::Entry> queue_;
   // The command frame in flight.
   bool in_flight_ = false;
@@ -108,6 +108,8 @@ class ParentLink {
   Clock::time_point sent_at_{};
   int resends_ = 0, backoff_ = 0;
   uint32_t tx_seq_ = 0;
+  uint32_t heartbeat_seq_ = 0;  // the last heartbeat's seq (the level 2 takes only newer ones)
+  uint64_t refused_ignored_ = 0;  // REFUSED frames with a wrong MAC or of another session
   // The level 2's reply stream.
   uint32_t rx_next_ = 1;
   bool ack_due_ = false;

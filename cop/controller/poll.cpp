@@ -1,7 +1,8 @@
 // The poll counter (seed 000 ch. IV-V): which channel's command the controller
 // services next. A command of an operation still in progress on its tags waits
 // (controller.h, "same-tag operations"); another partition's command does not wait
-// behind it; a locked sequence runs alone until its UNLOCK or the deadlock timer.
+// behind it; a locked sequence runs alone in its partition until its UNLOCK or the
+// deadlock timer (other partitions' commands run while it waits for its holder).
 #include "controller/controller.h"
 
 #include <algorithm>
@@ -67,23 +68,27 @@ bool Controller::waits(int channel, size_t i) const {
   return false;
 }
 
-int Controller::serviceable(int channel) const {
+int Controller::serviceable(int channel, uint32_t excluded) const {
   const auto& q = queue(channel);
   if (q.empty()) return -1;
-  if (!waits(channel, 0)) return 0;
-  // The head waits for an operation in progress. Commands of its partition stay
-  // behind it (channel order, as always); another partition's, another job's with
-  // its own operations, must not wait for it (two jobs on one channel would
-  // deadlock: each one's next operation behind the other's).
+  if (excluded == 0 && !waits(channel, 0)) return 0;
+  // The head waits for an operation in progress (or its partition is excluded: a
+  // locked one's). Commands of its partition stay behind it (channel order, as always);
+  // another partition's, another job's with its own operations, must not wait for it
+  // (two jobs on one channel would deadlock: each one's next operation behind the other's).
   const auto& counts = queued_ppn_[size_t(channel - 1)];
-  uint32_t blocked = 1u << (q[0].msg.ins.ppn & wire::kMaxPpn);
-  size_t behind = counts[q[0].msg.ins.ppn & wire::kMaxPpn];
-  for (size_t i = 1; i < q.size() && behind < q.size(); ++i) {
-    const uint32_t bit = 1u << (q[i].msg.ins.ppn & wire::kMaxPpn);
-    if (blocked & bit) continue;
-    if (!waits(channel, i)) return int(i);
-    blocked |= bit;
-    behind += counts[q[i].msg.ins.ppn & wire::kMaxPpn];
+  uint32_t blocked = excluded;
+  size_t behind = 0;
+  for (uint32_t p = 0; p <= wire::kMaxPpn; ++p)
+    if (excluded & (1u << p)) behind += counts[p];
+  for (size_t i = 0; i < q.size() && behind < q.size(); ++i) {
+    const uint32_t ppn = q[i].msg.ins.ppn & wire::kMaxPpn;
+    if (blocked & (1u << ppn)) continue;
+    // While another partition holds the lock a LOCK waits (one lock at a time), and its
+    // partition's commands with it.
+    if (!waits(channel, i) && !(excluded != 0 && q[i].msg.ins.opcode == Opcode::LOCK)) return int(i);
+    blocked |= 1u << ppn;
+    behind += counts[ppn];
   }
   return -1;
 }
@@ -91,48 +96,61 @@ int Controller::serviceable(int channel) const {
 bool Controller::held(int channel) const { return !queue(channel).empty() && serviceable(channel) < 0; }
 
 int Controller::next_channel() {
-  if (locked_) {
-    // Only the locked channel runs. If its head is held, nothing else can
-    // complete the operation it waits for: it is serviced and refused
-    // (mask_in_use, not_participant) instead of stopping the controller.
-    const auto& q = queue(locked_);
-    if (q.empty()) return 0;
-    // The locked sequence's own partition first: another job's commands on the
-    // channel (one held, say) are not part of it. Within it, another sender's LOCK
-    // (another task of the host's channel) and what that sender sends after it wait
-    // until the sequence's UNLOCK: run between, its LOCK and UNLOCK would end the
-    // sequence half-way (a locked array longer than one request to copdrv comes in
-    // two, and the other task's burst could come between). The holder's commands
-    // behind them are serviced; when none is queued the channel waits for them (the
-    // deadlock timer takes the lock back from a holder that sends no more).
-    chosen_ = 0;
-    // Nearly always (the elements of a locked burst): the head is the holder's, in the
-    // locked partition, which the search below would choose at once.
-    if (q[0].msg.ins.ppn == lock_ppn_ && same_sender(q[0].from, lock_owner_)) {
-      cycles_ = std::max(cycles_, q[0].ready_at);
-      return locked_;
-    }
-    bool waits_for_owner = false;
-    std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
-    size_t nlater = 0;
-    for (size_t i = 0; i < q.size(); ++i) {
-      if (q[i].msg.ins.ppn != lock_ppn_) continue;
-      const Sender& from = q[i].from;
-      const bool deferred = std::any_of(later.begin(), later.begin() + long(nlater), [&](const Sender& s) { return same_sender(s, from); });
-      if (!deferred && q[i].msg.ins.opcode == Opcode::LOCK && !same_sender(from, lock_owner_) && nlater < later.size())
-        later[nlater++] = from;
-      if (deferred || (nlater > 0 && same_sender(later[nlater - 1], from))) {
-        waits_for_owner = true;
-        continue;
-      }
-      chosen_ = i;
-      waits_for_owner = false;
-      break;
-    }
-    if (waits_for_owner) return 0;
-    cycles_ = std::max(cycles_, q[chosen_].ready_at);
+  if (!locked_) return polled_channel(0);
+  if (const int c = locked_channel_next(); c != 0) return c;
+  // The locked sequence waits for its holder's next commands. A LOCK stops the poll
+  // counter at the locked channel (seed 000 ch. IV) so that the sequence's accesses to
+  // its partition's words are atomic; another partition's commands (another job's,
+  // whose words the sequence cannot reach) are serviced meanwhile, on every channel:
+  // a job's LOCK never stalls another job for longer than one of its commands.
+  return polled_channel(1u << (lock_ppn_ & wire::kMaxPpn));
+}
+
+int Controller::locked_channel_next() {
+  // Only the locked channel runs. If its head is held, nothing else can
+  // complete the operation it waits for: it is serviced and refused
+  // (mask_in_use, not_participant) instead of stopping the controller.
+  const auto& q = queue(locked_);
+  if (q.empty()) return 0;
+  // The locked sequence's own partition first: another job's commands on the
+  // channel (one held, say) are not part of it. Within it, another sender's LOCK
+  // (another task of the host's channel) and what that sender sends after it wait
+  // until the sequence's UNLOCK: run between, its LOCK and UNLOCK would end the
+  // sequence half-way (a locked array longer than one request to copdrv comes in
+  // two, and the other task's burst could come between). The holder's commands
+  // behind them are serviced; when none is queued the channel waits for them (the
+  // deadlock timer takes the lock back from a holder that sends no more).
+  chosen_ = 0;
+  // Nearly always (the elements of a locked burst): the head is the holder's, in the
+  // locked partition, which the search below would choose at once.
+  if (q[0].msg.ins.ppn == lock_ppn_ && same_sender(q[0].from, lock_owner_)) {
+    cycles_ = std::max(cycles_, q[0].ready_at);
     return locked_;
   }
+  bool waits_for_owner = false, found = false;
+  std::array<Sender, 4> later{};  // senders of a LOCK queued inside the sequence: theirs comes after it
+  size_t nlater = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (q[i].msg.ins.ppn != lock_ppn_) continue;
+    const Sender& from = q[i].from;
+    const bool deferred = std::any_of(later.begin(), later.begin() + long(nlater), [&](const Sender& s) { return same_sender(s, from); });
+    if (!deferred && q[i].msg.ins.opcode == Opcode::LOCK && !same_sender(from, lock_owner_) && nlater < later.size())
+      later[nlater++] = from;
+    if (deferred || (nlater > 0 && same_sender(later[nlater - 1], from))) {
+      waits_for_owner = true;
+      continue;
+    }
+    chosen_ = i;
+    waits_for_owner = false;
+    found = true;
+    break;
+  }
+  if (waits_for_owner || !found) return 0;
+  cycles_ = std::max(cycles_, q[chosen_].ready_at);
+  return locked_;
+}
+
+int Controller::polled_channel(uint32_t excluded) {
   // The earliest ready head that is not held sets the clock; held() is asked
   // only of channels the poll counter reaches (a LOCK's look-ahead costs).
   // A held head's channel may still have another job's command to service (serviceable()).
@@ -156,7 +174,7 @@ int Controller::next_channel() {
       const auto& q = queue(c);
       if (q.empty() || passed.test(size_t(c - 1)) || candidate(c).ready_at > now) continue;
       int& k = pick[size_t(c - 1)];
-      if (k == -2) k = serviceable(c);
+      if (k == -2) k = serviceable(c, excluded);
       if (k < 0) {
         passed.set(size_t(c - 1));
         continue;

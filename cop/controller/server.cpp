@@ -130,13 +130,20 @@ void Server::send_frame(const Frame& f, const sockaddr_in& to, const link::Key* 
   transmit(f.channel, out_buf_, to);
 }
 
-void Server::refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text) {
+void Server::refuse(const sockaddr_in& to, link::Refusal why, const Frame& refused, const std::string& text) {
   Frame f;
   f.type = FrameType::refused;
-  f.channel = channel;
+  f.channel = refused.channel;
+  // The refused frame's nonce, seq, type and session: a node takes a REFUSED only for
+  // its own registration (nonce Nc) or for the session it is in (cop/link.h "REFUSED").
+  f.nonce = refused.nonce;
+  f.seq = refused.seq;
+  f.session = refused.session;
   f.info[0] = static_cast<uint32_t>(why);
+  f.info[1] = static_cast<uint32_t>(refused.type);
   f.text = text;
-  send_frame(f, to);
+  const link::Key key = link::refusal_key(link::channel_down_key(config_.key, refused.channel));
+  send_frame(f, to, &key);
 }
 
 void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from) {
@@ -166,7 +173,7 @@ void Server::handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& f
   if (it == by_address_.end()) {
     log_limited(fmt::format("{} frame from {}, which holds no channel: refused", link::frame_type_name(f.type),
                             link::to_string(from)));
-    refuse(from, link::Refusal::not_registered, f.channel, "this address has registered no channel");
+    refuse(from, link::Refusal::not_registered, f, "this address has registered no channel");
     return;
   }
   handle_channel_frame(it->second, f, bytes, from, pre);
@@ -206,6 +213,11 @@ std::string Server::unauthorised(const Channel& ch, const Frame& f, bool driver,
   }
 }
 
+bool Server::fresh_command(const Channel& ch, const Frame& f, bool driver) {
+  const Task& t = driver ? ch.driver : ch.tasks[f.tkno];
+  return !t.executed || link::seq_after(f.seq, t.seq);
+}
+
 void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from,
                                   const PreVerified* pre) {
   Channel& ch = chan(c);
@@ -243,9 +255,11 @@ void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t
     refuse_forged(c, f, why);
     return;
   }
+  // The lease is renewed by fresh frames only (a new heartbeat, command or request):
+  // a replayed one, MACed as it is, must not keep a dead driver's channel alive.
   switch (f.type) {
     case FrameType::command:
-      ch.last_heard = Clock::now();
+      if (config_.controller.level == 2 || fresh_command(ch, f, driver)) ch.last_heard = Clock::now();
       take_ack(c, f);
       if (config_.controller.level == 2)
         handle_child_frame(c, f);  // a level-1 controller's (its driver key: unauthorised() checked)
@@ -253,10 +267,15 @@ void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t
         handle_command(c, f, driver);
       break;
     case FrameType::ack:
-      ch.last_heard = Clock::now();
       take_ack(c, f);
       break;
     case FrameType::heartbeat:
+      if (!link::seq_after(f.seq, ch.heartbeat_seq)) {
+        stats_.stale_heartbeats++;
+        refuse_forged(c, f, fmt::format("heartbeat not after the driver's last ({}): a replay", ch.heartbeat_seq));
+        break;
+      }
+      ch.heartbeat_seq = f.seq;
       ch.last_heard = Clock::now();
       take_ack(c, f);
       answer_heartbeat(c, f, from);
@@ -264,7 +283,7 @@ void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t
     case FrameType::enrol:
     case FrameType::join:
     case FrameType::task_end:
-      ch.last_heard = Clock::now();
+      if (f.session == ch.session && link::seq_after(f.seq, ch.sup_seq)) ch.last_heard = Clock::now();
       handle_driver_request(c, f);
       break;
     case FrameType::bye:

@@ -46,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -56,6 +57,7 @@
 #include "controller/controller.h"
 #include "controller/jobs.h"
 #include "controller/parent_link.h"
+#include "link/auth.h"
 #include "link/daemon.h"
 #include "link/fault.h"
 #include "link/udp.h"
@@ -94,6 +96,7 @@ struct LinkStats {
   uint64_t stale = 0;          // a command frame older than the task's last one, or a PROVE for no open
                                // challenge (late, duplicated or replayed)
   uint64_t bad_proofs = 0;     // PROVE frames with a wrong MAC (no cluster key)
+  uint64_t stale_heartbeats = 0;  // HEARTBEATs of the channel's driver not after its last (replayed): no lease
 };
 
 // copd --io-threads' default: one per channel, at most one per core beside the
@@ -133,6 +136,7 @@ class Server {
   // and the last command frame executed for it with what copd answered (for resends).
   struct Task {
     bool enrolled = false;
+    bool lost = false;         // its partition is gone (cop.h "Epochs"): every command NACK epoch_lost
     link::Key key{};           // H(T, "session", S) (cop/link.h "Keys")
     bool executed = false;
     uint32_t seq = 0;
@@ -178,8 +182,10 @@ class Server {
     int rto_ms = 0;
     Clock::time_point fast_resend_at{};
     uint64_t forged = 0;  // frames refused at the link (logged rate-limited)
-    std::array<uint32_t, 2> sup_answer{};  // what the sup_ack of request sup_seq says (a JOIN's partition)
+    std::array<uint32_t, 3> sup_answer{};  // what the sup_ack of request sup_seq says (a JOIN's partition, epoch)
     std::map<uint16_t, uint8_t> joined;     // TKNO -> the PPN its JOIN gave, applied at its ENROL
+    std::set<uint16_t> lost_joins;          // TKNOs whose re-join found their partition gone (epoch_lost)
+    uint32_t heartbeat_seq = 0;             // the driver's last heartbeat taken: older ones are replays
   };
   // A challenge sent to a REGISTER, answered (once) by a PROVE within kChallengeMs.
   struct Pending {
@@ -234,13 +240,20 @@ class Server {
   // Why the sender (the driver's key, an enrolled task's key, or neither)
   // may not send this frame; empty when it may.
   static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
+  // A command frame after the sender's last one (not a resend, late copy or replay).
+  static bool fresh_command(const Channel& ch, const link::Frame& f, bool driver);
   void handle_prove(const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from);
   void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
+  // A lost task's frame (Task::lost): every command NACK epoch_lost.
+  void answer_lost(int channel, const link::Frame& f, Task& task);
   void handle_driver_request(int channel, const link::Frame& f);
-  // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..1].
-  std::array<uint32_t, 2> join_job(int channel, const link::Frame& f);
+  // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..2] (1 + PPN,
+  // JoinRefusal, the partition's epoch).
+  std::array<uint32_t, 3> join_job(int channel, const link::Frame& f);
+  // A re-join into a partition that is gone: refused epoch_lost, logged.
+  std::array<uint32_t, 3> lost_join(int channel, const link::Frame& f, const std::string& why);
   // Task tkno of channel c left its job: a job left without tasks frees its partition.
   void leave_job(int channel, uint16_t tkno);
   void take_ack(int channel, const link::Frame& f);
@@ -277,9 +290,11 @@ class Server {
   // may_return: its lease ran out, and its driver, registering again, re-joins
   // its tasks' jobs (away_); otherwise they leave their jobs now.
   void drop_channel(int channel, const std::string& why, bool may_return = false);
-  // key: the MAC's (a channel's down key); none for REFUSED and CHALLENGE.
+  // key: the MAC's (a channel's down key, or its refusal key); none for CHALLENGE.
   void send_frame(const link::Frame& f, const sockaddr_in& to, const link::Key* key = nullptr);
-  void refuse(const sockaddr_in& to, link::Refusal why, uint16_t channel, const std::string& text);
+  // A REFUSED answering frame `refused` (its channel, and its nonce, seq, type and
+  // session echoed), MACed under the channel's refusal key (cop/link.h "REFUSED").
+  void refuse(const sockaddr_in& to, link::Refusal why, const link::Frame& refused, const std::string& text);
   // Rate-limited warnings (at most kLogBurst lines a second, then one count).
   void log_limited(const std::string& line);
   Channel& chan(int c) { return channels_[size_t(c - 1)]; }
@@ -314,6 +329,12 @@ class Server {
   // The core's deadlock timer on copd's clock; logs a lock taken back.
   void tick_controller();
   uint32_t next_session_ = 1;
+  // copd's epoch (cop.h "Epochs"): random, nonzero, new at every start; in REGISTERED.
+  const uint32_t epoch_ = [] {
+    uint32_t e = 0;
+    while (e == 0) e = uint32_t(link::random_nonce());
+    return e;
+  }();
   std::deque<Pending> pending_;
   LinkStats stats_;
   static constexpr int kLogBurst = 20;

@@ -31,7 +31,7 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
   if (c < 1 || c > config_.controller.channels) {
     log_limited(fmt::format("registration of channel {} from {} refused: copd has channels 1..{}", c,
                             link::to_string(from), config_.controller.channels));
-    refuse(from, link::Refusal::unknown_channel, f.channel,
+    refuse(from, link::Refusal::unknown_channel, f,
            fmt::format("copd has channels 1..{}", config_.controller.channels));
     return;
   }
@@ -39,7 +39,7 @@ void Server::handle_register(const Frame& f, const sockaddr_in& from) {
   if (ch.registered && ch.addr.sin_addr.s_addr != from.sin_addr.s_addr) {
     log_limited(fmt::format("registration of channel {} from {} refused: held by {}", c, link::to_string(from),
                             link::to_string(ch.addr)));
-    refuse(from, link::Refusal::already_registered, f.channel,
+    refuse(from, link::Refusal::already_registered, f,
            fmt::format("channel {} is held by {}", c, link::to_string(ch.addr)));
     return;
   }
@@ -70,7 +70,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
     stats_.bad_proofs++;
     log_limited(fmt::format("registration of channel {} from {} refused: wrong proof of the cluster key ({} so far)", c,
                             link::to_string(from), stats_.bad_proofs));
-    refuse(from, link::Refusal::bad_secret, f.channel, "no valid proof of the cluster key for a challenge of copd");
+    refuse(from, link::Refusal::bad_secret, f, "no valid proof of the cluster key for a challenge of copd");
     return;
   }
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) {
@@ -87,7 +87,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
   Channel& ch = chan(c);
   if (ch.registered && link::endpoint_key(ch.addr) != key) {
     if (ch.addr.sin_addr.s_addr != from.sin_addr.s_addr) {
-      refuse(from, link::Refusal::already_registered, f.channel,
+      refuse(from, link::Refusal::already_registered, f,
              fmt::format("channel {} is held by {}", c, link::to_string(ch.addr)));
       return;
     }
@@ -96,7 +96,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
     drop_channel(c, fmt::format("taken over by a new driver at {}", link::to_string(from)));
   }
   if (auto at = by_address_.find(key); at != by_address_.end() && at->second != c) {
-    refuse(from, link::Refusal::already_registered, f.channel,
+    refuse(from, link::Refusal::already_registered, f,
            fmt::format("this address holds channel {}", at->second));
     return;
   }
@@ -123,6 +123,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
   ok.tkno = controller_.channel_partition(c);
   ok.session = ch.session;
   ok.nonce = f.nonce;
+  ok.ack = epoch_;  // copd's epoch (cop/link.h): another value is another life of copd
   ok.cycles = controller_.cycles();
   ok.info = {uint32_t(config_.controller.channels), config_.controller.tasks_per_channel,
              config_.controller.tas_words, config_.controller.gas_words};
@@ -154,6 +155,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
       if (f.type == FrameType::enrol) {
         Task& t = ch.tasks[f.tkno];
         t.enrolled = true;
+        t.lost = ch.lost_joins.count(f.tkno) > 0;
         t.key = link::session_key(link::task_key(config_.key, uint16_t(c), f.tkno, f.nonce), ch.session);
         if (has_job) controller_.set_task_partition(c, f.tkno, joined->second);
         controller_.set_vacant(c, false);
@@ -162,6 +164,7 @@ void Server::handle_driver_request(int c, const Frame& f) {
         controller_.set_vacant(c, true);
       }
       ch.joined.erase(f.tkno);
+      ch.lost_joins.erase(f.tkno);
       if (config_.verbose)
         log_(link::LogLevel::info, fmt::format("channel {}: task {} {}", c, f.tkno, f.type == FrameType::enrol ? "enrolled" : "ended"));
     }
@@ -178,47 +181,70 @@ void Server::handle_driver_request(int c, const Frame& f) {
   if (f.seq == ch.sup_seq) {
     ack.info[0] = ch.sup_answer[0];
     ack.info[1] = ch.sup_answer[1];
+    ack.info[2] = ch.sup_answer[2];
   }
   send_frame(ack, ch.addr, &ch.down_key);
 }
 
-std::array<uint32_t, 2> Server::join_job(int c, const Frame& f) {
+std::array<uint32_t, 3> Server::join_job(int c, const Frame& f) {
   Channel& ch = chan(c);
   const std::string job = f.text;
   const uint32_t uid = f.info[2];
+  // A re-join (info[3] = 1 + the PPN it had) names the partition's epoch it had (info[1]).
+  const bool again = f.info[3] != 0;
   // Not done for two levels: the partition of a level-1 controller's nodes is the
   // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
-  // With one partition (--partitions 1) every job shares the channels' own.
-  if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2)
-    return {1u + controller_.channel_partition(c), 0};
+  // With one partition (--partitions 1) every job shares the channels' own. Its
+  // epoch is copd's: it is lost only with copd.
+  if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2) {
+    if (again && f.info[1] != epoch_) return lost_join(c, f, "copd restarted since it joined");
+    return {1u + controller_.channel_partition(c), 0, epoch_};
+  }
   uint8_t ppn = 0;
+  uint32_t epoch = 0;
   // The number's task back after its channel's lease ran out, re-joined by its
   // driver with the PPN it had: it keeps its place (and its job the partition's words).
-  if (away_.erase({c, f.tkno}) > 0 && f.info[3] != 0)
-    if (const auto kept = jobs_.member_of(c, f.tkno, job, uid); kept && *kept + 1u == f.info[3]) {
+  if (away_.erase({c, f.tkno}) > 0 && again)
+    if (const auto kept = jobs_.member_of(c, f.tkno, job, uid);
+        kept && *kept + 1u == f.info[3] && jobs_.epoch_of(job) == f.info[1]) {
       ch.joined[f.tkno] = *kept;
-      return {1u + *kept, 0};
+      return {1u + *kept, 0, f.info[1]};
     }
   leave_job(c, f.tkno);  // whatever job the number's last task was in
   ch.joined.erase(f.tkno);
-  const link::JoinRefusal why = jobs_.join(c, f.tkno, job, uid, f.info[3] ? int(f.info[3]) - 1 : -1, ppn);
+  if (again && f.info[1] == 0) return lost_join(c, f, "it names no epoch");
+  const link::JoinRefusal why =
+      jobs_.join(c, f.tkno, job, uid, again ? int(f.info[3]) - 1 : -1, again ? f.info[1] : 0, ppn, epoch);
+  if (why == link::JoinRefusal::epoch_lost)
+    return lost_join(c, f, fmt::format("partition {} of epoch {:#x} was freed since", f.info[3] - 1, f.info[1]));
   if (why != link::JoinRefusal::none) {
     log_limited(fmt::format("channel {}: task {} of uid {} refused job '{}' ({})", c, f.tkno, uid, job,
                             why == link::JoinRefusal::other_user     ? "another user's job"
                             : why == link::JoinRefusal::no_partition ? "no partition free"
                                                                      : "bad request"));
-    return {0, uint32_t(why)};
+    return {0, uint32_t(why), 0};
   }
   ch.joined[f.tkno] = ppn;  // for its ENROL, which follows
   if (config_.verbose)
     log_(link::LogLevel::info, fmt::format("channel {}: task {} joined job '{}' (uid {}) in partition {}", c, f.tkno, job, uid, ppn));
-  return {1u + ppn, 0};
+  return {1u + ppn, 0, epoch};
+}
+
+std::array<uint32_t, 3> Server::lost_join(int c, const Frame& f, const std::string& why) {
+  // Enrolled all the same (its ENROL follows), but every command of it is refused with
+  // epoch_lost (handle_command) until the task enrols again: its partition's words are
+  // gone, and a cleared partition must not pass for them.
+  chan(c).lost_joins.insert(f.tkno);
+  log_(link::LogLevel::warn, fmt::format("channel {}: task {} of job '{}' back, but its partition is gone ({}): its "
+                                         "commands get epoch_lost until it enrols again", c, f.tkno, f.text, why));
+  return {0, uint32_t(link::JoinRefusal::epoch_lost), 0};
 }
 
 void Server::leave_job(int c, uint16_t tkno) {
   if (const auto freed = jobs_.leave(c, tkno)) {
     controller_.clear_partition(*freed);
-    if (config_.verbose) log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task ended)", *freed));
+    // Said always: a task of the job that comes back after this gets epoch_lost.
+    log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task left); its epoch ends", *freed));
   }
 }
 

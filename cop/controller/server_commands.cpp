@@ -27,6 +27,20 @@ void Server::refuse_forged(int c, const Frame& f, const std::string& why) {
                           link::frame_type_name(f.type), f.seq, f.tkno, why, ch.forged));
 }
 
+void Server::answer_lost(int c, const Frame& f, Task& task) {
+  // The task's partition is gone (cop.h "Epochs"): nothing of the frame reaches the
+  // controller; every command is answered NACK epoch_lost (libcop: CopErrEpochLost).
+  Channel& ch = chan(c);
+  for (size_t i = 0; i < f.entries.size(); ++i) {
+    wire::Message nack = wire::make(Opcode::NACK, f.tkno);
+    nack.data1 = wire::nack_data(wire::Error::epoch_lost, wire::instruction_opcode(f.entries[i].words[0]));
+    const Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i), controller_.cycles());
+    task.answers.push_back(a);
+    ch.out.push_back(a);
+  }
+  ch.urgent = true;
+}
+
 Server::Task* Server::task_of(Channel& ch, const Origin& o) {
   if (o.supervisor) return &ch.driver;
   return o.tkno < ch.tasks.size() ? &ch.tasks[o.tkno] : nullptr;
@@ -64,6 +78,10 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   task.executed = true;
   task.seq = f.seq;
   task.answers.clear();
+  if (task.lost && !supervisor) {
+    answer_lost(c, f, task);
+    return;
+  }
   frame_commands_.clear();
   const wire::Limits limits = config_.controller.limits();
   const Sender sender{supervisor, f.tkno};

@@ -148,6 +148,7 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   resends_ = 0;
   backoff_ = 0;
   first_sent_ns_ = monotonic_ns();
+  wait_session_ = w_->rx_session.load(std::memory_order_acquire);
   return transmit();
 }
 
@@ -171,6 +172,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   result_cycle_ = 0;
   mismatched_op_ = 0;
   wait_start_ns_ = monotonic_ns();
+  if (answers_missing_ == 0) wait_session_ = w_->rx_session.load(std::memory_order_acquire);
   take_from_buffer();
   Error e = wait_for_outstanding();
   if (e == Error::none) e = result_error_;
@@ -201,8 +203,12 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
   const Frame& f = std::get<Frame>(decoded);
   // Who sent it: copd, if the session's down key verifies it (cop/link.h
-  // "Keys"). CHALLENGE and REFUSED cannot be MACed: a challenge is only filed
-  // for the driver (which proves the key), a refusal only makes it register again.
+  // "Keys"). CHALLENGE cannot be MACed: a challenge is only filed for the driver
+  // (which proves the key). REFUSED has its own key and freshness (take_refusal).
+  if (f.type == FrameType::refused) {
+    take_refusal(f, bytes);
+    return;
+  }
   if (f.type == FrameType::challenge) {
     if (f.nonce == w_->register_nc.load(std::memory_order_relaxed)) {
       for (size_t i = 0; i < 4; ++i) w_->challenge_ns[i].store(f.info[i], std::memory_order_relaxed);
@@ -212,20 +218,22 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   }
   if (f.type == FrameType::registered) {
     if (f.nonce != w_->register_nc.load(std::memory_order_relaxed) || !link::verify(bytes, down_key(f.session))) return;
-  } else if (f.type != FrameType::refused &&
-             !link::verify(bytes, down_key(w_->rx_session.load(std::memory_order_relaxed)))) {
+  } else if (!link::verify(bytes, down_key(w_->rx_session.load(std::memory_order_relaxed)))) {
     return;  // not copd's, or of another session
   }
-  if (f.type != FrameType::refused) w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
   switch (f.type) {
     case FrameType::reply:
       take_reply(f);
       break;
     case FrameType::sup_ack:
       if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) {
-        // A JOIN's answer (its job's partition) before the seq that confirms it.
-        if (f.info[0] || f.info[1])
+        // A JOIN's answer (its job's partition and that partition's epoch) before the
+        // seq that confirms it.
+        if (f.info[0] || f.info[1]) {
+          w_->sup_epoch.store(uint64_t{f.seq} << 32 | f.info[2]);
           w_->sup_answer.store(uint64_t{f.seq} << 32 | (f.info[0] & 0xFFFFu) << 16 | (f.info[1] & 0xFFFFu));
+        }
         w_->sup_acked.store(f.seq);
       }
       break;
@@ -235,12 +243,9 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
         transmit();
       }
       break;
-    case FrameType::refused:
-      // copd no longer knows this channel (restarted, or the lease ran out):
-      // the driver registers again; until then the channel is down.
-      csr_channel_down(*w_);
-      break;
     case FrameType::registered:
+      // copd's epoch: another one is another life of copd (its log line is copdrv's).
+      w_->copd_epoch.store(f.ack, std::memory_order_relaxed);
       if (f.session != w_->rx_session.load()) {
         // A new registration (copd restarted): its stream starts at 1.
         w_->rx_next.store(1);
@@ -253,6 +258,25 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
     default:
       break;
   }
+}
+
+void ChannelClient::take_refusal(const Frame& f, std::span<const uint8_t> bytes) {
+  // copd refuses a frame of a session it does not know (it restarted, or the channel's
+  // lease ran out): the refusal echoes that session. One under the channel's refusal
+  // key for the session the channel is in is copd's word that it may have forgotten
+  // the channel: copdrv proves its registration again (the holder keeps its session
+  // when copd still knows it; a new session fails what waited on the old one). Any
+  // other (no MAC, another key, an old session: forged or replayed) changes nothing.
+  if (!have_refusal_key_) {
+    refusal_key_ = link::refusal_key(down_base_);
+    have_refusal_key_ = true;
+  }
+  const uint32_t session = w_->rx_session.load(std::memory_order_relaxed);
+  if (session == 0 || f.session != session || !link::verify(bytes, refusal_key_)) {
+    w_->refused_ignored.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  w_->reprove.store(1, std::memory_order_release);
 }
 
 void ChannelClient::take_reply(const Frame& f) {
@@ -297,6 +321,13 @@ Error ChannelClient::wait_for_outstanding() {
   uint64_t last_alive_check = 0;
   while (!nothing_outstanding()) {
     if (Error e = csr_error(); e != Error::none) return e;
+    // copd registered the channel anew (it restarted, or the lease ran out): what the
+    // wait is for was of the old session and will not come. The frame is given up (a
+    // later call starts clean; copd refuses the old session's frame anyway).
+    if (w_->rx_session.load(std::memory_order_acquire) != wait_session_) {
+      answers_missing_ = 0;
+      return Error::link_down;
+    }
     const uint32_t seen = w_->event.load(std::memory_order_acquire);
     take_from_buffer();
     if (nothing_outstanding()) break;

@@ -165,6 +165,8 @@ class ChannelClient {
   // An acknowledgment of the reply stream; gap: ask copd to resend at once.
   void send_ack(bool gap);
   void take_reply(const link::Frame& f);
+  // A REFUSED frame: copd's for this session asks copdrv to prove again; else ignored and counted.
+  void take_refusal(const link::Frame& f, std::span<const uint8_t> bytes);
   // No answer missing, and no result missing unless the wait has failed.
   bool nothing_outstanding() const;
   bool driver_alive() const;
@@ -180,6 +182,10 @@ class ChannelClient {
   link::Key up_key_{}, down_key_{};
   uint32_t up_session_ = 0, down_session_ = 0;
   bool have_up_ = false, have_down_ = false;
+  link::Key refusal_key_{};
+  bool have_refusal_key_ = false;
+  // The session the frame in flight (or the awaited results) belong to.
+  uint32_t wait_session_ = 0;
   LinkOptions opt_;
   uint32_t seq_ = 0;
   // The frame in flight.

@@ -129,6 +129,11 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     if (!std::holds_alternative<Frame>(decoded)) continue;
     const Frame& f = std::get<Frame>(decoded);
     if (f.type == FrameType::refused) {
+      // Only copd's (the channel's refusal key) to this registration (our nonce Nc) ends it.
+      if (f.nonce != nc_ || !link::verify(bytes, link::refusal_key(down_base_))) {
+        window_->refused_ignored.fetch_add(1);
+        continue;
+      }
       why = fmt::format("copd refused channel {}: {} ({})", config_.channel,
                         link::refusal_name(static_cast<link::Refusal>(f.info[0])), f.text);
       return false;
@@ -143,6 +148,8 @@ bool Driver::register_with_copd(int timeout_ms, std::string& why) {
     if (f.type != FrameType::registered || f.nonce != nc_ ||
         !link::verify(bytes, link::session_key(down_base_, f.session)))
       continue;
+    window_->copd_epoch.store(f.ack);
+    copd_epoch_ = f.ack;
     window_->rx_session.store(f.session);
     window_->rx_next.store(1);
     window_->ack_sent.store(0);
@@ -228,9 +235,11 @@ void Driver::send_pending_request() {
     for (int t = 0; t < kMaxLocalTasks; ++t)
       if (tokens_[t]) {
         // Its job again first, asking for the partition it has (every node asks the same).
+        // With the epoch of that partition: copd keeps the task's place only in the same
+        // partition's life, else it answers every command of the task epoch_lost.
         if (!jobs_[t].job.empty())
           requests_.push_back(DriverRequest{FrameType::join, uint16_t(t), 0, ++request_seq_, 0, jobs_[t].job,
-                                            jobs_[t].uid, jobs_[t].ppn});
+                                            jobs_[t].uid, jobs_[t].ppn, jobs_[t].epoch});
         requests_.push_back(DriverRequest{FrameType::enrol, uint16_t(t), tokens_[t], ++request_seq_, 0});
       }
   }
@@ -243,6 +252,7 @@ void Driver::send_pending_request() {
   r.sent_ns = now;
   if (r.type == FrameType::join) {
     send_frame(r.type, r.seq, r.tkno, 0, [&](Frame& f) {
+      f.info[1] = r.had_epoch;
       f.info[2] = r.uid;
       f.info[3] = r.had_ppn;
       f.text = r.job;
@@ -344,8 +354,16 @@ void Driver::heartbeat() {
   const uint64_t now = monotonic_ns();
   if (now - last_heartbeat_ns_ < uint64_t(config_.heartbeat_ms) * 1000000ull) return;
   last_heartbeat_ns_ = now;
-  if (!window_->csr_rdy.load()) {
-    // copd forgot the channel (restart, lease): claim it again.
+  if (const uint32_t epoch = window_->copd_epoch.load(); epoch != copd_epoch_) {
+    log_(link::LogLevel::warn, fmt::format("copd has another epoch ({:#x}, was {:#x}): it restarted, and the tasks "
+                                           "enrolled before get CopErrEpochLost until they enrol again",
+                                           epoch, copd_epoch_));
+    copd_epoch_ = epoch;
+  }
+  // copd forgot the channel (restart, lease): claim it again. A REFUSED of copd's for
+  // this session (reprove): prove the registration again (copd keeps the session if it
+  // still knows the channel).
+  if (!window_->csr_rdy.load() || window_->reprove.exchange(0) != 0) {
     send_frame(FrameType::register_, 0);
   } else {
     send_frame(FrameType::heartbeat, ++heartbeat_seq_);

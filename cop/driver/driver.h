@@ -59,6 +59,7 @@ struct DriverRequest {
   std::string job = {};
   uint32_t uid = 0;
   uint32_t had_ppn = 0;
+  uint32_t had_epoch = 0;  // the epoch of that partition (cop.h "Epochs")
 };
 
 class Driver {
@@ -128,11 +129,13 @@ class Driver {
     std::string job;
     uint32_t uid = 0;
     uint32_t ppn = 0;
+    uint32_t epoch = 0;  // the partition's epoch its JOIN gave
   };
   SlotJob jobs_[kMaxLocalTasks];
   // Whether a task of this user may enrol (DriverConfig::allow_uid, root).
   bool admitted(uid_t uid) const;
   uint32_t ack_seen_ = 0;
+  uint32_t copd_epoch_ = 0;  // copd's epoch as last seen (logged when it changes)
   uint64_t last_heartbeat_ns_ = 0;
   uint64_t udp_skip_until_ns_ = 0;  // next periodic drain
   bool reported_silence_ = false;

@@ -171,7 +171,10 @@ void Driver::accept_task() {
   }
   const bool answered = wait_confirmed(seq);
   const uint64_t answer = window_->sup_answer.load();
+  const uint64_t epoch_answer = window_->sup_epoch.load();
   const bool ours = answered && uint32_t(answer >> 32) == seq;
+  // The partition's epoch (cop.h "Epochs"), re-joined with after a lease or a copd restart.
+  const uint32_t epoch = uint32_t(epoch_answer >> 32) == seq ? uint32_t(epoch_answer) : 0;
   const uint32_t joined = ours ? uint32_t(answer >> 16) & 0xFFFFu : 0;
   if (answered && joined == 0) {
     const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
@@ -210,6 +213,7 @@ void Driver::accept_task() {
   {
     std::lock_guard lock(requests_mu_);
     jobs_[slot].ppn = joined;
+    jobs_[slot].epoch = epoch;
   }
   rep.channels = window_->channels;
   rep.tasks_per_channel = window_->tasks_per_channel;

@@ -138,7 +138,12 @@ std::string default_driver_dir() {
 
 std::string default_job_id() {
   if (const char* j = std::getenv("COP_JOB"); j && *j) return j;
-  if (const char* s = std::getenv("SLURM_JOB_ID"); s && *s) return std::string("slurm:") + s;
+  // A Slurm job id is unique within its cluster only: the cluster's name with it
+  // (two clusters' jobs on one copd, or a cluster renumbering after a reinstall).
+  if (const char* s = std::getenv("SLURM_JOB_ID"); s && *s) {
+    const char* cluster = std::getenv("SLURM_CLUSTER_NAME");
+    return std::string("slurm:") + (cluster && *cluster ? cluster : "-") + ":" + s;
+  }
   return {};
 }
 

@@ -59,7 +59,8 @@ struct OpenResult {
 OpenResult open_port(const std::string& driver_dir, bool direct, int tid, int wanted_tkno,
                      const LinkOptions& link = {}, const std::string& job = {});
 
-// The job a task belongs to (cop.h "Jobs"): $COP_JOB, else "slurm:" $SLURM_JOB_ID, else empty.
+// The job a task belongs to (cop.h "Jobs"): $COP_JOB, else "slurm:" $SLURM_CLUSTER_NAME ":"
+// $SLURM_JOB_ID ("-" for a cluster without a name), else empty.
 std::string default_job_id();
 
 // The driver directory a task uses: $COP_DRIVER, else $TMPDIR/copbench-cop, else /tmp/copbench-cop.

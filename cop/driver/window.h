@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 8;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities
+inline constexpr uint32_t kWindowVersion = 9;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities; 9: epochs, refusals
 inline constexpr int kUnsettledRanges = 64;
 // Operations a receiver found another call of (same round, other datatype or count:
 // channel_entries.cpp): their words still to come are dropped, not filed.
@@ -76,6 +76,8 @@ struct HostSlot {
   uint64_t at_cycle;
   uint64_t since_ns;  // when the slot was taken (monotonic_ns): a slot nobody waits on any more is
                       // swept once it is older than the CopTimeout (cop/lib/host.cpp)
+  uint64_t arrived_tknos;  // bit TKNO: the local tasks that have added their part (a member that
+                           // ended without is told to the others, cop/lib/host.cpp)
   alignas(8) uint8_t data[kHostBytes];
 };
 
@@ -155,6 +157,17 @@ struct Window {
   // the high word, then info[0] (1 + the job's PPN, 0: refused) and info[1]
   // (link::JoinRefusal), 16 bits each.
   std::atomic<uint64_t> sup_answer;
+  // The epoch of the job's partition a JOIN's sup_ack gave (its seq in the high word),
+  // stored before sup_answer: copdrv re-joins the task with it after a lease ran out or
+  // copd restarted (cop.h "Epochs").
+  std::atomic<uint64_t> sup_epoch;
+  // copd's epoch (REGISTERED's ack field): new at every start of copd.
+  std::atomic<uint32_t> copd_epoch;
+  // REFUSED frames (cop/link.h "REFUSED"): one of copd's for this channel's session
+  // asks copdrv to prove its registration again (reprove); a REFUSED with a wrong MAC
+  // or for another session (forged, replayed) is ignored and counted here.
+  std::atomic<uint32_t> reprove;
+  std::atomic<uint64_t> refused_ignored;
 };
 
 // Initialises a fresh window (copdrv) in memory the caller mapped shared.

@@ -53,6 +53,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   const uint32_t tag = uint32_t(msgtag) + uint32_t(at);
   // Readers: the local roots, except the last to arrive if it is one (it has the result itself).
   const uint32_t readers = r.local_roots - (r.me_root ? 1 : 0);
+  expect_local_members(g);
   const int rc = l.host->gather(
       key, r.local, readers, r.me_root, words,
       [&](std::span<uint64_t> slot, bool first) {
@@ -63,6 +64,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
         const uint64_t l2 = level2(g.l2_mask);
         return channel_reduce(op, tag, folded, g.tc_mask, r.bm, r.local_roots > 0, l2, l2 ? r.l2_bm : 0);
       });
+  if (rc == CopErrTaskEnded && !all_on_this_host(g)) return void_for_ended_member(rc, int(tag), n);
   if (rc < 0) return fail_and_notify(rc);
   if (r.me_root)
     for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
@@ -153,11 +155,13 @@ int cop_barrier(char* group, int count, int msgtag) {
   const uint64_t key = l.host->next_key(what.c_str(), group, uint32_t(msgtag), 0, identity.id());
   std::vector<uint64_t> none;
   const bool all_local = all_on_this_host(g);
+  expect_local_members(g);
   // fail_and_notify(): a task that waited in the host area learns of a link failure here.
   const int rc = fail_and_notify(l.host->gather(
       key, local, local - 1, true, none, [](std::span<uint64_t>, bool) {},
       [&](std::span<uint64_t>) { return all_local ? 0 : channel_barrier(addr, g.tc_mask, level2(g.l2_mask)); }));
   if (rc < 0) unsettle(int(addr), 1);
+  if (rc == CopErrTaskEnded && !all_local) void_for_ended_member(rc, int(addr), 1);
   if (rc == 0 && int(g.members.size()) >= g.total) {
     // Every member has made all its earlier calls: their GAS ranges are free again.
     std::vector<int> tids;

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "lib/library.h"
+#include "link/auth.h"
 
 namespace cop::lib {
 
@@ -19,16 +21,52 @@ using wire::Opcode;
 
 namespace {
 
+// This PVM virtual machine's job nonce: a random number the machine's first task puts
+// in PVM's mailbox, persistent (for the machine's life), which every later task reads.
+// The first put wins (a put of a name held fails PvmExists: a test-and-set); a task
+// that loses the race reads the winner's. Empty when the mailbox cannot say.
+std::string machine_nonce() {
+  char name[] = "copbench.cop.job";
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (const int got = pvm_recvinfo(name, 0, PvmMboxDefault); got >= 0) {
+      char text[64] = {};
+      const int old = pvm_setrbuf(got);
+      const int rc = pvm_upkstr(text);
+      pvm_setrbuf(old);
+      pvm_freebuf(got);
+      return rc < 0 ? std::string() : std::string(text);
+    } else if (got != PvmNotFound) {
+      return {};
+    }
+    char mine[24];
+    std::snprintf(mine, sizeof mine, "%016llx", static_cast<unsigned long long>(link::random_nonce()));
+    const int buf = pvm_mkbuf(PvmDataDefault);
+    if (buf < 0) return {};
+    const int old = pvm_setsbuf(buf);
+    int rc = pvm_pkstr(mine);
+    if (rc >= 0) rc = pvm_putinfo(name, buf, PvmMboxPersistent);
+    pvm_setsbuf(old);
+    pvm_freebuf(buf);
+    if (rc >= 0) return mine;
+    if (rc != PvmExists && rc != PvmDenied) return {};
+  }
+  return {};
+}
+
 // The task's job (cop.h "Jobs"): COP_JOB or the Slurm job, else this PVM virtual
-// machine (its master host, the first of pvm_config, and the user: one virtual
-// machine per user and master host); empty when PVM cannot say (copdrv then
-// names the job after the user).
+// machine: its nonce in the mailbox (two virtual machines of one user on one host,
+// two private pvmds, never share one), the user and the master host (the first of
+// pvm_config). Without a nonce, the master host and the user only (one virtual machine
+// per user and master host); empty when PVM cannot say (copdrv then names the job
+// after the user).
 std::string job_id() {
   if (std::string j = driver::default_job_id(); !j.empty()) return j;
   int nhost = 0, narch = 0;
   pvmhostinfo* hosts = nullptr;
   if (pvm_config(&nhost, &narch, &hosts) < 0 || nhost < 1 || !hosts || !hosts[0].hi_name) return {};
-  std::string id = "pvm:" + std::string(hosts[0].hi_name) + ":uid" + std::to_string(::getuid());
+  const std::string nonce = machine_nonce();
+  std::string id = "pvm:" + (nonce.empty() ? std::string() : nonce + ":") + "uid" + std::to_string(::getuid()) + ":" +
+                   std::string(hosts[0].hi_name);
   return id.size() <= link::kMaxJobId ? id : id.substr(0, link::kMaxJobId);
 }
 
@@ -79,7 +117,7 @@ int open_channel(int wanted_tkno) {
     report("cop_mytid", "clearing the task address space failed");
     return rc;
   }
-  return l.mapping.publish(l.tid, Place{info().chno, info().tkno, l.cntno});
+  return l.mapping.publish(l.tid, Place{info().chno, info().tkno, l.cntno, int(info().ppn)});
 }
 
 // The channel under the selected mapping: the direct mapping has the driver give
@@ -219,7 +257,7 @@ int cop_notify(int what, int msgtag, int cnt, int* tids) {
 
 const char* cop_strerror(int rc) {
   if (rc >= 0) return "ok";
-  if ((rc <= -101 && rc >= -119) || rc == CopErrLockTimeout || rc == CopErrVoided)
+  if ((rc <= -101 && rc >= -119) || rc == CopErrLockTimeout || rc == CopErrVoided || rc == CopErrEpochLost)
     return cop::wire::error_name(static_cast<Error>(-rc - 100)).data();
   switch (rc) {
     case CopErrNoDriver: return "no channel driver (copdrv) at COP_DRIVER";

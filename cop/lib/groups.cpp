@@ -212,7 +212,11 @@ int ask_members(const char* name, int n, int size, bool sized, Group& g) {
     // exit from the pvmd, as libcop's exit notify does): it takes no part. Listed now,
     // it was a member when the size was asked, so the size counts it.
     Member m{tid, {}, inst};
-    const int rc = l.exited.count(tid) ? PvmNoTask : place_of(tid, m.place);
+    int rc = l.exited.count(tid) ? PvmNoTask : place_of(tid, m.place);
+    // A task of another job (another partition) in a PVM group of this name (one virtual
+    // machine, two jobs): not a member of this job's collectives (cop.h "Jobs").
+    // (On this controller: a partition is a controller's.)
+    if (rc == 0 && m.place.ppn >= 0 && m.place.cntno == l.cntno && m.place.ppn != int(info().ppn)) rc = PvmNoTask;
     if (rc == PvmNoTask) {
       if (sized) n--, g.total--;
       continue;

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -95,6 +96,15 @@ bool HostArea::alive(int tkno) const {
   if (__atomic_load_n(&t.tkno, __ATOMIC_ACQUIRE) != tkno) return false;
   const pid_t pid = __atomic_load_n(&t.pid, __ATOMIC_ACQUIRE);
   return pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool HostArea::member_ended(const std::vector<std::pair<int, int>>& members, const HostSlot& s) const {
+  for (const auto& [tkno, tid] : members) {
+    if (tkno < 0 || tkno >= driver::kMaxLocalTasks || tkno == tkno_ || (s.arrived_tknos & tkno_bit(tkno))) continue;
+    const driver::TaskSlot& t = w_->tasks[tkno];
+    if (!alive(tkno) || __atomic_load_n(&t.tid, __ATOMIC_ACQUIRE) != tid) return true;
+  }
+  return false;
 }
 
 bool HostArea::purge(HostSlot& s, bool joined) {
@@ -232,6 +242,7 @@ void HostArea::notify() {
 int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wants_result, std::span<uint64_t> words,
                      const std::function<void(std::span<uint64_t>, bool)>& fold,
                      const std::function<int(std::span<uint64_t>)>& channel_work) {
+  const std::vector<std::pair<int, int>> members = std::exchange(members_, {});
   if (expected <= 1) {  // alone on this host: no partial operation, straight to the channel
     std::vector<uint64_t> mine(words.size());
     fold(mine, true);
@@ -243,6 +254,7 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
   const int slot = claim_with(key, expected, false, [&](HostSlot& s, Claim how) {
     fold(slot_words(s, words.size()), how == Claim::allocated);
     s.arrived++;
+    s.arrived_tknos |= tkno_bit(tkno_);
     last = s.arrived == s.expected;
     if (last)
       set_worker(s, tkno_);
@@ -283,6 +295,11 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
       } else if (purge(s, true)) {  // the worker died in the channel part
         retire(s, CopErrPartnerDied);
         rc = CopErrPartnerDied;
+        leave(s);
+      } else if (worker(s) < 0 && s.state == 0 && member_ended(members, s)) {
+        // A local member ended before it added its part: the operation cannot complete.
+        retire(s, CopErrTaskEnded);
+        rc = CopErrTaskEnded;
         leave(s);
       } else if (const int over = wait_over(start, worker(s) < 0 ? 1 : 2); over < 0) {
         // Given up: a local partner never came (CopTimeout), the partner doing the

@@ -39,6 +39,8 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "driver/window.h"
 
@@ -55,6 +57,12 @@ class HostArea {
   // The task's partition (its job's): tasks of other jobs on this host share the
   // area, and their operations on the same group names and tags are not ours.
   void set_partition(uint8_t ppn) { ppn_ = ppn; }
+
+  // The local members (TKNO, tid) of the next gather(): a waiter finds one that ended
+  // (its driver's task table no longer names it) without adding its part, and the
+  // operation fails for every local waiter with CopErrTaskEnded at once instead of at
+  // the CopTimeout (issue 34, liveness). Cleared by gather().
+  void expect_members(std::vector<std::pair<int, int>> members) { members_ = std::move(members); }
 
   // The key of this task's next operation of this kind on (group, tag, chunk). With an
   // operation identity (`op_id`, not 0: the call's, lib/library.h CallIdentity) the key is
@@ -121,6 +129,9 @@ class HostArea {
   int timeout_ms_ = 10000;
   std::function<bool()> link_gone_;
   uint8_t ppn_ = 0;
+  std::vector<std::pair<int, int>> members_;  // expect_members()
+  // One of `members` that has not arrived and whose task ended (host_lock held).
+  bool member_ended(const std::vector<std::pair<int, int>>& members, const driver::HostSlot& s) const;
   std::map<uint64_t, uint64_t> generation_;
 };
 

@@ -115,7 +115,7 @@ int place_of(int tid, Place& p) {
   Library& l = lib();
   if (tid <= 0) return PvmBadParam;
   if (tid == l.tid) {
-    p = Place{info().chno, info().tkno, l.cntno};
+    p = Place{info().chno, info().tkno, l.cntno, int(info().ppn)};
     return 0;
   }
   return l.mapping.lookup(tid, p, l.map_how, info().tasks_per_channel, l.timeout_ms);
@@ -190,6 +190,20 @@ int settle() {
     w.unsettled_count--;
   }
   pthread_mutex_unlock(&w.settle_lock);
+  return rc;
+}
+
+void expect_local_members(const Group& g) {
+  std::vector<std::pair<int, int>> here;
+  for (const Member& m : g.members)
+    if (on_this_host(m.place)) here.emplace_back(int(m.place.tkno), m.tid);
+  lib().host->expect_members(std::move(here));
+}
+
+int void_for_ended_member(int rc, int first, size_t count) {
+  if (rc != CopErrTaskEnded) return rc;
+  unsettle(first, count);
+  settle();  // a link error here leaves the range unsettled: the channel's next collective voids it
   return rc;
 }
 

@@ -190,6 +190,13 @@ void unsettle(int first, size_t count);
 // host area's flow, never before it: a task that returned early would skip its host
 // key and leave its local partners' keys out of step.
 int settle();
+// The group's members on this host, for the host area's next gather (HostArea::expect_members).
+void expect_local_members(const Group& g);
+// A local member of a collective on [first, first+count) ended before it added its part
+// (CopErrTaskEnded from the host area): the operation is voided on the controller at
+// once, so the other channels' tasks waiting on it get an error (CopErrVoided) within
+// about a lease, not at their CopTimeout (issue 34, liveness). Returns rc.
+int void_for_ended_member(int rc, int first, size_t count);
 
 // Sends the commands in frames of as many as the port carries; the first error wins.
 int exchange_all(const std::vector<wire::Message>& cmds, std::vector<driver::Answer>* answers_out = nullptr);

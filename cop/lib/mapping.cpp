@@ -43,8 +43,8 @@ int Mapping::publish(int tid, Place p) {
   const int buf = pvm_mkbuf(PvmDataDefault);
   if (buf < 0) return buf;
   const int old = pvm_setsbuf(buf);
-  int place[3] = {p.chno, p.tkno, p.cntno};
-  int rc = pvm_pkint(place, 3, 1);
+  int place[4] = {p.chno, p.tkno, p.cntno, p.ppn};
+  int rc = pvm_pkint(place, 4, 1);
   const std::string name = entry_name(tid);
   if (rc >= 0) rc = pvm_putinfo(const_cast<char*>(name.c_str()), buf, PvmMboxDefault);
   pvm_setsbuf(old);
@@ -76,12 +76,12 @@ int Mapping::lookup(int tid, Place& out, int how, uint32_t tasks_per_channel, in
     const int buf = pvm_recvinfo(const_cast<char*>(name.c_str()), 0, PvmMboxDefault);
     if (buf > 0) {
       const int old = pvm_setrbuf(buf);
-      int place[3] = {0, 0, 0};
-      const int rc = pvm_upkint(place, 3, 1);
+      int place[4] = {0, 0, 0, -1};
+      const int rc = pvm_upkint(place, 4, 1);
       pvm_setrbuf(old);
       pvm_freebuf(buf);
       if (rc < 0) return rc;
-      out = Place{place[0], place[1], place[2]};
+      out = Place{place[0], place[1], place[2], place[3]};
       table_[tid] = out;
       return 0;
     }

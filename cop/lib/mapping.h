@@ -6,7 +6,7 @@
 //     CNTNO (H-1)/K, channel CHNO (H-1)%K+1; TKNO is the L field modulo the
 //     task spaces per channel. K is COP_PER_CONTROLLER (default 64: one
 //     controller, CHNO = H);
-//   table (CopMapTable): every task publishes its (CNTNO, CHNO, TKNO) at enrollment
+//   table (CopMapTable): every task publishes its (CNTNO, CHNO, TKNO, PPN) at enrollment
 //     in PVM's mailbox (pvm_putinfo), and a lookup reads it (pvm_recvinfo),
 //     once per tid. This holds for any placement, for instance several
 //     emulated nodes under one pvmd.
@@ -20,6 +20,10 @@ struct Place {
   int chno = 0;
   int tkno = 0;
   int cntno = 0;  // the level-1 controller whose channel chno is
+  // The task's partition (its job's PPN, cop.h "Jobs"), as it published it; -1 unknown
+  // (the direct mapping). Group views leave out tasks of another partition: members of
+  // a PVM group of the same name in another job of the virtual machine (issue 34).
+  int ppn = -1;
 };
 
 // Channels per level-1 controller: $COP_PER_CONTROLLER, 1..64 (default 64).

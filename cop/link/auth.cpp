@@ -97,6 +97,8 @@ Key driver_key(const Key& cluster, uint16_t channel, uint32_t session, uint64_t 
 
 Key channel_down_key(const Key& cluster, uint16_t channel) { return Kdf(cluster, "cop down").add(channel).done(); }
 
+Key refusal_key(const Key& down_base) { return Kdf(down_base, "cop refused").done(); }
+
 Key task_key(const Key& cluster, uint16_t channel, uint16_t tkno, uint64_t enrol_nonce) {
   return Kdf(cluster, "cop task").add(channel).add(tkno).add(enrol_nonce).done();
 }

@@ -26,6 +26,10 @@ Key driver_key(const Key& cluster, uint16_t channel, uint32_t session, uint64_t 
 // The channel's down key H_K("down", channel), which its tasks get, and the
 // per-session key of copd -> node frames derived from it.
 Key channel_down_key(const Key& cluster, uint16_t channel);
+// The MAC key of REFUSED to a channel: H(H_K("down", channel), "refused"). copd
+// refuses frames of no session it knows, so the key is the channel's, not a
+// session's; its freshness is the session it echoes (cop/link.h "REFUSED").
+Key refusal_key(const Key& down_base);
 // A task's key T = H_K("task", channel, TKNO, E).
 Key task_key(const Key& cluster, uint16_t channel, uint16_t tkno, uint64_t enrol_nonce);
 // The key of session S from a channel's down key or a task's key: H(k, "session", S).

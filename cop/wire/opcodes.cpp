@@ -122,6 +122,7 @@ std::string_view error_name(Error e) {
     case Error::lock_timeout: return "LOCK held past the controller's deadlock timer: taken back";
     case Error::mismatch: return "contributions to the global operation disagree on function or datatype";
     case Error::voided: return "the operation was voided: a call of a participant on these words had failed";
+    case Error::epoch_lost: return "the task's partition (or copd) was lost and taken again since it joined: join again";
   }
   return "unknown error";
 }

@@ -29,30 +29,49 @@ TEST_P(Modes, RestartedDriverTakesItsChannelBack) {
   EXPECT_EQ(e2, Error::none);
 }
 
-// copd restarted: each copdrv registers again (a new session of the reply
-// stream) and enrols its tasks again, so a task that was there before goes on
-// (after the link_down of the gap), with its token.
-TEST_P(Modes, TasksGoOnAfterCopdRestarts) {
+// copd restarted: each copdrv registers again (a new session of the reply stream,
+// copd's new epoch) and joins its tasks again naming their partition's epoch, which
+// the new copd does not have: the task that was there before gets epoch_lost for
+// every command (cop.h "Epochs"), never an answer of the zeroed controller as if it
+// were its own (before: enrolled again silently, a counter read back as 0 with rc 0).
+// It joins again knowingly (a new port: cop_exit + cop_mytid) and works.
+TEST_P(Modes, TasksGetEpochLostAfterCopdRestarts) {
   Stack s(2);
   auto p = open(s, 1, GetParam());
   ASSERT_TRUE(p);
   std::vector<Answer> a;
   std::vector<Message> probe = {cmd(Opcode::PROBE, *p)};
   ASSERT_EQ(p->exchange(probe, a), Error::none);
+  ASSERT_EQ(a[0].error, Error::none);
   s.kill_copd();
   s.start_copd();
-  // Both drivers register again (the copd log counts registrations of this copd too).
   ASSERT_TRUE(wait_until([&] { return s.count_in_copd_log("registered by") >= 4; }, std::chrono::seconds(10)))
       << "the two drivers did not register with the restarted copd within 10 s:\n"
       << s.copd_log();
-  // The CSR said link_down meanwhile; once the channel is up the same task's
-  // commands are accepted again (its enrolment renewed), not refused.
+  EXPECT_TRUE(s.wait_for_driver_log(1, "copd has another epoch")) << s.driver_log(1);
+  // link_down (or timeout) while the channel is down; then epoch_lost, never a success.
   Error e = Error::link_down;
-  ASSERT_TRUE(wait_until([&] { return (e = p->exchange(probe, a)) == Error::none; }, std::chrono::seconds(10)))
-      << "the task's commands still fail 10 s after copd came back: " << cop::wire::error_name(e);
-  ASSERT_TRUE(a[0].has_data);
-  EXPECT_EQ(a[0].error, Error::none);
-  EXPECT_EQ(a[0].data.addr.chno, 1);
+  bool succeeded = false;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        e = p->exchange(probe, a);
+        succeeded |= e == Error::none && a.at(0).error == Error::none;
+        return e == Error::none && a.at(0).error == Error::epoch_lost;
+      },
+      std::chrono::seconds(10)))
+      << "the task's commands did not get epoch_lost 10 s after copd came back: " << cop::wire::error_name(e) << "\n"
+      << s.copd_log();
+  EXPECT_FALSE(succeeded) << "a command of the task enrolled before the restart succeeded";
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(p->exchange(probe, a), Error::none);
+    EXPECT_EQ(a.at(0).error, Error::epoch_lost);
+  }
+  p.reset();
+  auto again = open(s, 1, GetParam());
+  ASSERT_TRUE(again);
+  std::vector<Message> probe2 = {cmd(Opcode::PROBE, *again)};
+  ASSERT_EQ(again->exchange(probe2, a), Error::none);
+  EXPECT_EQ(a.at(0).error, Error::none);
 }
 
 // A frame whose commands wait for service (here a LOCK held by another

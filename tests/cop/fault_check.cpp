@@ -174,6 +174,13 @@ void run_outage(Tally& during, Tally& after, int after_rounds, int inst, const s
         pvm_send(pvm_parent(), kHelloTag);
       }
       if (!over && pvm_nrecv(pvm_parent(), kOverTag) > 0) over = true;
+      // A long outage (copd stopped 15 s): rounds failing at once (link down) would use
+      // up the rounds' tags before it ends. Near that bound task 0 waits for the
+      // parent's word that the outage is over (a condition, bounded by 60 s).
+      if (!over && r + after_rounds + 100 >= kMaxOutageRounds) {
+        timeval until_over{60, 0};
+        if (pvm_trecv(pvm_parent(), kOverTag, &until_over) > 0) over = true;
+      }
       ok_in_a_row = over && all_ok ? ok_in_a_row + 1 : 0;
       if (in_clean)
         next = ++clean_done >= after_rounds ? stop : clean;

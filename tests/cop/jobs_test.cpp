@@ -234,4 +234,58 @@ TEST(JobsIsolated, TaskAddressSpaceKeptWhenEveryLeaseRunsOut) {
   EXPECT_EQ(a1->info().ppn, a2->info().ppn);
 }
 
+// Issue 34 (cop.h "Epochs"): every channel of a job silent past its lease and then one
+// more (a network partition of 2-3 s, longer than two leases): copd frees the job's
+// partition (and clears it). When the nodes come back, copdrv re-joins the tasks naming
+// the partition's epoch, which is gone: the tasks get epoch_lost on every command, never
+// the cleared partition's words as their own (before: a fetch-and-add repeated its old
+// values with success). A task that enrols again knowingly works in a new partition life.
+TEST(JobsIsolated, TasksBackAfterTheirPartitionWasFreedGetEpochLost) {
+  Stack s(2, 4);
+  auto a1 = open_job(s, 1, "job-a");
+  auto a2 = open_job(s, 2, "job-a");
+  ASSERT_TRUE(a1 && a2);
+  const uint32_t tas = cop::wire::Address::tas_tag(uint32_t(a1->info().tkno), 5);
+  Message w = cop::commands::command(sender(*a1), Opcode::WSRAM64, cop::wire::Space::TAS, tas);
+  w.set_data64(77);
+  ASSERT_EQ(one(*a1, w), Error::none);
+  struct Resume {
+    const Stack& s;
+    ~Resume() {
+      for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+    }
+  } resume{s};
+  for (int k = 1; k <= 2; ++k) ASSERT_EQ(::kill(s.driver_pid(k), SIGSTOP), 0);
+  ASSERT_TRUE(s.wait_for_copd_log("its epoch ends")) << s.copd_log();
+  for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+  const std::vector<Message> read{cop::commands::command(sender(*a1), Opcode::RSRAM64, cop::wire::Space::TAS, tas)};
+  std::vector<Answer> a;
+  Error e = Error::link_down;
+  bool wrong = false;
+  ASSERT_TRUE(cop::testing::wait_until(
+      [&] {
+        e = a1->exchange(read, a);
+        wrong |= e == Error::none && a.at(0).error == Error::none;
+        return e == Error::none && a.at(0).error == Error::epoch_lost;
+      },
+      std::chrono::seconds(15)))
+      << cop::wire::error_name(e) << "\n" << s.copd_log();
+  EXPECT_FALSE(wrong) << "a task whose partition was freed read it with success";
+  EXPECT_TRUE(s.wait_for_copd_log("its partition is gone")) << s.copd_log();
+  // The other node's task too, on its next command.
+  const std::vector<Message> probe{cop::commands::command(sender(*a2), Opcode::PROBE)};
+  ASSERT_TRUE(cop::testing::wait_until([&] { return a2->exchange(probe, a) == Error::none && a.at(0).error != Error::link_down; },
+                                       std::chrono::seconds(10)));
+  EXPECT_EQ(a.at(0).error, Error::epoch_lost);
+  // Enrolled again knowingly: the job has a new partition life, whose words start clear.
+  a1.reset();
+  auto again = open_job(s, 1, "job-a");
+  ASSERT_TRUE(again);
+  const uint32_t tas2 = cop::wire::Address::tas_tag(uint32_t(again->info().tkno), 5);
+  const std::vector<Message> read2{cop::commands::command(sender(*again), Opcode::RSRAM64, cop::wire::Space::TAS, tas2)};
+  ASSERT_EQ(again->exchange(read2, a), Error::none);
+  ASSERT_EQ(a.at(0).error, Error::none);
+  EXPECT_EQ(a.at(0).data.data64(), 0u);
+}
+
 }  // namespace

@@ -230,7 +230,7 @@ struct KillParent {
   // One task on node 1 and two on node 2, all of group `g` and started.
   struct Trio {
     int first = 0, a = 0, b = 0;
-    int a_pid = -1, b_pid = -1;
+    int first_pid = -1, a_pid = -1, b_pid = -1;
   };
   bool start_trio(const std::string& part, char* g, int tag, const char* first_role, const char* node2_role,
                   bool node2_receive_from_first, Trio& t) {
@@ -238,10 +238,10 @@ struct KillParent {
     const int src = node2_receive_from_first ? t.first : 0;
     t.a = spawn(2, node2_role, g, tag, src);
     t.b = spawn(2, node2_role, g, tag, src);
-    const int first_pid = hello(t.first);
+    t.first_pid = hello(t.first);
     t.a_pid = hello(t.a);
     t.b_pid = hello(t.b);
-    return step(first_pid > 0 && t.a_pid > 0 && t.b_pid > 0 && wait_size(g, 3), part + ": the tasks did not start");
+    return step(t.first_pid > 0 && t.a_pid > 0 && t.b_pid > 0 && wait_size(g, 3), part + ": the tasks did not start");
   }
 
   void part1() {
@@ -289,6 +289,22 @@ struct KillParent {
     tell(t.first, kGoTag);
     expect(t.first, 0, "part 3: the member that never entered");
   }
+
+  // Issue 34 (liveness): a member killed before it enters a barrier while its node
+  // partner waits in the host area for it. The partner finds it gone from the driver's
+  // task table (CopErrTaskEnded) and has the controller void the barrier, so the member
+  // on node 1, waiting on its channel, gets CopErrVoided at once. Before: both waited for
+  // their CopTimeout (CopErrTimeout after 10 s).
+  void part4() {
+    char g[] = "copkill4";
+    Trio t;
+    if (!start_trio("part 4", g, 800, "barrier", "barrier", false, t)) return;
+    if (!enter(t.first, t.first_pid, "skb", "part 4: the member of node 1 never waited on its channel")) return;
+    if (!enter(t.a, t.a_pid, "futex", "part 4: the task of node 2 never waited in the host area")) return;
+    ::kill(t.b_pid, SIGKILL);
+    expect(t.a, CopErrTaskEnded, "part 4: the node partner of a member killed before it entered");
+    expect(t.first, CopErrVoided, "part 4: the member on another node");
+  }
 };
 
 int kill_parent(const std::string& access, const std::string& stack) {
@@ -298,6 +314,7 @@ int kill_parent(const std::string& access, const std::string& stack) {
     k.part1();
     k.part2();
     k.part3();
+    k.part4();
     std::fputs(k.failures.c_str(), stdout);
     failed = !k.failures.empty();
   }

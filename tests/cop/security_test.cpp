@@ -59,6 +59,11 @@ class Relay {
     return captured_;
   }
   void inject(const std::vector<uint8_t>& bytes) { down_.send(bytes); }
+  // Sends bytes to the node as if copd had sent them (from the address the node takes for copd's).
+  void inject_down(const std::vector<uint8_t>& bytes) {
+    std::lock_guard lock(mu_);
+    if (have_node_) cop::link::send_datagram(up_.fd(), bytes, &node_);
+  }
 
  private:
   void run() {
@@ -158,6 +163,7 @@ struct Scene {
   }
   ~Scene() {
     v.port.reset();
+    if (driver <= 0) return;
     ::kill(driver, SIGTERM);
     if (cop::testing::wait_exit(driver, 3000) < 0) {
       ::kill(driver, SIGKILL);
@@ -257,8 +263,9 @@ TEST(Security, FramesWithoutTheKeyOrWithAWrongKeyAreRefused) {
 }
 
 // Frames captured before copd restarted, replayed once copdrv has registered
-// and enrolled the victim again, are of another session: refused, counted,
-// not executed (the restarted controller's word stays the victim's own sum).
+// again, are of another session: refused, counted, not executed. The victim itself
+// gets epoch_lost (its partition went with copd, cop.h "Epochs") until it enrols
+// again; enrolled again, its counter in the restarted controller is its own sum.
 TEST(Security, FramesCapturedBeforeACopdRestartAreRefused) {
   Scene sc;
   ASSERT_TRUE(sc.v.port);
@@ -270,16 +277,17 @@ TEST(Security, FramesCapturedBeforeACopdRestartAreRefused) {
   sc.s.start_copd();
   ASSERT_TRUE(wait_until([&] { return sc.s.count_in_copd_log(enrolled) >= 2; }, std::chrono::seconds(10)))
       << "copdrv did not enrol the victim with the restarted copd:\n" << sc.s.copd_log();
+  Error e = Error::link_down;
+  ASSERT_TRUE(wait_until([&] { return !sc.v.add(1, &e) && e == Error::epoch_lost; }, std::chrono::seconds(10)))
+      << "the victim enrolled before the restart did not get epoch_lost: " << cop::wire::error_name(e);
+  sc.v.port.reset();
+  auto r = cop::driver::open_port(sc.s.driver_dir(1), true, 0x40001, -1);
+  ASSERT_EQ(r.status, 0) << r.error;
+  sc.v.port = std::move(r.port);
   for (const auto& [f, bytes] : frames) sc.relay.inject(bytes);
   // The restarted controller's word starts at 0: only the victim's adds from now on count.
   sc.v.total = 0;
-  Error e = Error::link_down;
-  std::optional<uint64_t> first;
-  ASSERT_TRUE(wait_until([&] { return (first = sc.v.add(1, &e)).has_value(); }, std::chrono::seconds(10)))
-      << "the victim's commands still fail 10 s after copd came back: " << cop::wire::error_name(e);
-  EXPECT_EQ(*first, 0u) << "frames of the session before the restart executed";
-  sc.v.total = 1;
-  sc.victim_adds(2);
+  sc.victim_adds(3);
   const std::string line = sc.refused_line();
   EXPECT_GE(count_after(line, "other session"), 1u) << line;
 }
@@ -383,6 +391,142 @@ TEST(Security, RestartedDriverWithTheKeyTakesItsChannelBack) {
   ASSERT_EQ(r.status, 0) << r.error;
   Victim v{std::move(r.port)};
   for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(v.add(1), i);
+}
+
+// Every frame the node sent of type `t`, as sent.
+std::vector<std::vector<uint8_t>> frames_of(Relay& relay, cop::link::FrameType t) {
+  std::vector<std::vector<uint8_t>> out;
+  for (auto& bytes : relay.captured()) {
+    auto d = cop::link::decode(bytes);
+    if (std::holds_alternative<cop::link::Frame>(d) && std::get<cop::link::Frame>(d).type == t) out.push_back(bytes);
+  }
+  return out;
+}
+
+// copd's own REFUSED to a frame for channel 1 of `session` from an address that holds
+// no channel (what an attacker can make copd send, then replay to the node).
+std::vector<uint8_t> genuine_refusal(Scene& sc, uint32_t session) {
+  cop::link::UdpSocket sock(cop::link::parse_endpoint("127.0.0.1:0", 0));
+  sock.connect(cop::link::parse_endpoint(sc.s.endpoint(), 0));
+  cop::link::Frame hb;
+  hb.type = cop::link::FrameType::heartbeat;
+  hb.channel = 1;
+  hb.session = session;
+  std::vector<uint8_t> bytes, buf;
+  cop::link::encode(hb, bytes);
+  sock.send(bytes);
+  const long n = sock.receive(buf, 2000);
+  EXPECT_GT(n, 0) << "copd did not refuse a frame from an address without a channel";
+  if (n <= 0) return {};
+  buf.resize(size_t(n));
+  auto d = cop::link::decode(buf);
+  EXPECT_TRUE(std::holds_alternative<cop::link::Frame>(d) &&
+              std::get<cop::link::Frame>(d).type == cop::link::FrameType::refused);
+  return buf;
+}
+
+// Issue 34: a REFUSED without copd's MAC (before: none at all, and one took the channel
+// down, failing 1573 of 2400 operations), under another key, or copd's own for another
+// session (replayed) is ignored and counted at the node; copd's own for the channel's
+// session only makes copdrv prove its registration again (copd keeps the session). The
+// victim's fetch-and-adds all succeed with their exact old values.
+TEST(Security, ForgedOrReplayedRefusedIsIgnored) {
+  Scene sc;
+  ASSERT_TRUE(sc.v.port);
+  sc.victim_adds(2);
+  const auto frames = command_frames(sc.relay, sc.v.port->info().tkno);
+  ASSERT_FALSE(frames.empty());
+  const uint32_t session = frames.back().first.session;
+  cop::link::Frame r;
+  r.type = cop::link::FrameType::refused;
+  r.channel = 1;
+  r.session = session;
+  r.info[0] = uint32_t(cop::link::Refusal::not_registered);
+  r.text = "forged";
+  sc.relay.inject_down(reencode(r));  // no MAC
+  cop::link::Key other{};
+  other[3] = 7;
+  std::vector<uint8_t> wrong;
+  cop::link::encode(r, wrong, &other);
+  sc.relay.inject_down(wrong);
+  const std::vector<uint8_t> stale = genuine_refusal(sc, session + 1);
+  ASSERT_FALSE(stale.empty());
+  sc.relay.inject_down(stale);
+  const auto* w = sc.v.port->window();
+  EXPECT_TRUE(wait_until([&] { return w->refused_ignored.load() >= 3; }, std::chrono::seconds(5)))
+      << w->refused_ignored.load() << " REFUSED frames ignored";
+  EXPECT_EQ(w->csr_err.load(), 0u);
+  sc.victim_adds(20);
+  // copd's own for this session: copdrv proves again and keeps the channel.
+  const std::vector<uint8_t> fresh = genuine_refusal(sc, session);
+  ASSERT_FALSE(fresh.empty());
+  sc.relay.inject_down(fresh);
+  EXPECT_TRUE(wait_until([&] { return frames_of(sc.relay, cop::link::FrameType::prove).size() >= 2; },
+                         std::chrono::seconds(5)))
+      << "copdrv did not prove its registration again after copd's REFUSED";
+  sc.victim_adds(20);
+  EXPECT_EQ(sc.s.copd_log().find("channel 1 down"), std::string::npos) << sc.s.copd_log();
+}
+
+// Issue 34: HEARTBEATs captured from a live driver and replayed after it died must not
+// renew its lease (copd takes only a heartbeat after the driver's last, and only fresh
+// frames renew a lease): copd drops the channel within about a lease and counts the
+// replays. Before, the replays kept the dead driver's channel up for as long as they came.
+TEST(Security, ReplayedHeartbeatsDoNotKeepADeadDriversChannel) {
+  Scene sc;
+  ASSERT_TRUE(sc.v.port);
+  sc.victim_adds(1);
+  std::vector<std::vector<uint8_t>> beats;
+  ASSERT_TRUE(wait_until([&] { return (beats = frames_of(sc.relay, cop::link::FrameType::heartbeat)).size() >= 5; },
+                         std::chrono::seconds(5)));
+  ASSERT_EQ(::kill(sc.driver, SIGKILL), 0);
+  cop::testing::wait_exit(sc.driver, 3000);
+  sc.driver = -1;
+  size_t i = 0;
+  // The attacker replays a heartbeat every 20 ms while the test waits for the drop.
+  const bool dropped = wait_until(
+      [&] {
+        sc.relay.inject(beats[i++ % beats.size()]);
+        return sc.s.count_in_copd_log("channel 1 down (no frame") > 0;
+      },
+      std::chrono::seconds(8), std::chrono::milliseconds(20));
+  EXPECT_TRUE(dropped) << "replayed heartbeats kept the dead driver's channel alive:\n" << sc.s.copd_log();
+  const std::string line = sc.refused_line();
+  EXPECT_GE(count_after(line, "stale heartbeats"), 1u) << line;
+}
+
+// Issue 34: a LOCK stops the poll counter at its channel for its own partition's
+// commands (seed 000 ch. IV: the locked sequence is atomic against them); another
+// job's commands, which cannot reach that partition, are serviced meanwhile. Here
+// copd's deadlock timer is off: before, job b's fetch-and-adds waited for job a's
+// UNLOCK (its CopTimeout here, 3 s); now they all complete with their exact old values.
+TEST(Security, ALockOfOneJobDoesNotStallAnotherJob) {
+  Stack s(2, 4, {"--lock-limit-ms", "0"});
+  auto ra = cop::driver::open_port(s.driver_dir(1), true, 0x40001, -1, {}, "job-a");
+  auto rb = cop::driver::open_port(s.driver_dir(2), true, 0x80001, -1, {}, "job-b");
+  ASSERT_EQ(ra.status, 0) << ra.error;
+  ASSERT_EQ(rb.status, 0) << rb.error;
+  ASSERT_NE(ra.port->info().ppn, rb.port->info().ppn);
+  Victim a{std::move(ra.port)}, b{std::move(rb.port)};
+  cop::driver::LinkOptions o;
+  o.wait_timeout_ms = 3000;
+  b.port->set_link_options(o);
+  const cop::commands::Sender sa{a.port->info().tkno, uint8_t(a.port->info().ppn)};
+  std::vector<Answer> ans;
+  const std::vector<Message> lock = {cop::commands::command(sa, Opcode::LOCK)};
+  ASSERT_EQ(a.port->exchange(lock, ans), Error::none);
+  ASSERT_EQ(ans.at(0).error, Error::none);
+  for (uint64_t i = 0; i < 10; ++i) {
+    Error e = Error::none;
+    const auto old = b.add(1, &e);
+    ASSERT_TRUE(old) << "job b's fetch-and-add " << i << " failed while job a held a LOCK: " << cop::wire::error_name(e);
+    EXPECT_EQ(*old, i);
+  }
+  // Job a's locked sequence goes on, atomic: its own commands, then its UNLOCK.
+  std::vector<Message> rest = {a.faa(5), cop::commands::command(sa, Opcode::UNLOCK)};
+  ASSERT_EQ(a.port->exchange(rest, ans), Error::none);
+  for (const Answer& x : ans) EXPECT_EQ(x.error, Error::none) << cop::wire::error_name(x.error);
+  EXPECT_EQ(ans.at(0).data.data64(), 0u);
 }
 
 // The cluster key file: exactly 32 bytes, readable by its owner only; anything

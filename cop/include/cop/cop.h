@@ -225,8 +225,10 @@
  *
  * Jobs (seed 000 ch. V, partitions): every task belongs to a job, named at
  * cop_mytid by COP_JOB (the launchers set it: scripts/cop-stack, suite/launch),
- * else SLURM_JOB_ID, else the PVM virtual machine (its master host and the
- * user). copd gives each job its own partition (PPN) on the controller, the
+ * else the Slurm job (SLURM_CLUSTER_NAME and SLURM_JOB_ID), else the PVM virtual
+ * machine: a random nonce its first task puts in PVM's mailbox (persistent, name
+ * copbench.cop.job), with the user and the master host, so two virtual machines
+ * (two private pvmds of one user on one host) never share a job. copd gives each job its own partition (PPN) on the controller, the
  * same on every node, for as long as a task of the job is enrolled (a task
  * whose node's link lost copd's lease counts for one more lease, for its
  * copdrv to enrol it again: its job keeps its partition's words): masks,
@@ -235,7 +237,10 @@
  * on the same channel and with the same tags. A job belongs to the user whose
  * task opened it (another user's task naming it: CopErrNotPermitted), and
  * copdrv admits only its job's user. Tasks that are to cooperate must name the
- * same job. Not done: a two-level COP gives all jobs of a level-1 controller
+ * same job. Two jobs of one virtual machine using a PVM group of the same name: each
+ * job's calls take only its own tasks as the group's members (a task publishes its
+ * partition with its place, table mapping; another partition's is left out), with
+ * PVM's instance numbers (roots) as they are, and a count (cop_barrier) counts them. Not done: a two-level COP gives all jobs of a level-1 controller
  * its one partition (the level 2's SAS word), so jobs are isolated there by
  * copdrv's user check only.
  */
@@ -320,6 +325,13 @@ extern "C" {
                                    words had failed (timeout, link down), and before using them again
                                    it had the controller void what was left in progress there, so
                                    no call completes an operation with another round's values */
+#define CopErrEpochLost -160   /* what this task had on the controller is gone: copd restarted, or its
+                                   job's partition was freed (every task of the job past its lease,
+                                   a network partition longer than two leases) and taken again since
+                                   the task joined. Every later call of the task gets this code, never
+                                   the new partition's zeros, until it joins again knowingly: cop_exit,
+                                   then cop_mytid (a new task number in the job's partition as it is
+                                   now; the program restores what it needs there). See "Epochs". */
 #define CopErrNoDriver -130     /* no copdrv at COP_DRIVER */
 #define CopErrNotEnrolled -131  /* cop_mytid has not succeeded */
 #define CopErrBadType -132      /* datatype/function pair the hardware does not have */

@@ -22,12 +22,13 @@
 //           t_CN-COP later, seed 000 ch. VI), 24 info[4] (u32 each),
 //           40 nonce (u64: REGISTER/CHALLENGE/PROVE/REGISTERED the driver's
 //           nonce Nc, ENROL the task's enrolment nonce; else 0),
-//           48 ack (u32), 52 session (u32), 56 payload length (u32),
+//           48 ack (u32; REGISTERED: copd's epoch, below), 52 session (u32),
+//           56 payload length (u32),
 //           60 CRC-32 (u32) of the whole frame with this field as zero,
 //           64 MAC (16 bytes, kMacBytes): keyed BLAKE2b (libsodium
 //           crypto_generichash) of bytes 0..59 and the payload, under the key
 //           of the sender's role (below); zero in frames nobody can key
-//           (REGISTER, CHALLENGE, REFUSED)
+//           (REGISTER, CHALLENGE)
 //   entries each: at_cycle (u64), seq (u32), index (u16), kind (u8),
 //           word count (u8), then the COP message's 1..4 words; or, with bit 7
 //           of kind set, a compact run of elements (version 4): count (u16,
@@ -79,8 +80,35 @@
 // driver's; every key changes with the session. (A task holds its channel's
 // down key, as it maps the channel window: the tasks of one node trust each
 // other as far as reading the channel goes, never as far as acting as each
-// other or as the driver.) CHALLENGE and REFUSED carry no MAC: a forged one
-// can only make a driver prove or register again.
+// other or as the driver.) CHALLENGE carries no MAC: a forged one can only make
+// a driver prove again (a wrong challenge's proof is refused, nothing changes).
+//
+// REFUSED (issue 34): MACed under the channel's refusal key H(H_K("down",
+// channel), "refused") (copd refuses frames of sessions it does not know, so
+// no session key can MAC it), echoing the refused frame's nonce, seq and
+// session (header fields) and its type (info[1]). A node takes one only for
+// the session it is in (a replay of an earlier session's is ignored and
+// counted, Window::refused_ignored), and then only as a hint: copdrv proves its
+// registration again (copd keeps the session of a holder it still knows; a new
+// session fails what waited on the old one). A forged or replayed REFUSED so
+// fails nothing. At registration (copdrv's start) a REFUSED must echo the
+// driver's nonce Nc.
+//
+// Freshness of what renews a lease: copd renews a channel's lease only on a
+// HEARTBEAT whose seq is after the driver's last one (copdrv and a level-1
+// copd number them 1, 2, ...; the counter lives as long as the driver, and a
+// new registration starts copd's count again), a command frame after the
+// sender's last one, or a driver request after the last one done. A replayed
+// heartbeat, ACK or old frame is MACed as it was but renews nothing (stale
+// heartbeats are counted, LinkStats::stale_heartbeats).
+//
+// Epochs (cop.h "Epochs"): REGISTERED's ack field is copd's epoch (random,
+// nonzero, new at every start). A JOIN's info[1] is 0 for a first join, else
+// (with info[3] = 1 + the PPN it had) the epoch of that partition; its sup_ack
+// gives info[0] 1 + PPN (0: refused), info[1] the JoinRefusal, info[2] the
+// partition's epoch. A re-join into a partition (or copd) of another epoch is
+// refused epoch_lost, the task's ENROL still enrols it, and copd answers its
+// every command NACK epoch_lost (wire.h).
 #pragma once
 #include <cop/wire.h>
 
@@ -137,8 +165,9 @@ enum class FrameType : uint8_t {
   reply = 2,          // copd -> node: answers and broadcasts for one channel
   register_ = 3,      // node -> copd: copdrv claims its channel (nonce = Nc); copd answers CHALLENGE
   registered = 4,     // copd -> node: info = {channels, tasks per channel, tas words, gas words}
-  refused = 5,        // copd -> node: info[0] = reason (Refusal), text = why
-  heartbeat = 6,      // node -> copd: the channel is alive (renews its lease)
+  refused = 5,        // copd -> node: info[0] = reason (Refusal), info[1] = the refused frame's type, its
+                      // nonce, seq and session echoed, text = why; MACed with the refusal key (above)
+  heartbeat = 6,      // node -> copd: the channel is alive (renews its lease when seq is after the last)
   heartbeat_ack = 7,  // copd -> node
   bye = 8,            // node -> copd: copdrv leaves, the channel is free
   frame_nack = 9,     // copd -> node: the frame (seq) failed its checksum; resend it
@@ -151,8 +180,10 @@ enum class FrameType : uint8_t {
   // driver -> copd, sequenced like enrol, just before the task's ENROL: the task that
   // enrols as tkno next belongs to job `text` (at most kMaxJobId bytes) of user info[2]
   // (its first command acts in the job's partition); info[3] = 1 + the PPN it had
-  // (enrolled again after a copd restart), 0 none. Its sup_ack says in info[0] 1 + the
-  // job's partition (PPN), or 0 with info[1] a JoinRefusal (the driver then does not enrol it).
+  // (joined again after its lease ran out or copd restarted), 0 none, and info[1] that
+  // partition's epoch. Its sup_ack says in info[0] 1 + the job's partition (PPN), or 0
+  // with info[1] a JoinRefusal (a first join: the driver then does not enrol it), and
+  // in info[2] the partition's epoch.
   join = 16,
 };
 
@@ -162,6 +193,8 @@ enum class JoinRefusal : uint32_t {
   other_user = 1,    // the job is another user's on this controller
   no_partition = 2,  // every partition belongs to another job
   bad_request = 3,   // the task is not enrolled, or the job id is empty or too long
+  epoch_lost = 4,    // a re-join naming a partition (PPN, epoch) that is gone: copd enrols the
+                     // task all the same and answers its every command NACK epoch_lost
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };

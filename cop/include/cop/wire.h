@@ -180,6 +180,10 @@ enum class Error : uint8_t {
   voided = 46,          // a channel of the global operation voided it (a SETTC with an
                         // empty mask, sent before it reuses words whose last operation
                         // failed for it): the operation is void, the entries free
+  epoch_lost = 60,      // the task's job partition (or the whole controller: copd restarted) was
+                        // freed and taken again since the task joined: what it had there is
+                        // gone. Every command of the task is refused with it until the task
+                        // joins again knowingly (cop_exit, cop_mytid: libcop's CopErrEpochLost)
 };
 
 // A NACK's data1 (ch. V: the negative acknowledgment carries an error code):
