@@ -57,6 +57,7 @@ bool restart_copd(const std::string& dir, std::string& why) {
   if (!pid) return why = "no copd in " + dir, false;
   std::vector<std::string> old = cmdline(pid), args;
   const std::string port = ready_field(dir, "port");
+  if (old.empty() || port.empty()) return why = "copd's arguments or port not found", false;
   for (size_t i = 1; i < old.size(); ++i) {
     if (old[i] == "--ready-file" && i + 1 < old.size()) { ++i; continue; }
     args.push_back(old[i]);

@@ -108,6 +108,7 @@ struct Run {
   int reports = 0, hang = 0, kills = 0;
   std::vector<std::thread> faults;
   std::mutex fault_lines;  // the fault threads' notes
+  std::mutex one_fault;    // faults one after the other (a restart reads the copd a stop is about)
 };
 
 void add(Run& r, const Tally& t, const std::string& text) {
@@ -145,7 +146,9 @@ void collect(const Options& o, Run& r, const std::vector<int>& tids) {
       if (o.no_faults) continue;
       r.faults.emplace_back([&o, &r, m] {
         std::string why;
+        std::unique_lock<std::mutex> order(r.one_fault);
         if (make_fault(o.stack, Fault(m[0]), m[1], m[2], why)) return;
+        order.unlock();
         std::lock_guard<std::mutex> hold(r.fault_lines);
         r.lines += "  fault not made: " + why + "\n";
       });

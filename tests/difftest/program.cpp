@@ -255,6 +255,7 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
   const std::vector<Kind> kinds = candidates(features);
   Members m(p);
   int kills = 0, faults = 0;
+  std::map<std::pair<int, int>, int> last_cast;  // (group or -1 for mcast, tag) -> its last broadcast's step + 1
   for (int i = 0; i < steps && !kinds.empty(); ++i) {
     Step s;
     s.kind = r.pick(kinds);
@@ -278,17 +279,26 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
       default: draw_collective(r, p, m, s);
     }
     if (!ok) continue;
+    if (s.kind == Kind::bcast || s.kind == Kind::mcast) {
+      const auto key = std::make_pair(s.kind == Kind::mcast ? -1 : s.group, s.tag);
+      const int last = last_cast[key] - 1;
+      s.sync_before = last >= 0 && p.steps[size_t(last)].any_source && p.steps[size_t(last)].roots[0] != s.roots[0];
+    }
     m.apply(s);
     p.steps.push_back(s);
+    if (s.kind == Kind::bcast || s.kind == Kind::mcast)
+      last_cast[std::make_pair(s.kind == Kind::mcast ? -1 : s.group, s.tag)] = int(p.steps.size());
   }
   return p;
 }
 
 std::string describe(const Program& p, const Step& s) {
   std::ostringstream o;
+  if (s.sync_before) o << "(pvm_barrier) ";
   o << kind_name(s.kind);
   if (s.kind == Kind::fault) {
-    o << " " << fault_name(s.fault) << " " << s.ms << " ms";
+    o << " " << fault_name(s.fault);
+    if (s.fault != Fault::restart) o << " " << s.ms << " ms";
     if (s.fault == Fault::partition) o << " node " << s.node;
     return o.str();
   }

@@ -45,6 +45,10 @@ struct Step {
   int ms = 0;               // fault: how long; kill: delay inside the call
   int node = 0;             // partition: the node whose copdrv stops
   int reps = 1;             // faa: increments each task makes
+  // PVM's barrier of every live task first: this broadcast's words were last used by
+  // another sender's broadcast whose receivers passed srctid -1. Without it the program
+  // would race in PVM too (a receive from any source may take the later sender's data).
+  bool sync_before = false;
 };
 
 struct Program {

@@ -280,7 +280,7 @@ void tell_parent(Ctx& c, const Step& s) {
 }
 
 // A task killed -9 inside a SUM of group 0 (its report sent first): the others get the
-// whole sum (it had contributed) or an error, never a sum without it with success.
+// sum with it or without it, or an error.
 void run_kill(Ctx& c, const Step& s) {
   const std::set<int> before = c.m.of[0];
   if (c.me == s.task) {
@@ -297,7 +297,12 @@ void run_kill(Ctx& c, const Step& s) {
   const int rc = cop_reduce(COP_SUM, got.data(), s.type, s.count, s.tag, c.group(0), &root, 1);
   if (c.me == s.task) ::pause();
   counted(c, s, rc);
-  if (c.me == s.roots[0]) check(c, s, rc, got, local_reduce(c, s, before), s.count, "sum with the killed task");
+  // The sum with the killed task (it had contributed) or without it (it was gone, so no
+  // longer a member, before it called): both are answers of a program, nothing else is.
+  std::set<int> after = before;
+  after.erase(s.task);
+  if (c.me == s.roots[0] && rc >= 0 && !differs(got, local_reduce(c, s, after), s.count).empty())
+    check(c, s, rc, got, local_reduce(c, s, before), s.count, "sum neither with nor without the killed task");
   // Until PVM's group server has dropped the dead task from every group it was in.
   for (size_t g = 0; g < c.p.groups.size(); ++g)
     for (int i = 0; i < 500 && pvm_gsize(c.group(int(g))) > int(c.m.of[g].size()) - (c.m.of[g].count(s.task) ? 1 : 0); ++i)
@@ -354,6 +359,7 @@ namespace {
 
 void run_step(Ctx& c, const Step& s) {
   const bool in_group = c.m.of[size_t(s.group)].count(c.me) > 0;
+  if (s.sync_before) pvm_barrier(const_cast<char*>(c.sync.c_str()), int(c.m.alive.size()));
   switch (s.kind) {
     case Kind::barrier: if (in_group) run_barrier(c, s); break;
     case Kind::reduce: if (in_group) run_reduce(c, s); break;
