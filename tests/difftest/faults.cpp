@@ -80,14 +80,18 @@ bool restart_copd(const std::string& dir, std::string& why) {
 
 }  // namespace
 
-bool make_fault(const std::string& dir, Fault f, int ms, int node, std::string& why) {
+bool make_fault(const std::string& dir, Fault f, int ms, int node, const std::vector<pid_t>& node_tasks,
+                std::string& why) {
   if (f == Fault::restart) return restart_copd(dir, why);
   const std::string name = f == Fault::stop ? "copd" : "node" + std::to_string(node);
-  const pid_t pid = daemon_pid(dir, name);
-  if (!pid || ::kill(pid, SIGSTOP) != 0) return why = "cannot stop " + name + " of " + dir, false;
-  // The fault itself: the daemon hears and answers nothing this long (not a wait for a condition).
+  std::vector<pid_t> stopped = {daemon_pid(dir, name)};
+  if (!stopped[0] || ::kill(stopped[0], SIGSTOP) != 0) return why = "cannot stop " + name + " of " + dir, false;
+  if (f == Fault::partition)
+    for (pid_t p : node_tasks)
+      if (::kill(p, SIGSTOP) == 0) stopped.push_back(p);
+  // The fault itself: nothing is heard or answered this long (not a wait for a condition).
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  ::kill(pid, SIGCONT);
+  for (pid_t p : stopped) ::kill(p, SIGCONT);
   return true;
 }
 

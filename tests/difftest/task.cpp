@@ -72,7 +72,9 @@ void check(Ctx& c, const Step& s, int rc, const Buf& got, const Buf& want, int n
   if (std::string d = differs(got, want, n); !d.empty()) wrong(c, s, rc, std::string(what) + " " + d);
 }
 
-// PVM's reference against the local computation: they must agree, or the tester is wrong.
+// PVM's reference against the local computation. The libcop result is checked against the
+// local computation; a difference here is noted (refdiff), not a failure of libcop: PVM
+// 3.4's pvm_reduce gave a PVM_LONG MIN without the root's own element (seed 71, groups).
 void reference_agrees(Ctx& c, const Step& s, const Buf& pvm, const Buf& local, int n) {
   if (std::string d = differs(pvm, local, n); !d.empty()) {
     c.t.refdiff++;
@@ -157,12 +159,13 @@ void receive(Ctx& c, const Step& s, int rc, const Buf& got) {
   const int src = c.tids[size_t(s.roots[0])];
   pvm_recv(src, kRefTag + c.step);
   ref.unpack();
-  reference_agrees(c, s, ref, sent(c, s), s.count);
+  const Buf local = sent(c, s);
+  reference_agrees(c, s, ref, local, s.count);
   if (rc >= 0 && s.recv_type != s.type) {
     wrong(c, s, rc, "a receive of another datatype than the sender's returned success");
     return;
   }
-  check(c, s, rc, got, ref, s.recv_count, s.recv_count < s.count ? "short receive" : "receive");
+  check(c, s, rc, got, local, s.recv_count, s.recv_count < s.count ? "short receive" : "receive");
 }
 
 void run_bcast(Ctx& c, const Step& s) {
@@ -223,7 +226,7 @@ void run_gather(Ctx& c, const Step& s) {
         for (int i = 0; i < s.count; ++i) local.set(k * s.count + i, value(c.job, c.step, t, i, s.type));
   }
   reference_agrees(c, s, ref, local, s.count * size);
-  check(c, s, rc, got, ref, s.count * size, "gathered array");
+  check(c, s, rc, got, local, s.count * size, "gathered array");
 }
 
 // cop_scatter and pvm_scatter of the root's array: each member's slice.
@@ -237,7 +240,7 @@ void run_scatter(Ctx& c, const Step& s) {
   const int mine = pvm_getinst(c.group(s.group), pvm_mytid());
   for (int i = 0; i < s.count; ++i) local.set(i, all.get(mine * s.count + i));
   reference_agrees(c, s, ref, local, s.count);
-  check(c, s, rc, got, ref, s.count, "scattered slice");
+  check(c, s, rc, got, local, s.count, "scattered slice");
 }
 
 // Fetch-and-add: reps increments of 1 by every live task on the owner's word; the old
