@@ -14,7 +14,7 @@
 set -euo pipefail
 bin=$1 stack_cmd=$2
 shift 2
-seeds="" budget="" start="" features=barrier,reduce,bcast,mcast,gather,faa steps=40 tasks=8 extra=()
+seeds="" budget="" start="" features="" steps=40 tasks=8 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;
@@ -29,6 +29,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$seeds" ] || [ -n "$budget" ] || { echo "difftest.sh: --seeds, --seed or --budget" >&2; exit 2; }
+# Without --features, cop_difftest's default classes (the one list: program.cpp).
+[ -n "$features" ] || features=$("$bin/cop_difftest" --print --seed 1 --steps 1 | sed -n '1s/.* features //p' | tr ' ' ,)
 "$bin/cop_difftest" --print --seed 1 --features "$features" --steps 1 --tasks "$tasks" >/dev/null || exit 2
 work=$(mktemp -d /tmp/cop-difftest.XXXXXX)
 jobs=""
@@ -40,6 +42,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT  # so that the EXIT trap stops the stack and the PVMs
 pvm_env() { "$bin/copbench-pvmd-local" start "$1"; }
 pvm1=$(pvm_env "$work/pvm") || exit 1
 [ -z "$jobs" ] || pvm2=$(pvm_env "$work/pvm2") || exit 1

@@ -106,6 +106,7 @@ struct Run {
   std::map<int, Counter> counters;
   std::string lines;
   int reports = 0, hang = 0, kills = 0;
+  std::map<int, int> at_step;  // tid -> the step it began last
   std::vector<std::thread> faults;
   std::mutex fault_lines;  // the fault threads' notes
   std::mutex one_fault;    // faults one after the other (a restart reads the copd a stop is about)
@@ -153,7 +154,9 @@ void collect(const Options& o, Run& r, const std::vector<int>& tids) {
     if (buf <= 0) continue;
     int bytes = 0, tag = 0, from = 0;
     pvm_bufinfo(buf, &bytes, &tag, &from);
-    if (tag == kFaultTag) {
+    if (tag == kStepTag) {
+      pvm_upkint(&r.at_step[from], 1, 1);
+    } else if (tag == kFaultTag) {
       int m[4] = {};
       pvm_upkint(m, 4, 1);
       if (o.no_faults) continue;
@@ -171,6 +174,7 @@ void collect(const Options& o, Run& r, const std::vector<int>& tids) {
       t.unpack(text);
       std::lock_guard<std::mutex> hold(r.fault_lines);
       add(r, t, text);
+      r.at_step[from] = -2;  // reported
       r.reports++;
     }
   }
@@ -178,7 +182,10 @@ void collect(const Options& o, Run& r, const std::vector<int>& tids) {
   if (r.reports < o.tasks) {
     r.hang = o.tasks - r.reports;
     r.lines += "  HANG: " + std::to_string(r.hang) + " task(s) did not report within " + std::to_string(o.run_timeout_s) +
-               " s (every libcop wait is bounded by CopTimeout)\n";
+               " s (every libcop wait is bounded by CopTimeout); the step each task began last:";
+    for (size_t t = 0; t < tids.size(); ++t)
+      r.lines += " task " + std::to_string(t) + " step " + std::to_string(r.at_step.count(tids[t]) ? r.at_step[tids[t]] : -1);
+    r.lines += "\n";
     for (int tid : tids) pvm_kill(tid);
   }
   continue_all(o.stack, o.nodes);

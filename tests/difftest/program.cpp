@@ -256,6 +256,9 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
   Members m(p);
   int kills = 0, faults = 0;
   std::map<std::pair<int, int>, int> last_cast;  // (group or -1 for mcast, tag) -> its last broadcast's step + 1
+  // Groups whose membership changed: PVM's instance numbers then have holes, and
+  // pvm_gather/pvm_scatter (the reference) count instances 0..gsize-1, so they would hang.
+  std::set<int> changed;
   for (int i = 0; i < steps && !kinds.empty(); ++i) {
     Step s;
     s.kind = r.pick(kinds);
@@ -278,7 +281,12 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
         break;
       default: draw_collective(r, p, m, s);
     }
+    if (s.kind == Kind::gather || s.kind == Kind::scatter) ok = !changed.count(s.group);
     if (!ok) continue;
+    if (s.kind == Kind::join || s.kind == Kind::leave) changed.insert(s.group);
+    if (s.kind == Kind::kill)
+      for (size_t g = 0; g < m.of.size(); ++g)
+        if (m.of[g].count(s.task)) changed.insert(int(g));
     if (s.kind == Kind::bcast || s.kind == Kind::mcast) {
       const auto key = std::make_pair(s.kind == Kind::mcast ? -1 : s.group, s.tag);
       const int last = last_cast[key] - 1;

@@ -73,8 +73,9 @@ void check(Ctx& c, const Step& s, int rc, const Buf& got, const Buf& want, int n
 }
 
 // PVM's reference against the local computation. The libcop result is checked against the
-// local computation; a difference here is noted (refdiff), not a failure of libcop: PVM
-// 3.4's pvm_reduce gave a PVM_LONG MIN without the root's own element (seed 71, groups).
+// local computation; a difference here is noted (refdiff), not a failure of libcop: it says
+// the program or the tester is not what PVM ran (as when a join raced a pvm_reduce before
+// run_membership waited for the step before).
 void reference_agrees(Ctx& c, const Step& s, const Buf& pvm, const Buf& local, int n) {
   if (std::string d = differs(pvm, local, n); !d.empty()) {
     c.t.refdiff++;
@@ -266,6 +267,9 @@ int real_group_call(const char* name, char* group) {
 // pvm_lvgroup return once PVM's group server has it, and a program that tells its tasks
 // of a change through PVM's barrier is what cop.h "Porting" says libcop's views follow.
 void run_membership(Ctx& c, const Step& s) {
+  // And before it: PVM's reference calls of the steps before (pvm_reduce's root counts the
+  // group's members when it is called) see the group as it was.
+  pvm_barrier(const_cast<char*>(c.sync.c_str()), int(c.m.alive.size()));
   if (c.me == s.task) {
     const char* name = s.kind == Kind::join ? "pvm_joingroup" : "pvm_lvgroup";
     int rc = s.raw ? real_group_call(name, c.group(s.group))
@@ -419,6 +423,9 @@ int task_main(int argc, char** argv) {
     pvm_barrier(const_cast<char*>(c.sync.c_str()), tasks);
     for (const Step& s : p.steps) {
       if (!c.m.alive.count(me)) break;
+      pvm_initsend(PvmDataDefault);
+      pvm_pkint(&c.step, 1, 1);
+      pvm_send(pvm_parent(), kStepTag);
       run_step(c, s);
       c.m.apply(s);
       c.step++;

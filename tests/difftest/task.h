@@ -9,8 +9,9 @@
 namespace difftest {
 
 // Parent -> tasks: the tids of the run in task order. Task 0 -> parent: a fault to make
-// (ints: fault, ms, node, step). Task -> parent: its report (see Tally::pack).
-constexpr int kStartTag = 7700, kFaultTag = 7701, kReportTag = 7702;
+// (ints: fault, ms, node, step). Task -> parent: its report (see Tally::pack); the step it
+// begins (one int), so that a hang names where each task stands.
+constexpr int kStartTag = 7700, kFaultTag = 7701, kReportTag = 7702, kStepTag = 7703;
 // PVM's reference calls use tag kRefTag + step (their own messages, never a libcop word).
 constexpr int kRefTag = 20000;
 
