@@ -10,12 +10,14 @@
 // drives the seeds; README.md there says how to run and replay.
 //
 //   cop_difftest --stack DIR --seed S [--features LIST] [--tasks T] [--nodes N] [--steps K]
-//                [--job J] [--no-faults] [--cop-timeout-ms MS] [--run-timeout-s S]
+//                [--job J] [--no-faults] [--cop-timeout-ms MS] [--run-timeout-s S] [--self-check]
 //   cop_difftest --print --seed S [--features LIST] [--tasks T] [--nodes N] [--steps K]
 // prints one line
 //   DIFFTEST seed S job J: ops N errors N wrong N faa_dup N faa_bounds N refdiff N hang N PASS|FAIL
 // (and per kind: ops/errors/wrong), the WRONG lines (seed, step, task, expected, got) and,
-// on FAIL, the program. Exit 0 PASS, 1 FAIL, 2 bad usage.
+// on FAIL, the program. Exit 0 PASS, 1 FAIL, 2 bad usage. --self-check: the tasks change
+// one element of every successful reduction result before checking it (the checker must
+// then FAIL: the test cop_difftest_can_fail).
 #include <cop/cop.h>
 #include <pvm3.h>
 
@@ -39,7 +41,7 @@ struct Options {
   std::string stack, features = default_features();
   uint64_t seed = 1;
   int tasks = 8, nodes = 4, steps = 40, job = 0, cop_timeout_ms = 3000, run_timeout_s = 180;
-  bool print = false, no_faults = false;
+  bool print = false, no_faults = false, self_check = false;
 };
 
 bool parse(int argc, char** argv, Options& o, std::set<std::string>& features) {
@@ -48,6 +50,7 @@ bool parse(int argc, char** argv, Options& o, std::set<std::string>& features) {
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (k == "--print") o.print = true;
     else if (k == "--no-faults") o.no_faults = true;
+    else if (k == "--self-check") o.self_check = true;
     else if (!v) return std::fprintf(stderr, "cop_difftest: %s needs a value\n", k.c_str()), false;
     else if (k == "--stack") o.stack = argv[++i];
     else if (k == "--seed") o.seed = std::strtoull(argv[++i], nullptr, 10);
@@ -66,7 +69,7 @@ bool parse(int argc, char** argv, Options& o, std::set<std::string>& features) {
       (!o.print && o.stack.empty())) {
     std::fprintf(stderr, "usage: cop_difftest --stack DIR --seed S [--features LIST] [--tasks T (4..16, a multiple of "
                          "N)] [--nodes N] [--steps K] [--job 0|1] [--no-faults] [--cop-timeout-ms MS] "
-                         "[--run-timeout-s S] | --print --seed S ...\n");
+                         "[--run-timeout-s S] [--self-check] | --print --seed S ...\n");
     return false;
   }
   return true;
@@ -76,10 +79,10 @@ std::vector<int> spawn(const Options& o) {
   std::vector<int> tids;
   const std::string seed = std::to_string(o.seed), job = std::to_string(o.job), tasks = std::to_string(o.tasks),
                     nodes = std::to_string(o.nodes), steps = std::to_string(o.steps),
-                    timeout = std::to_string(o.cop_timeout_ms);
+                    timeout = std::to_string(o.cop_timeout_ms), self = o.self_check ? "1" : "0";
   for (int i = 0; i < o.tasks; ++i) {
     const std::string index = std::to_string(i);
-    const std::string* a[] = {&index, &job, &seed, &tasks, &nodes, &o.features, &steps, &o.stack, &timeout};
+    const std::string* a[] = {&index, &job, &seed, &tasks, &nodes, &o.features, &steps, &o.stack, &timeout, &self};
     std::vector<char*> args;
     for (auto* s : a) args.push_back(const_cast<char*>(s->c_str()));
     args.push_back(nullptr);
@@ -240,7 +243,7 @@ int report(const Options& o, const Program& p, Run& r) {
 
 int main(int argc, char** argv) {
   // A task's first argument is its index; the parent's are options (--print needs no PVM).
-  if (argc >= 10 && argv[1][0] != '-' && pvm_parent() != PvmNoParent) return task_main(argc, argv);
+  if (argc >= 11 && argv[1][0] != '-' && pvm_parent() != PvmNoParent) return task_main(argc, argv);
   Options o;
   std::set<std::string> features;
   if (!parse(argc, argv, o, features)) return 2;
