@@ -34,7 +34,7 @@ done
 "$bin/cop_difftest" --print --seed 1 --features "$features" --steps 1 --tasks "$tasks" >/dev/null || exit 2
 work=$(mktemp -d /tmp/cop-difftest.XXXXXX)
 jobs=""
-case ",$features," in *,jobs,*) jobs=named ;; *,jobs-default,*) jobs=default ;; esac
+case ",$features," in *,all,* | *,jobs,*) jobs=named ;; *,jobs-default,*) jobs=default ;; esac
 cleanup() {
   "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
   "$bin/copbench-pvmd-local" stop "$work/pvm" >/dev/null 2>&1 || true
