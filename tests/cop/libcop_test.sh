@@ -23,6 +23,7 @@
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT repeat N  the checks N times on one stack (fresh
 #                                                           jobs reusing task numbers): same answers
 #   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT jobs      two jobs (COP_JOB, two virtual machines) at once
+#   libcop_test.sh BUILD_BIN_DIR COP_STACK_SCRIPT machines  two private PVM machines, COP_JOB unset, at once
 #                                                           on one stack, the same collectives on the same tags
 set -euo pipefail
 bin=$1 stack_cmd=$2
@@ -104,6 +105,34 @@ jobs)
   for j in 1 2; do
     echo "--- job $j"
     grep -v '^ok' "$work/job$j.out" | tail -n 15
+  done
+  [ "$rc" -eq 0 ] || copd_log
+  exit $rc
+  ;;
+machines)
+  # Issue 34: two private PVM virtual machines of one user on one host (two pvmds, each its
+  # own PVM_TMP), COP_JOB unset, the same checks (one group name) on the same stack at once.
+  # Each machine's first task puts a nonce in its mailbox: the two are two jobs, each its own
+  # partition (before: both were 'pvm:<host>:uid<N>' and mixed their reductions). By hand
+  # only, not a CTest test: PVM itself with two pvmds on one host sometimes never runs one
+  # machine's tasks (1 run in 10 here: "no report from 8 task(s)"), an error, not a wrong value.
+  unset COP_JOB
+  run_machine() {
+    eval "$("$bin/copbench-pvmd-local" start "$work/pvm$1")"
+    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario collectives --rounds 100
+    local r=$?
+    "$bin/copbench-pvmd-local" stop "$work/pvm$1" >/dev/null 2>&1 || true
+    return $r
+  }
+  (run_machine a) >"$work/m1.out" 2>&1 &
+  m1=$!
+  (run_machine b) >"$work/m2.out" 2>&1 &
+  m2=$!
+  wait "$m1" || rc=1
+  wait "$m2" || rc=1
+  for m in 1 2; do
+    echo "--- machine $m"
+    grep -v '^ok' "$work/m$m.out" | tail -n 15
   done
   [ "$rc" -eq 0 ] || copd_log
   exit $rc
