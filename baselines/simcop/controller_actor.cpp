@@ -41,9 +41,9 @@ uint64_t send_cycle(const Delivery& d, uint64_t link) { return d.at_cycle > link
 
 }  // namespace
 
-Mailboxes make_mailboxes(const Network& n) {
+Mailboxes make_mailboxes(const Network& n, const cop::model::Timing& t) {
   Mailboxes m;
-  for (int i = 0; i < n.nodes; ++i) m.nodes.push_back(sg4::Mailbox::by_name(fmt::format("node-{}", i)));
+  for (int i = 0; i < n.nodes; ++i) m.nodes.push_back(std::make_unique<DownLink>(n.link, t.t_cop_cn));
   for (int k = 0; k < n.level1s; ++k) m.level1s.push_back(sg4::Mailbox::by_name(fmt::format("cop-1-{}", k)));
   if (n.two_levels()) m.level2 = sg4::Mailbox::by_name("cop-2");
   return m;
@@ -75,13 +75,15 @@ void ControllerActor::sleep_to(uint64_t cycle) const {
 void ControllerActor::operator()() {
   in_->set_receiver(sg4::Actor::self());
   for (;;) {
-    // Everything that has arrived is at its channel before the poll counter moves on.
+    // The core's clock passes in the simulation (the t_OP of what it serviced, a result
+    // relayed), and everything that has arrived by then is at its channel before the
+    // poll counter moves on.
+    sleep_to(core_->cycles());
     take_ready();
     hand_arrived();
     std::vector<Delivery> out;
     if (core_->step(out)) {
       dispatch(out);
-      sleep_to(core_->cycles());
       continue;
     }
     await_input();  // idle
@@ -148,6 +150,12 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
     return send_cycle(a, link_of(a)) < send_cycle(b, link_of(b));
   });
   for (const Delivery& d : out) {
+    // To a node: its down link takes it dated (no wait here); between levels: a packet
+    // that leaves when its sending begins.
+    if (level1_ >= 0 && !d.to_parent) {
+      to_nodes(d, std::max(now_cycles(), send_cycle(d, link_of(d))));
+      continue;
+    }
     sleep_to(send_cycle(d, link_of(d)));
     if (d.to_parent) {
       auto p = std::make_unique<Packet>();
@@ -155,49 +163,38 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
       p->channel = level1_ + 1;
       p->delivery = d;
       send_packet(mail_.level2, std::move(p), 1);
-    } else if (level1_ < 0) {
-      for (int k = 0; k < net_.level1s; ++k) {
-        if (!d.to(k + 1)) continue;
-        auto p = std::make_unique<Packet>();
-        p->kind = Packet::down;
-        p->delivery = d;
-        send_packet(mail_.level1s[size_t(k)], std::move(p), 1);
-      }
-    } else {
-      to_nodes(d);
+      continue;
+    }
+    for (int k = 0; k < net_.level1s; ++k) {
+      if (!d.to(k + 1)) continue;
+      auto p = std::make_unique<Packet>();
+      p->kind = Packet::down;
+      p->delivery = d;
+      send_packet(mail_.level1s[size_t(k)], std::move(p), 1);
     }
   }
 }
 
-void ControllerActor::to_nodes(const Delivery& d) {
+void ControllerActor::to_nodes(const Delivery& d, uint64_t send) {
   for (int c = 1; c <= net_.channels_of(level1_); ++c) {
     if (!d.to(c)) continue;
-    if (d.link_level) {
-      answer(c, d.msg, d.at_cycle);
-      continue;
-    }
-    auto p = std::make_unique<Packet>();
-    p->kind = Packet::data;
-    p->messages = {d.msg};
-    send_packet(mail_.nodes[size_t(net_.first_node(level1_) + c - 1)], std::move(p), 1);
+    if (d.link_level)
+      answer(c, d.msg, send);
+    else
+      down(c).put(std::span(&d.msg, 1), send, false);
   }
 }
 
 // The answers to a node's burst go back together once its last command is answered
 // (copd holds a burst's answers the same way: one datagram back).
-void ControllerActor::answer(int channel, const Message& m, uint64_t at_cycle) {
+void ControllerActor::answer(int channel, const Message& m, uint64_t send) {
   auto& held = answers_[size_t(channel)];
   held.push_back(m);
   size_t& due = unanswered_[size_t(channel)];
   if (due > 0) --due;
   if (due > 0) return;
-  sleep_to(at_cycle);
-  auto p = std::make_unique<Packet>();
-  p->kind = Packet::answers;
-  p->messages = std::move(held);
+  down(channel).put(held, send, true);
   held.clear();
-  const size_t n = p->messages.size();
-  send_packet(mail_.nodes[size_t(net_.first_node(level1_) + channel - 1)], std::move(p), n);
 }
 
 }  // namespace copbench::simcop

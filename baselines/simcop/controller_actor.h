@@ -6,6 +6,9 @@
 // core sends leaves when the core says its sending began, over the serial link,
 // which delivers it at the core's at_cycle (network.h).
 //
+// What the core sends a node goes down its in-process down link (down_link.h), stamped
+// with the cycle the node has it: no SimGrid communication, no wake-up of the node a word.
+//
 // A node's burst travels as one packet that arrives with its first message; its
 // other messages follow one wire time apart (network.h), and the actor hands each
 // to the core only when it has arrived. So the core never services a command
@@ -21,18 +24,19 @@
 #include <vector>
 
 #include "controller/controller.h"
+#include "simcop/down_link.h"
 #include "simcop/network.h"
 #include "simcop/packets.h"
 
 namespace copbench::simcop {
 
-// The mailboxes of the simulation: one per node, level-1 and the level 2.
+// The mailboxes of the simulation: one per level-1 and the level 2; each node's down link.
 struct Mailboxes {
-  std::vector<simgrid::s4u::Mailbox*> nodes;
+  std::vector<std::unique_ptr<DownLink>> nodes;
   std::vector<simgrid::s4u::Mailbox*> level1s;
   simgrid::s4u::Mailbox* level2 = nullptr;
 };
-Mailboxes make_mailboxes(const Network& n);
+Mailboxes make_mailboxes(const Network& n, const cop::model::Timing& t);
 
 // Sends `p` (stands for `messages` COP messages on the wire) to `to`, not waited for.
 void send_packet(simgrid::s4u::Mailbox* to, std::unique_ptr<Packet> p, size_t messages);
@@ -61,8 +65,10 @@ class ControllerActor {
   // (the receive stays posted: a packet on its way is never lost to the timeout).
   void await_input();
   void dispatch(std::vector<cop::controller::Delivery>& out);
-  void to_nodes(const cop::controller::Delivery& d);
-  void answer(int channel, const cop::wire::Message& m, uint64_t at_cycle);
+  // `d` down the links of its channels, starting out at cycle `send`.
+  void to_nodes(const cop::controller::Delivery& d, uint64_t send);
+  void answer(int channel, const cop::wire::Message& m, uint64_t send);
+  DownLink& down(int channel) const { return *mail_.nodes[size_t(net_.first_node(level1_) + channel - 1)]; }
   void sleep_to(uint64_t cycle) const;
   uint64_t now_cycles() const;
 

@@ -28,15 +28,14 @@ struct Channel {
 
 // The wire carries a message in whole controller cycles (SerialLink::of), so every
 // simulated time stays on the controllers' clock; the latencies are cycles too.
-// `to_node`: the down direction leaves the flight to the node (take_down).
 Channel make_channel(sg4::NetZone* zone, const std::string& name, const cop::model::Timing& t,
-                     const cop::model::SerialLink& l, bool full_duplex, bool to_node) {
+                     const cop::model::SerialLink& l, bool full_duplex) {
   const double wire = t.us(l.wire) * 1e-6;
   Channel c;
   c.wire = zone->create_link(name + "-serial", kMessageBytes / wire)->set_latency(0)->seal();
   c.wire_down = !full_duplex ? c.wire : zone->create_link(name + "-serial-down", kMessageBytes / wire)->set_latency(0)->seal();
   c.up = zone->create_link(name + "-up", kUnlimited)->set_latency(t.us(t.t_cn_cop + l.flight) * 1e-6 - wire)->seal();
-  c.down = zone->create_link(name + "-down", kUnlimited)->set_latency(t.us(t.t_cop_cn + (to_node ? 0 : l.flight)) * 1e-6 - wire)->seal();
+  c.down = zone->create_link(name + "-down", kUnlimited)->set_latency(t.us(t.t_cop_cn + l.flight) * 1e-6 - wire)->seal();
   return c;
 }
 
@@ -45,7 +44,8 @@ std::vector<sg4::LinkInRoute> route(sg4::Link* wire, sg4::Link* latency) {
 }
 
 // Level-1 controller k and its nodes: a star whose centre is the controller (its host
-// has no link of its own), each node on its channel.
+// has no link of its own), each node on its channel: the up direction (down, what the
+// controller sends a node: its down link, down_link.h).
 sg4::NetZone* level1_zone(Network& n, int k, sg4::NetZone* parent, const cop::model::Timing& t) {
   auto* zone = sg4::create_star_zone(fmt::format("cop-1-{}", k));
   zone->set_parent(parent);
@@ -55,9 +55,8 @@ sg4::NetZone* level1_zone(Network& n, int k, sg4::NetZone* parent, const cop::mo
     const int node = n.first_node(k) + c;
     sg4::Host* host = zone->create_host(fmt::format("node-{}", node), 1e9)->seal();
     n.node_hosts.push_back(host);
-    const Channel ch = make_channel(zone, fmt::format("channel-{}", node), t, n.link, n.full_duplex, true);
+    const Channel ch = make_channel(zone, fmt::format("channel-{}", node), t, n.link, n.full_duplex);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, route(ch.wire, ch.up), false);
-    zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr, route(ch.wire_down, ch.down), false);
   }
   return zone->seal();
 }
@@ -76,7 +75,6 @@ Network build_network(int nodes, const cop::model::CopHardware& hw) {
   n.nodes = nodes;
   n.level1s = (nodes + kChannels - 1) / kChannels;
   n.link = cop::model::SerialLink::of(hw);
-  n.flight_seconds = t.us(n.link.flight) * 1e-6;
   n.full_duplex = hw.full_duplex;
   // The root: the level 2's zone and the level-1 zones, routed pairwise (gateways: the
   // controllers); level-1 zones never talk to each other.
@@ -92,7 +90,7 @@ Network build_network(int nodes, const cop::model::CopHardware& hw) {
   for (int k = 0; k < n.level1s; ++k) {
     sg4::NetZone* zone = level1_zone(n, k, root, t);
     if (!n.two_levels()) continue;
-    const Channel ch = make_channel(root, fmt::format("level1-{}", k), t, n.link, n.full_duplex, false);
+    const Channel ch = make_channel(root, fmt::format("level1-{}", k), t, n.link, n.full_duplex);
     auto* gateway = n.level1_hosts.back()->get_netpoint();
     auto* level2 = n.level2_host->get_netpoint();
     root->add_route(zone->get_netpoint(), level2_zone->get_netpoint(), gateway, level2, route(ch.wire, ch.up), false);

@@ -17,10 +17,9 @@
 // messages n wire times more than one less; a wire time is whole controller cycles
 // (SerialLink::of). A platform's cop:link_lat adds its flight to each direction (0 on
 // `thesis`): a message up arrives t_CN-COP + flight after it starts out. Down to a node
-// the SimGrid link leaves the flight out and the node takes the packet the flight after
-// the link delivered it (take_down): the same time, but SimGrid holds a packet in
-// flight only for t_COP-CN (a broadcast's results in flight to every node at once
-// made each simulated message cost in proportion to the nodes).
+// no SimGrid link carries it: the node's down link (down_link.h) times it the same way,
+// in-process (a broadcast's words as communications to every node made sim-cop's time
+// grow with nodes x words).
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -49,26 +48,12 @@ struct Network {
   uint64_t level2_all() const;           // bits of every level-1 controller at the level 2
 
   cop::model::SerialLink link;  // as the libcop-call model has it (SerialLink::of the platform's COP)
-  double flight_seconds = 0;     // link.flight in seconds
   bool full_duplex = false;      // the platform's links carry both directions at once
 
   std::vector<simgrid::s4u::Host*> node_hosts;
   std::vector<simgrid::s4u::Host*> level1_hosts;
   simgrid::s4u::Host* level2_host = nullptr;
 };
-
-// The next packet of a node's mailbox, when it reaches the node: the flight after the
-// node's down link delivered it (a node's packets all come down its one link, in order).
-template <class T>
-std::unique_ptr<T> take_down(simgrid::s4u::Mailbox* box, const Network& n) {
-  if (n.flight_seconds == 0) return std::unique_ptr<T>(box->get<T>());
-  T* p = nullptr;
-  simgrid::s4u::CommPtr comm = box->get_async<T>(&p);
-  comm->wait();
-  const double due = comm->get_finish_time() + n.flight_seconds;
-  if (due > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(due);
-  return std::unique_ptr<T>(p);
-}
 
 // Builds the hosts and serial links of `nodes` (2..4096) nodes of the COP `hw` in the running engine.
 Network build_network(int nodes, const cop::model::CopHardware& hw);

@@ -8,13 +8,15 @@
 //    synchronisation too), the root reads each rank's piece (RSRAM, rank order), barrier.
 //  cop_scatter: the root writes every rank's piece into its own space, all agree, each
 //    rank reads its piece from the root's space, barrier. The root's staging area holds
-//    a word of every rank's piece at least: above 176 ranks it cannot (a task address
-//    space is 256 words, seed 000 ch. V), and the call is refused as the live backend's.
+//    176 words: above 176 ranks not a word of every rank's piece (a task address space
+//    is 256 words, seed 000 ch. V), so the root stages them in rounds of 176 ranks
+//    (scatter_round), where the live backend refuses the call.
 #include <cop/cop.h>
 #include <pvm3.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -79,29 +81,47 @@ void SimCopBackend::gather(std::span<const std::byte> mine, std::span<std::byte>
   }
 }
 
+// The root's staging area holds kStageWords words: `w` words of each of up to
+// kStageWords / w ranks a round (scatter_round); a block longer than that goes in
+// several slices of words, as on the live backend.
 void SimCopBackend::scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) {
   const size_t n = size_t(ranks());
   if (root < 0 || root >= ranks()) throw std::invalid_argument("sim-cop scatter: no such root");
   if (rank_ == root && all.size() < n * mine.size()) throw std::invalid_argument("sim-cop scatter: source too small");
   const size_t block = mine.size(), words = (block + 7) / 8;
-  const size_t per_rank = kStageWords / n;
-  if (per_rank == 0)
-    throw std::runtime_error(fmt::format("sim-cop scatter: {} ranks, more than the {} staging words of the root's "
-                                         "task address space (cop_scatter: CopErrAddressRange)",
-                                         n, kStageWords));
-  std::vector<uint64_t> source(rank_ == root ? n * per_rank : 0), none(per_rank, 0);
+  const size_t per_rank = std::max<size_t>(kStageWords / n, 1);
   for (size_t at = 0; at < words; at += per_rank) {
     const size_t w = std::min(per_rank, words - at);
-    if (rank_ == root) {
-      for (size_t r = 0; r < n; ++r) pack(all.data() + r * block, block, at, w, source.data() + r * w);
-      tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, std::span<const uint64_t>(source.data(), n * w));
-    }
-    agree(descriptor(w, root));
-    const std::vector<uint64_t> got =
-        tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + size_t(rank_) * w), std::span(none.data(), w));
-    unpack(got.data(), at, w, mine.data(), block);
-    barrier();
+    const size_t group = kStageWords / w;  // ranks a round
+    for (size_t first = 0; first < n; first += group)
+      scatter_round(all, mine, root, at, w, first, std::min(group, n - first));
   }
+}
+
+// One cop_scatter of words at..at+w of ranks first..first+count-1's blocks: the root
+// writes them into its staging area, all agree, each of those ranks reads its own,
+// barrier (nobody's staging is written again before its readers have it). Every rank
+// takes part in the agreement and the barrier, as in cop_scatter; only the round's
+// ranks read. Above kStageWords ranks a round cannot hold a word of every rank, and
+// the rounds are what the thesis's hardware leaves a program (a task address space is
+// 256 words, seed 000 ch. V); libcop's cop_scatter, one round, refuses that
+// (CopErrAddressRange) and so does the live backend.
+void SimCopBackend::scatter_round(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at,
+                                  size_t w, size_t first, size_t count) {
+  const size_t block = mine.size();
+  if (rank_ == root) {
+    std::vector<uint64_t> source(count * w);
+    for (size_t k = 0; k < count; ++k) pack(all.data() + (first + k) * block, block, at, w, source.data() + k * w);
+    tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, source);
+  }
+  agree(descriptor(w, root));
+  const size_t me = size_t(rank_);
+  if (me >= first && me < first + count) {
+    const std::vector<uint64_t> none(w, 0);
+    const std::vector<uint64_t> got = tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + (me - first) * w), none);
+    unpack(got.data(), at, w, mine.data(), block);
+  }
+  barrier();
 }
 
 }  // namespace copbench::simcop

@@ -75,37 +75,46 @@ void SimCopBackend::send(const Burst& b) {
   send_packet(sys_.mail.level1s[size_t(level1())], std::move(p), 1);
 }
 
-void SimCopBackend::take_one() {
-  std::unique_ptr<Packet> p = take_down<Packet>(sys_.mail.nodes[size_t(rank_)], sys_.net);
-  if (p->kind == Packet::answers)
-    answers_.insert(answers_.end(), p->messages.begin(), p->messages.end());
-  else
-    inbox_.insert(inbox_.end(), p->messages.begin(), p->messages.end());
+bool SimCopBackend::take_one(size_t need) {
+  const DownLink::Arrival a = sys_.mail.nodes[size_t(rank_)]->take(need);
+  heard_until_ = a.cycle;
+  if (a.answer) {
+    answers_.push_back(a.msg);
+    return false;
+  }
+  inbox_.push_back(a.msg);
+  return true;
+}
+
+// What a wait took is in its down link's order, so the last one taken came last: the
+// node has all it waited for at that one's cycle (down_link.h).
+void SimCopBackend::settle() const {
+  const double at = double(heard_until_) * sys_.timing.p_clk_ns * 1e-9;
+  if (at > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(at);
 }
 
 std::vector<uint64_t> SimCopBackend::await_words(uint32_t tag, size_t n) {
   std::vector<uint64_t> words(n);
   std::vector<bool> got(n, false);
   size_t have = 0;
-  for (;;) {
-    for (auto it = inbox_.begin(); it != inbox_.end();) {
-      const uint32_t t = it->addr.msgtag;
-      if (t >= tag && t - tag < n && !got[t - tag]) {
-        words[t - tag] = cop::wire::payload(*it);
-        got[t - tag] = true;
-        ++have;
-        it = inbox_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    if (have == n) return words;
-    take_one();
-  }
+  auto claim = [&](const Message& m) {
+    const uint32_t t = m.addr.msgtag;
+    if (t < tag || t - tag >= n || got[t - tag]) return false;
+    words[t - tag] = cop::wire::payload(m);
+    got[t - tag] = true;
+    ++have;
+    return true;
+  };
+  std::erase_if(inbox_, claim);  // words that came before this wait
+  while (have < n)
+    if (take_one(n - have) && claim(inbox_.back())) inbox_.pop_back();
+  settle();
+  return words;
 }
 
 void SimCopBackend::await_answers() {
-  while (answers_.size() < sent_) take_one();
+  while (answers_.size() < sent_) take_one(sent_ - answers_.size());
+  settle();
   std::vector<Message> answers = std::move(answers_);
   answers_.clear();
   sent_ = 0;

@@ -50,7 +50,7 @@ std::vector<std::string> simulate_here(int nodes, const NodeFn& fn) {
   System sys;
   sys.timing = hw.timing;
   sys.net = copbench::simcop::build_network(nodes, hw);
-  sys.mail = copbench::simcop::make_mailboxes(sys.net);
+  sys.mail = copbench::simcop::make_mailboxes(sys.net, sys.timing);
   sys.meeting = sg4::Barrier::create(unsigned(nodes));
   auto controller = [&sys](const std::string& n, sg4::Host* host, int level1) {
     auto actor = std::make_shared<copbench::simcop::ControllerActor>(sys.net, sys.mail, level1, sys.timing);
@@ -62,7 +62,6 @@ std::vector<std::string> simulate_here(int nodes, const NodeFn& fn) {
   int finished = 0;
   for (int i = 0; i < nodes; ++i)
     sg4::Actor::create(fmt::format("node-{}", i), sys.net.node_hosts[size_t(i)], [&, i] {
-      sys.mail.nodes[size_t(i)]->set_receiver(sg4::Actor::self());
       try {
         SimCopBackend b(sys, i);
         fn(b, problems);
