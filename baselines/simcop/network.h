@@ -1,8 +1,9 @@
 // The simulated COP system (seed 000 ch. IV, Figure 5): N compute nodes, each on a
 // channel of a level-1 controller (64 channels each, node i on controller i/64 and its
 // channel i%64+1), and above 64 nodes one level-2 controller whose channel k+1 is
-// level-1 controller k. Every node and every controller is a SimGrid host; every
-// channel is a serial link.
+// level-1 controller k. Every node and every controller is a SimGrid host (its actor's);
+// every channel is a serial link, carried in-process (links.h: SimGrid communications
+// made sim-cop's time grow with nodes x words, issue 36).
 //
 // The links and the controllers' timings are the platform's (platform.h: the cop:* props
 // of results/platforms/NAME.xml; cop/model/hardware.h, CopHardware). On `thesis`: the
@@ -16,10 +17,7 @@
 // 170 ns) down. One message up takes t_CN-COP, one down t_COP-CN, and a burst of n
 // messages n wire times more than one less; a wire time is whole controller cycles
 // (SerialLink::of). A platform's cop:link_lat adds its flight to each direction (0 on
-// `thesis`): a message up arrives t_CN-COP + flight after it starts out. Down to a node
-// no SimGrid link carries it: the node's down link (down_link.h) times it the same way,
-// in-process (a broadcast's words as communications to every node made sim-cop's time
-// grow with nodes x words).
+// `thesis`): a message up arrives t_CN-COP + flight after it starts out.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -34,7 +32,6 @@
 namespace copbench::simcop {
 
 inline constexpr int kChannels = 64;                 // channels of one controller (seed 000 ch. IV)
-inline constexpr double kMessageBytes = cop::model::kMessageBytes;  // ch. VI: four 32-bit words
 
 struct Network {
   int nodes = 0;

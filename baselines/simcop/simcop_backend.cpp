@@ -6,6 +6,7 @@
 #include <pvm3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -72,7 +73,8 @@ void SimCopBackend::send(const Burst& b) {
   sent_ += b.size();
   // The packet arrives with the burst's first message; the controller takes the
   // others one wire time apart as the link delivers them (controller_actor.h).
-  send_packet(sys_.mail.level1s[size_t(level1())], std::move(p), 1);
+  const double now = simgrid::s4u::Engine::get_clock() * 1e9 / sys_.timing.p_clk_ns;
+  send_up(sys_.mail, sys_.net, sys_.timing, rank_, std::move(p), uint64_t(std::llround(now)));
 }
 
 bool SimCopBackend::take_one(size_t need) {
@@ -87,7 +89,7 @@ bool SimCopBackend::take_one(size_t need) {
 }
 
 // What a wait took is in its down link's order, so the last one taken came last: the
-// node has all it waited for at that one's cycle (down_link.h).
+// node has all it waited for at that one's cycle (links.h).
 void SimCopBackend::settle() const {
   const double at = double(heard_until_) * sys_.timing.p_clk_ns * 1e-9;
   if (at > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(at);

@@ -77,7 +77,7 @@ class SimCopBackend : public baselines::CatalogBackend {
   // Takes the next message of the node's down link (waiting until `need` are queued
   // when none is): whether it is data (into inbox_) rather than an answer.
   bool take_one(size_t need);
-  // The node sleeps to the cycle it has the last message it took (down_link.h).
+  // The node sleeps to the cycle it has the last message it took (links.h).
   void settle() const;
   uint32_t take_tags(uint32_t& cursor, uint32_t first, uint32_t end, size_t n);
   // One reduction burst to the sorted ranks `roots` (cop_reduce's list of roots).
