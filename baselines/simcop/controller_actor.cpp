@@ -60,7 +60,7 @@ Mailboxes make_mailboxes(const Network& n, const cop::model::Timing& t) {
 // Up a channel: the receiver has it t_CN-COP + flight after it starts out (links.h).
 void send_up(Mailboxes& m, const Network& n, const cop::model::Timing& t, int node, std::unique_ptr<Packet> p,
              uint64_t send) {
-  const uint64_t at = m.node_up[size_t(node)]->start(send, 1, n.link.wire) + t.t_cn_cop + n.link.flight;
+  const uint64_t at = m.node_up[size_t(node)]->carry(send + t.t_cn_cop - n.link.wire, 1, n.link.wire) + n.link.flight;
   m.level1s[size_t(n.level1_of(node))]->put(std::move(p), at);
 }
 
@@ -161,7 +161,7 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
       p->kind = Packet::up;
       p->channel = level1_ + 1;
       p->delivery = d;
-      const uint64_t at = mail_.level1_up[size_t(level1_)]->start(send, 1, net_.link.wire) + timing_.t_cn_cop;
+      const uint64_t at = mail_.level1_up[size_t(level1_)]->carry(send + timing_.t_cn_cop - net_.link.wire, 1, net_.link.wire);
       mail_.level2->put(std::move(p), at + net_.link.flight);
     } else {
       for (int k = 0; k < net_.level1s; ++k) {
@@ -169,7 +169,7 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
         auto p = std::make_unique<Packet>();
         p->kind = Packet::down;
         p->delivery = d;
-        const uint64_t at = mail_.level1_down[size_t(k)]->start(send, 1, net_.link.wire) + timing_.t_cop_cn;
+        const uint64_t at = mail_.level1_down[size_t(k)]->carry(send + timing_.t_cop_cn - net_.link.wire, 1, net_.link.wire);
         mail_.level1s[size_t(k)]->put(std::move(p), at + net_.link.flight);
       }
     }

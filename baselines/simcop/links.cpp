@@ -2,25 +2,45 @@
 #include "simcop/links.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace copbench::simcop {
 
-uint64_t Wire::start(uint64_t send, uint64_t messages, uint64_t wire_cycles) {
-  const uint64_t at = std::max(send, free_);
-  free_ = at + messages * wire_cycles;
-  return at;
+uint64_t Wire::carry(uint64_t ready, uint64_t messages, uint64_t wire_cycles) {
+  std::erase_if(busy_, [&](const auto& b) { return b.second <= ready; });
+  double left = double(messages * wire_cycles), t = double(ready);
+  for (;;) {
+    // Others on the wire at t, and the next time that changes.
+    int others = 0;
+    double next = INFINITY;
+    for (const auto& [on, off] : busy_) {
+      if (double(on) <= t && t < double(off)) ++others;
+      if (double(on) > t) next = std::min(next, double(on));
+      if (double(off) > t) next = std::min(next, double(off));
+    }
+    const double rate = 1.0 / (others + 1);
+    if (left <= (next - t) * rate) {
+      t += left / rate;
+      break;
+    }
+    left -= (next - t) * rate;
+    t = next;
+  }
+  const uint64_t off = uint64_t(std::ceil(t - 1e-9));
+  busy_.emplace_back(ready, off);
+  return off;
 }
 
 void DownLink::put(std::span<const cop::wire::Message> msgs, uint64_t send_cycle, bool answers) {
   if (msgs.empty()) return;
   const uint64_t wire = link_.wire;
+  const uint64_t ready = send_cycle + t_cop_cn_ - wire;
   if (answers) {
     // One burst of answers: on the wire m wire times, the node has them after the last.
-    const uint64_t start = wire_.start(send_cycle, msgs.size(), wire);
-    const uint64_t has = start + t_cop_cn_ + (msgs.size() - 1) * wire + link_.flight;
+    const uint64_t has = wire_.carry(ready, msgs.size(), wire) + link_.flight;
     for (const auto& m : msgs) queue_.push_back(Arrival{has, m, true});
   } else {
-    for (const auto& m : msgs) queue_.push_back(Arrival{wire_.start(send_cycle, 1, wire) + t_cop_cn_ + link_.flight, m, false});
+    for (const auto& m : msgs) queue_.push_back(Arrival{wire_.carry(ready, 1, wire) + link_.flight, m, false});
   }
   if (need_ > 0 && queue_.size() >= need_) {
     need_ = 0;

@@ -52,11 +52,13 @@ uint64_t descriptor(size_t count, int root) {
 }  // namespace
 
 void SimCopBackend::agree(uint64_t d) {
-  std::vector<int> everyone(static_cast<size_t>(ranks()));
-  std::iota(everyone.begin(), everyone.end(), 0);
+  if (everyone_.empty()) {
+    everyone_.resize(static_cast<size_t>(ranks()));
+    std::iota(everyone_.begin(), everyone_.end(), 0);
+  }
   uint64_t v[2] = {d, uint64_t(-int64_t(d))};
   const auto op = cop::lib::reduce_opcode(COP_MAX, PVM_LONG);
-  reduce_chunk(*op, v, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, 2), everyone);
+  reduce_chunk(*op, v, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, 2), everyone_);
   if (v[0] != d || uint64_t(-int64_t(v[1])) != d)
     throw std::runtime_error(fmt::format("sim-cop rank {}: the ranks disagree on count, datatype or root", rank_));
 }

@@ -144,10 +144,16 @@ void SimCopBackend::barrier() {
 // broadcast mask of the result (on each root's level-1; at the level 2, those level-1s).
 void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots) {
   const Network& n = sys_.net;
+  // The masks from the sorted roots: a level-1's roots are a range of them (every rank a
+  // root, as cop_gather's check has it, made a walk over all roots from every rank cost n^2).
   uint64_t bm = 0, bm2 = 0;
-  for (int root : roots) {
-    if (n.level1_of(root) == level1()) bm |= bit(n.channel_of(root));
-    bm2 |= bit(n.level1_of(root) + 1);
+  for (int k = 0; k < n.level1s; ++k) {
+    const auto first = std::lower_bound(roots.begin(), roots.end(), n.first_node(k));
+    const auto end = std::lower_bound(first, roots.end(), n.first_node(k) + n.channels_of(k));
+    if (first == end) continue;
+    bm2 |= bit(k + 1);
+    if (k == level1())
+      for (auto r = first; r != end; ++r) bm |= bit(n.channel_of(*r));
   }
   Burst b = commands::reduction(kTask, op, tag, words, n.local_all(level1()), bm);
   for_two_levels(b, op, tag, n.level2_all(), bm2, words.size(), first_of_level1());

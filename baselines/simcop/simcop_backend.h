@@ -103,6 +103,7 @@ class SimCopBackend : public baselines::CatalogBackend {
   uint64_t heard_until_ = 0;               // the cycle the node has the last message it took
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
+  std::vector<int> everyone_;      // every rank, in order (agree's roots), once asked for
   double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;
