@@ -181,6 +181,30 @@ TEST(SimCopOps, GatherAndScatterKeepRankOrder) {
   EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
 }
 
+// scatter from rank 5 at 200 nodes, more than the root's 176 staging words: in rounds of
+// 176 ranks (ops_gather.cpp), 20 bytes a block (3 words: three slices of words, each in
+// two rounds); every rank gets its own block, byte for byte; and a gather of the same.
+TEST(SimCopOps, ScatterAbove176RanksStagesInRounds) {
+  const auto problems = simulate(200, [](SimCopBackend& b, std::vector<std::string>& p) {
+    const size_t block = 20, n = size_t(b.ranks());
+    std::vector<std::byte> source;
+    for (size_t r = 0; r < n; ++r) {
+      const auto v = block_of(int(r) + 300, block);
+      source.insert(source.end(), v.begin(), v.end());
+    }
+    std::vector<std::byte> mine(block);
+    b.scatter(b.rank() == 5 ? source : std::vector<std::byte>(block * n), mine, 5);
+    expect(mine == block_of(b.rank() + 300, block), p, fmt::format("rank {} got another's block", b.rank()));
+    std::vector<std::byte> all(block * n);
+    b.gather(block_of(b.rank(), block), all, 199);
+    if (b.rank() == 199)
+      for (size_t r = 0; r < n; ++r)
+        expect(std::memcmp(all.data() + r * block, block_of(int(r), block).data(), block) == 0, p,
+               fmt::format("gathered block {} differs", r));
+  });
+  EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
+}
+
 // multicast from rank 3 to ranks 2, 64 and 65 (both level-1s; rank 64 sets its level-1's
 // mask) and a 2-root reduction to ranks 0 and 65: members and roots have the data, the
 // others' buffers are untouched.
