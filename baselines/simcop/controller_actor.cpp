@@ -161,19 +161,27 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
       p->kind = Packet::up;
       p->channel = level1_ + 1;
       p->delivery = d;
-      const uint64_t at = mail_.level1_up[size_t(level1_)]->carry(send + timing_.t_cn_cop - net_.link.wire, 1, net_.link.wire);
-      mail_.level2->put(std::move(p), at + net_.link.flight);
+      between_levels(std::move(p), *mail_.level1_up[size_t(level1_)], *mail_.level2, send + timing_.t_cn_cop);
     } else {
       for (int k = 0; k < net_.level1s; ++k) {
         if (!d.to(k + 1)) continue;
         auto p = std::make_unique<Packet>();
         p->kind = Packet::down;
         p->delivery = d;
-        const uint64_t at = mail_.level1_down[size_t(k)]->carry(send + timing_.t_cop_cn - net_.link.wire, 1, net_.link.wire);
-        mail_.level1s[size_t(k)]->put(std::move(p), at + net_.link.flight);
+        between_levels(std::move(p), *mail_.level1_down[size_t(k)], *mail_.level1s[size_t(k)], send + timing_.t_cop_cn);
       }
     }
   }
+}
+
+// Between levels: `p` on `wire`, alone off it at `alone`, into `to` a flight later;
+// re-dated while the wire's later messages hold it up (Wire::share).
+void ControllerActor::between_levels(std::unique_ptr<Packet> p, Wire& wire, Inbox& to, uint64_t alone) const {
+  const uint64_t flight = net_.link.flight;
+  auto order = std::make_shared<uint64_t>(0);
+  const uint64_t off = wire.share(alone - net_.link.wire, 1, net_.link.wire,
+                                  [&to, order, flight](uint64_t later) { to.redate(*order, later + flight); });
+  *order = to.put(std::move(p), off + flight);
 }
 
 void ControllerActor::to_nodes(const Delivery& d, uint64_t send) {

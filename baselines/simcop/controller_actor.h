@@ -70,6 +70,7 @@ class ControllerActor {
   // packet is sent this way (it may arrive before either).
   void await_input();
   void dispatch(std::vector<cop::controller::Delivery>& out);
+  void between_levels(std::unique_ptr<Packet> p, Wire& wire, Inbox& to, uint64_t alone) const;
   // `d` down the links of its channels, starting out at cycle `send`.
   void to_nodes(const cop::controller::Delivery& d, uint64_t send);
   void answer(int channel, const cop::wire::Message& m, uint64_t send);

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <queue>
 #include <span>
@@ -44,9 +46,19 @@ class Wire {
  public:
   // When the last of `messages` messages, the first ready at `ready`, is off the wire.
   uint64_t carry(uint64_t ready, uint64_t messages, uint64_t wire_cycles);
+  // The same, the messages already on their way sharing the wire too: each is re-dated
+  // by its `redate` (the cycle it is now off the wire) when the new one holds it up. For
+  // a wire whose receivers take nothing before it has arrived (a controller's inbox: a
+  // level-1's channel at the level 2); a node takes its down link's words ahead (links.h).
+  uint64_t share(uint64_t ready, uint64_t messages, uint64_t wire_cycles, std::function<void(uint64_t)> redate);
 
  private:
   std::vector<std::pair<uint64_t, uint64_t>> busy_;  // messages on their way: [on the wire, off it)
+  struct Flow {
+    uint64_t ready = 0, work = 0, off = 0;
+    std::function<void(uint64_t)> redate;
+  };
+  std::vector<Flow> period_;  // share: the flows since the wire was last idle
 };
 
 // A node's down link: what its level-1 controller sends it, in the order the node has it.
@@ -83,22 +95,20 @@ class DownLink {
 class Inbox {
  public:
   Inbox() : bell_(simgrid::s4u::Semaphore::create(0)) {}
-  // A sender: `p` arrives at `cycle` (later than now).
-  void put(std::unique_ptr<Packet> p, uint64_t cycle);
+  // A sender: `p` arrives at `cycle` (later than now); returns its place, for redate.
+  uint64_t put(std::unique_ptr<Packet> p, uint64_t cycle);
+  // The packet put as `order` arrives at `cycle` instead (later: its wire was shared).
+  void redate(uint64_t order, uint64_t cycle);
   // The controller: the next packet arrived by `now`, or none.
   std::unique_ptr<Packet> take(uint64_t now);
   // The cycle the next packet arrives (UINT64_MAX: none on its way).
-  uint64_t next() const { return queue_.empty() ? UINT64_MAX : queue_.top().cycle; }
+  uint64_t next() const { return queue_.empty() ? UINT64_MAX : queue_.begin()->first.first; }
   // The controller waits `seconds` (< 0: until a packet is put) or until a packet is put.
   void wait(double seconds);
 
  private:
-  struct Item {
-    uint64_t cycle, order;
-    std::shared_ptr<Packet> p;
-    bool operator>(const Item& o) const { return cycle != o.cycle ? cycle > o.cycle : order > o.order; }
-  };
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue_;
+  std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<Packet>> queue_;  // (cycle, order) -> packet
+  std::map<uint64_t, uint64_t> cycle_of_;                                       // order -> cycle
   uint64_t order_ = 0;
   bool waiting_ = false;
   simgrid::s4u::SemaphorePtr bell_;
