@@ -10,7 +10,7 @@
 //    rank reads its piece from the root's space, barrier. The root's staging area holds
 //    176 words: above 176 ranks not a word of every rank's piece (a task address space
 //    is 256 words, seed 000 ch. V), so the root stages them in rounds of 176 ranks
-//    (scatter_round), where the live backend refuses the call.
+//    (scatter_in_rounds), where the live backend refuses the call.
 #include <cop/cop.h>
 #include <pvm3.h>
 
@@ -91,37 +91,61 @@ void SimCopBackend::scatter(std::span<const std::byte> all, std::span<std::byte>
   if (root < 0 || root >= ranks()) throw std::invalid_argument("sim-cop scatter: no such root");
   if (rank_ == root && all.size() < n * mine.size()) throw std::invalid_argument("sim-cop scatter: source too small");
   const size_t block = mine.size(), words = (block + 7) / 8;
-  const size_t per_rank = std::max<size_t>(kStageWords / n, 1);
+  if (n > kStageWords) {  // a word of every rank a slice, in rounds of kStageWords ranks
+    for (size_t at = 0; at < words; ++at) scatter_in_rounds(all, mine, root, at);
+    return;
+  }
+  const size_t per_rank = kStageWords / n;
   for (size_t at = 0; at < words; at += per_rank) {
     const size_t w = std::min(per_rank, words - at);
-    const size_t group = kStageWords / w;  // ranks a round
-    for (size_t first = 0; first < n; first += group)
-      scatter_round(all, mine, root, at, w, first, std::min(group, n - first));
+    stage_for(all, mine.size(), root, at, w, 0, n);
+    agree(descriptor(w, root));
+    read_staged(mine, root, at, w, size_t(rank_));
+    barrier();  // nobody's staging is written again before its readers have it
   }
 }
 
-// One cop_scatter of words at..at+w of ranks first..first+count-1's blocks: the root
-// writes them into its staging area, all agree, each of those ranks reads its own,
-// barrier (nobody's staging is written again before its readers have it). Every rank
-// takes part in the agreement and the barrier, as in cop_scatter; only the round's
-// ranks read. Above kStageWords ranks a round cannot hold a word of every rank, and
-// the rounds are what the thesis's hardware leaves a program (a task address space is
-// 256 words, seed 000 ch. V); libcop's cop_scatter, one round, refuses that
-// (CopErrAddressRange) and so does the live backend.
-void SimCopBackend::scatter_round(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at,
-                                  size_t w, size_t first, size_t count) {
-  const size_t block = mine.size();
-  if (rank_ == root) {
-    std::vector<uint64_t> source(count * w);
-    for (size_t k = 0; k < count; ++k) pack(all.data() + (first + k) * block, block, at, w, source.data() + k * w);
-    tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, source);
-  }
-  agree(descriptor(w, root));
-  const size_t me = size_t(rank_);
-  if (me >= first && me < first + count) {
-    const std::vector<uint64_t> none(w, 0);
-    const std::vector<uint64_t> got = tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + (me - first) * w), none);
-    unpack(got.data(), at, w, mine.data(), block);
+// The root writes words at..at+w of ranks first..first+count-1's blocks into its staging area.
+void SimCopBackend::stage_for(std::span<const std::byte> all, size_t block, int root, size_t at, size_t w,
+                              size_t first, size_t count) {
+  if (rank_ != root) return;
+  std::vector<uint64_t> source(count * w);
+  for (size_t k = 0; k < count; ++k) pack(all.data() + (first + k) * block, block, at, w, source.data() + k * w);
+  tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, source);
+}
+
+// This rank reads its w words, the `slot`-th of the root's staging area.
+void SimCopBackend::read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot) {
+  const std::vector<uint64_t> none(w, 0);
+  const std::vector<uint64_t> got = tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + slot * w), none);
+  unpack(got.data(), at, w, mine.data(), mine.size());
+}
+
+// Word `at` of every block above kStageWords ranks: the staging area holds a word of
+// kStageWords ranks, so the root stages them in rounds, which is what the thesis's
+// hardware leaves a program (a task address space is 256 words, seed 000 ch. V);
+// libcop's cop_scatter, one round, refuses it (CopErrAddressRange), and so does the live
+// backend. All agree once (cop_scatter's check); in round g the root writes its ranks'
+// words, a barrier of the root and those ranks (tag 2 + 2g: their channels' terminal-
+// count masks) says they are there, each reads its own, a second barrier (3 + 2g) that
+// the root may write the next round; a barrier of all ends the slice. A round's barrier
+// of every rank made scatter at 4096 nodes cost 24 full barriers and agreements a call.
+void SimCopBackend::scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at) {
+  const size_t n = size_t(ranks());
+  agree(descriptor(1, root));
+  for (size_t first = 0, g = 0; first < n; first += kStageWords, ++g) {
+    const size_t count = std::min(kStageWords, n - first);
+    const size_t me = size_t(rank_);
+    const bool mine_now = me >= first && me < first + count;
+    if (!mine_now && rank_ != root) continue;
+    std::vector<int> members(count);
+    std::iota(members.begin(), members.end(), int(first));
+    if (size_t(root) < first || size_t(root) >= first + count)
+      members.insert(std::lower_bound(members.begin(), members.end(), root), root);
+    stage_for(all, mine.size(), root, at, 1, first, count);
+    barrier_of(members, uint32_t(2 + 2 * g));
+    if (mine_now) read_staged(mine, root, at, 1, me - first);
+    barrier_of(members, uint32_t(3 + 2 * g));
   }
   barrier();
 }

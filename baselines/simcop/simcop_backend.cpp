@@ -140,6 +140,26 @@ void SimCopBackend::barrier() {
   await_answers();
 }
 
+void SimCopBackend::barrier_of(std::span<const int> members, uint32_t tag) {
+  const Network& n = sys_.net;
+  uint64_t tc = 0, tc2 = 0;
+  bool sets_level2 = false;  // this rank is its level-1's lowest member
+  for (int k = 0; k < n.level1s; ++k) {
+    const auto first = std::lower_bound(members.begin(), members.end(), n.first_node(k));
+    const auto end = std::lower_bound(first, members.end(), n.first_node(k) + n.channels_of(k));
+    if (first == end) continue;
+    tc2 |= bit(k + 1);
+    if (k != level1()) continue;
+    sets_level2 = *first == rank_;
+    for (auto r = first; r != end; ++r) tc |= bit(n.channel_of(*r));
+  }
+  Burst b = commands::barrier(kTask, tag, tc);
+  for_two_levels(b, Opcode::BENTRY, tag, tc2, 0, 1, sets_level2);
+  send(b);
+  await_words(tag, 1);
+  await_answers();
+}
+
 // cop_reduce (channel_reduce): every node contributes; the roots' channels are the
 // broadcast mask of the result (on each root's level-1; at the level 2, those level-1s).
 void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots) {

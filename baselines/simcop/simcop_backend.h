@@ -92,9 +92,13 @@ class SimCopBackend : public baselines::CatalogBackend {
   // cop_gather's and cop_scatter's check of their arguments: a 2-word MAX reduction to
   // every rank (collectives.cpp, agree).
   void agree(uint64_t descriptor);
-  // One staging round of scatter (ops_gather.cpp): words at..at+w of ranks first..first+count-1.
-  void scatter_round(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at, size_t w,
-                     size_t first, size_t count);
+  // scatter's staging (ops_gather.cpp).
+  void stage_for(std::span<const std::byte> all, size_t block, int root, size_t at, size_t w, size_t first,
+                 size_t count);
+  void read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot);
+  void scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at);
+  // cop_barrier of the sorted ranks `members` (this one among them) on `tag` (not kBarrierTag).
+  void barrier_of(std::span<const int> members, uint32_t tag);
 
   System& sys_;
   std::deque<cop::wire::Message> inbox_;  // data not yet awaited
