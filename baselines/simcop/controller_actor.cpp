@@ -41,25 +41,36 @@ uint64_t send_cycle(const Delivery& d, uint64_t link) { return d.at_cycle > link
 
 }  // namespace
 
-Mailboxes make_mailboxes(const Network& n) {
+Mailboxes make_mailboxes(const Network& n, const cop::model::Timing& t) {
   Mailboxes m;
-  for (int i = 0; i < n.nodes; ++i) m.nodes.push_back(sg4::Mailbox::by_name(fmt::format("node-{}", i)));
-  for (int k = 0; k < n.level1s; ++k) m.level1s.push_back(sg4::Mailbox::by_name(fmt::format("cop-1-{}", k)));
-  if (n.two_levels()) m.level2 = sg4::Mailbox::by_name("cop-2");
+  // A channel: one wire (half duplex) or one each way; returns the down one.
+  auto channel = [&](std::vector<Wire*>& up) {
+    up.push_back(&m.wires.emplace_back());
+    return n.full_duplex ? &m.wires.emplace_back() : up.back();
+  };
+  for (int i = 0; i < n.nodes; ++i) m.nodes.push_back(std::make_unique<DownLink>(n.link, t.t_cop_cn, *channel(m.node_up)));
+  for (int k = 0; k < n.level1s; ++k) {
+    m.level1s.push_back(std::make_unique<Inbox>());
+    if (n.two_levels()) m.level1_down.push_back(channel(m.level1_up));
+  }
+  if (n.two_levels()) m.level2 = std::make_unique<Inbox>();
   return m;
 }
 
-void send_packet(sg4::Mailbox* to, std::unique_ptr<Packet> p, size_t messages) {
-  to->put_init(p.release(), uint64_t(double(messages) * kMessageBytes))->detach();
+// Up a channel: the receiver has it t_CN-COP + flight after it starts out (links.h).
+void send_up(Mailboxes& m, const Network& n, const cop::model::Timing& t, int node, std::unique_ptr<Packet> p,
+             uint64_t send) {
+  const uint64_t at = m.node_up[size_t(node)]->carry(send + t.t_cn_cop - n.link.wire, 1, n.link.wire) + n.link.flight;
+  m.level1s[size_t(n.level1_of(node))]->put(std::move(p), at);
 }
 
-ControllerActor::ControllerActor(const Network& n, const Mailboxes& m, int level1, const cop::model::Timing& t)
+ControllerActor::ControllerActor(const Network& n, Mailboxes& m, int level1, const cop::model::Timing& t)
     : net_(n),
       mail_(m),
       level1_(level1),
       timing_(t),
       core_(std::make_unique<Controller>(config_of(n, level1), t)),
-      in_(level1 < 0 ? m.level2 : m.level1s[size_t(level1)]),
+      in_(level1 < 0 ? *m.level2 : *m.level1s[size_t(level1)]),
       unanswered_(size_t(kChannels) + 1, 0),
       answers_(size_t(kChannels) + 1) {}
 
@@ -73,15 +84,16 @@ void ControllerActor::sleep_to(uint64_t cycle) const {
 }
 
 void ControllerActor::operator()() {
-  in_->set_receiver(sg4::Actor::self());
   for (;;) {
-    // Everything that has arrived is at its channel before the poll counter moves on.
+    // The core's clock passes in the simulation (the t_OP of what it serviced, a result
+    // relayed), and everything that has arrived by then is at its channel before the
+    // poll counter moves on.
+    sleep_to(core_->cycles());
     take_ready();
     hand_arrived();
     std::vector<Delivery> out;
     if (core_->step(out)) {
       dispatch(out);
-      sleep_to(core_->cycles());
       continue;
     }
     await_input();  // idle
@@ -100,44 +112,36 @@ void ControllerActor::hand_arrived() {
 }
 
 void ControllerActor::take_ready() {
-  if (pending_ && pending_->test()) {
-    pending_ = nullptr;
-    take(std::unique_ptr<Packet>(pending_packet_));
-  }
-  while (!pending_ && in_->ready()) take(std::unique_ptr<Packet>(in_->get<Packet>()));
+  const uint64_t now = now_cycles();
+  for (uint64_t at = in_.next(); at <= now; at = in_.next()) take(in_.take(now), at);
 }
 
 void ControllerActor::await_input() {
-  if (!pending_) pending_ = in_->get_async<Packet>(&pending_packet_);
-  const double timeout =
-      arriving_.empty() ? -1.0
-                        : std::max(0.0, double(arriving_.top().cycle) * timing_.p_clk_ns * 1e-9 - sg4::Engine::get_clock());
-  if (sg4::Comm::wait_any_for({pending_}, timeout) < 0) return;  // the next message of a burst is in
-  pending_ = nullptr;
-  take(std::unique_ptr<Packet>(pending_packet_));
+  const uint64_t next = std::min(in_.next(), arriving_.empty() ? UINT64_MAX : arriving_.top().cycle);
+  const double at = double(next) * timing_.p_clk_ns * 1e-9;
+  in_.wait(next == UINT64_MAX ? -1.0 : std::max(0.0, at - sg4::Engine::get_clock()));
 }
 
-void ControllerActor::take(std::unique_ptr<Packet> p) {
+void ControllerActor::take(std::unique_ptr<Packet> p, uint64_t at) {
   std::vector<Delivery> out;
-  const uint64_t now = now_cycles();
   if (p->kind == Packet::burst) {
-    // The burst's first message arrived now; each further one a wire time later.
+    // The burst's first message arrived at `at`; each further one a wire time later.
     const uint64_t wire = net_.link.wire;
     const size_t n = p->messages.size();
-    for (size_t i = 0; i < n; ++i) arriving_.push(Arrival{now + i * wire, arrivals_++, p->channel, p->messages[i]});
+    for (size_t i = 0; i < n; ++i) arriving_.push(Arrival{at + i * wire, arrivals_++, p->channel, p->messages[i]});
     unanswered_[size_t(p->channel)] += n;
     hand_arrived();
     return;
   } else if (p->kind == Packet::up) {
-    p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
+    p->delivery.at_cycle = std::max(p->delivery.at_cycle, at);
     core_->receive_from_child(p->channel, p->delivery, out);
   } else {
-    p->delivery.at_cycle = std::max(p->delivery.at_cycle, now);
+    p->delivery.at_cycle = std::max(p->delivery.at_cycle, at);
     core_->receive_from_parent(p->delivery, out);
     // An answer the level 2 sends down for a node is dated by the core when the node
-    // has it (t_COP-CN on); the node's simulated link charges that itself.
+    // has it (t_COP-CN on); the node's link charges that itself.
     for (Delivery& d : out)
-      if (d.link_level && !d.to_parent) d.at_cycle -= std::min(d.at_cycle - now, timing_.t_cop_cn);
+      if (d.link_level && !d.to_parent) d.at_cycle -= std::min(d.at_cycle - at, timing_.t_cop_cn);
   }
   dispatch(out);
 }
@@ -148,56 +152,58 @@ void ControllerActor::dispatch(std::vector<Delivery>& out) {
     return send_cycle(a, link_of(a)) < send_cycle(b, link_of(b));
   });
   for (const Delivery& d : out) {
-    sleep_to(send_cycle(d, link_of(d)));
-    if (d.to_parent) {
+    // Each starts out on its link when its sending begins (links.h).
+    const uint64_t send = std::max(now_cycles(), send_cycle(d, link_of(d)));
+    if (level1_ >= 0 && !d.to_parent) {
+      to_nodes(d, send);
+    } else if (d.to_parent) {
       auto p = std::make_unique<Packet>();
       p->kind = Packet::up;
       p->channel = level1_ + 1;
       p->delivery = d;
-      send_packet(mail_.level2, std::move(p), 1);
-    } else if (level1_ < 0) {
+      between_levels(std::move(p), *mail_.level1_up[size_t(level1_)], *mail_.level2, send + timing_.t_cn_cop);
+    } else {
       for (int k = 0; k < net_.level1s; ++k) {
         if (!d.to(k + 1)) continue;
         auto p = std::make_unique<Packet>();
         p->kind = Packet::down;
         p->delivery = d;
-        send_packet(mail_.level1s[size_t(k)], std::move(p), 1);
+        between_levels(std::move(p), *mail_.level1_down[size_t(k)], *mail_.level1s[size_t(k)], send + timing_.t_cop_cn);
       }
-    } else {
-      to_nodes(d);
     }
   }
 }
 
-void ControllerActor::to_nodes(const Delivery& d) {
+// Between levels: `p` on `wire`, alone off it at `alone`, into `to` a flight later;
+// re-dated while the wire's later messages hold it up (Wire::share).
+void ControllerActor::between_levels(std::unique_ptr<Packet> p, Wire& wire, Inbox& to, uint64_t alone) const {
+  const uint64_t flight = net_.link.flight;
+  auto order = std::make_shared<uint64_t>(0);
+  const uint64_t off = wire.share(alone - net_.link.wire, 1, net_.link.wire,
+                                  [&to, order, flight](uint64_t later) { to.redate(*order, later + flight); });
+  *order = to.put(std::move(p), off + flight);
+}
+
+void ControllerActor::to_nodes(const Delivery& d, uint64_t send) {
   for (int c = 1; c <= net_.channels_of(level1_); ++c) {
     if (!d.to(c)) continue;
-    if (d.link_level) {
-      answer(c, d.msg, d.at_cycle);
-      continue;
-    }
-    auto p = std::make_unique<Packet>();
-    p->kind = Packet::data;
-    p->messages = {d.msg};
-    send_packet(mail_.nodes[size_t(net_.first_node(level1_) + c - 1)], std::move(p), 1);
+    if (d.link_level)
+      answer(c, d.msg, send);
+    else
+      down(c).put(std::span(&d.msg, 1), send, false);
   }
 }
 
 // The answers to a node's burst go back together once its last command is answered
 // (copd holds a burst's answers the same way: one datagram back).
-void ControllerActor::answer(int channel, const Message& m, uint64_t at_cycle) {
+void ControllerActor::answer(int channel, const Message& m, uint64_t send) {
   auto& held = answers_[size_t(channel)];
   held.push_back(m);
   size_t& due = unanswered_[size_t(channel)];
   if (due > 0) --due;
   if (due > 0) return;
-  sleep_to(at_cycle);
-  auto p = std::make_unique<Packet>();
-  p->kind = Packet::answers;
-  p->messages = std::move(held);
+  down(channel).put(held, send, true);
   held.clear();
-  const size_t n = p->messages.size();
-  send_packet(mail_.nodes[size_t(net_.first_node(level1_) + channel - 1)], std::move(p), n);
 }
 
 }  // namespace copbench::simcop

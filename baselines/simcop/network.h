@@ -1,8 +1,9 @@
 // The simulated COP system (seed 000 ch. IV, Figure 5): N compute nodes, each on a
 // channel of a level-1 controller (64 channels each, node i on controller i/64 and its
 // channel i%64+1), and above 64 nodes one level-2 controller whose channel k+1 is
-// level-1 controller k. Every node and every controller is a SimGrid host; every
-// channel is a serial link.
+// level-1 controller k. Every node and every controller is a SimGrid host (its actor's);
+// every channel is a serial link, carried in-process (links.h: SimGrid communications
+// made sim-cop's time grow with nodes x words, issue 36).
 //
 // The links and the controllers' timings are the platform's (platform.h: the cop:* props
 // of results/platforms/NAME.xml; cop/model/hardware.h, CopHardware). On `thesis`: the
@@ -16,11 +17,7 @@
 // 170 ns) down. One message up takes t_CN-COP, one down t_COP-CN, and a burst of n
 // messages n wire times more than one less; a wire time is whole controller cycles
 // (SerialLink::of). A platform's cop:link_lat adds its flight to each direction (0 on
-// `thesis`): a message up arrives t_CN-COP + flight after it starts out. Down to a node
-// the SimGrid link leaves the flight out and the node takes the packet the flight after
-// the link delivered it (take_down): the same time, but SimGrid holds a packet in
-// flight only for t_COP-CN (a broadcast's results in flight to every node at once
-// made each simulated message cost in proportion to the nodes).
+// `thesis`): a message up arrives t_CN-COP + flight after it starts out.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -35,7 +32,6 @@
 namespace copbench::simcop {
 
 inline constexpr int kChannels = 64;                 // channels of one controller (seed 000 ch. IV)
-inline constexpr double kMessageBytes = cop::model::kMessageBytes;  // ch. VI: four 32-bit words
 
 struct Network {
   int nodes = 0;
@@ -49,26 +45,12 @@ struct Network {
   uint64_t level2_all() const;           // bits of every level-1 controller at the level 2
 
   cop::model::SerialLink link;  // as the libcop-call model has it (SerialLink::of the platform's COP)
-  double flight_seconds = 0;     // link.flight in seconds
   bool full_duplex = false;      // the platform's links carry both directions at once
 
   std::vector<simgrid::s4u::Host*> node_hosts;
   std::vector<simgrid::s4u::Host*> level1_hosts;
   simgrid::s4u::Host* level2_host = nullptr;
 };
-
-// The next packet of a node's mailbox, when it reaches the node: the flight after the
-// node's down link delivered it (a node's packets all come down its one link, in order).
-template <class T>
-std::unique_ptr<T> take_down(simgrid::s4u::Mailbox* box, const Network& n) {
-  if (n.flight_seconds == 0) return std::unique_ptr<T>(box->get<T>());
-  T* p = nullptr;
-  simgrid::s4u::CommPtr comm = box->get_async<T>(&p);
-  comm->wait();
-  const double due = comm->get_finish_time() + n.flight_seconds;
-  if (due > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(due);
-  return std::unique_ptr<T>(p);
-}
 
 // Builds the hosts and serial links of `nodes` (2..4096) nodes of the COP `hw` in the running engine.
 Network build_network(int nodes, const cop::model::CopHardware& hw);

@@ -8,13 +8,15 @@
 //    synchronisation too), the root reads each rank's piece (RSRAM, rank order), barrier.
 //  cop_scatter: the root writes every rank's piece into its own space, all agree, each
 //    rank reads its piece from the root's space, barrier. The root's staging area holds
-//    a word of every rank's piece at least: above 176 ranks it cannot (a task address
-//    space is 256 words, seed 000 ch. V), and the call is refused as the live backend's.
+//    176 words: above 176 ranks not a word of every rank's piece (a task address space
+//    is 256 words, seed 000 ch. V), so the root stages them in rounds of 176 ranks
+//    (scatter_in_rounds), where the live backend refuses the call.
 #include <cop/cop.h>
 #include <pvm3.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -50,11 +52,13 @@ uint64_t descriptor(size_t count, int root) {
 }  // namespace
 
 void SimCopBackend::agree(uint64_t d) {
-  std::vector<int> everyone(static_cast<size_t>(ranks()));
-  std::iota(everyone.begin(), everyone.end(), 0);
+  if (everyone_.empty()) {
+    everyone_.resize(static_cast<size_t>(ranks()));
+    std::iota(everyone_.begin(), everyone_.end(), 0);
+  }
   uint64_t v[2] = {d, uint64_t(-int64_t(d))};
   const auto op = cop::lib::reduce_opcode(COP_MAX, PVM_LONG);
-  reduce_chunk(*op, v, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, 2), everyone);
+  reduce_chunk(*op, v, take_tags(reduce_cursor_, kReduceFirst, kReduceEnd, 2), everyone_);
   if (v[0] != d || uint64_t(-int64_t(v[1])) != d)
     throw std::runtime_error(fmt::format("sim-cop rank {}: the ranks disagree on count, datatype or root", rank_));
 }
@@ -79,29 +83,71 @@ void SimCopBackend::gather(std::span<const std::byte> mine, std::span<std::byte>
   }
 }
 
+// The root's staging area holds kStageWords words: `w` words of each of up to
+// kStageWords / w ranks a round (scatter_round); a block longer than that goes in
+// several slices of words, as on the live backend.
 void SimCopBackend::scatter(std::span<const std::byte> all, std::span<std::byte> mine, int root) {
   const size_t n = size_t(ranks());
   if (root < 0 || root >= ranks()) throw std::invalid_argument("sim-cop scatter: no such root");
   if (rank_ == root && all.size() < n * mine.size()) throw std::invalid_argument("sim-cop scatter: source too small");
   const size_t block = mine.size(), words = (block + 7) / 8;
+  if (n > kStageWords) {  // a word of every rank a slice, in rounds of kStageWords ranks
+    for (size_t at = 0; at < words; ++at) scatter_in_rounds(all, mine, root, at);
+    return;
+  }
   const size_t per_rank = kStageWords / n;
-  if (per_rank == 0)
-    throw std::runtime_error(fmt::format("sim-cop scatter: {} ranks, more than the {} staging words of the root's "
-                                         "task address space (cop_scatter: CopErrAddressRange)",
-                                         n, kStageWords));
-  std::vector<uint64_t> source(rank_ == root ? n * per_rank : 0), none(per_rank, 0);
   for (size_t at = 0; at < words; at += per_rank) {
     const size_t w = std::min(per_rank, words - at);
-    if (rank_ == root) {
-      for (size_t r = 0; r < n; ++r) pack(all.data() + r * block, block, at, w, source.data() + r * w);
-      tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, std::span<const uint64_t>(source.data(), n * w));
-    }
+    stage_for(all, mine.size(), root, at, w, 0, n);
     agree(descriptor(w, root));
-    const std::vector<uint64_t> got =
-        tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + size_t(rank_) * w), std::span(none.data(), w));
-    unpack(got.data(), at, w, mine.data(), block);
-    barrier();
+    read_staged(mine, root, at, w, size_t(rank_));
+    barrier();  // nobody's staging is written again before its readers have it
   }
+}
+
+// The root writes words at..at+w of ranks first..first+count-1's blocks into its staging area.
+void SimCopBackend::stage_for(std::span<const std::byte> all, size_t block, int root, size_t at, size_t w,
+                              size_t first, size_t count) {
+  if (rank_ != root) return;
+  std::vector<uint64_t> source(count * w);
+  for (size_t k = 0; k < count; ++k) pack(all.data() + (first + k) * block, block, at, w, source.data() + k * w);
+  tas(Opcode::WSRAM64, rank_, cop_tas::kStageFirst, source);
+}
+
+// This rank reads its w words, the `slot`-th of the root's staging area.
+void SimCopBackend::read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot) {
+  const std::vector<uint64_t> none(w, 0);
+  const std::vector<uint64_t> got = tas(Opcode::RSRAM64, root, uint32_t(cop_tas::kStageFirst + slot * w), none);
+  unpack(got.data(), at, w, mine.data(), mine.size());
+}
+
+// Word `at` of every block above kStageWords ranks: the staging area holds a word of
+// kStageWords ranks, so the root stages them in rounds, which is what the thesis's
+// hardware leaves a program (a task address space is 256 words, seed 000 ch. V);
+// libcop's cop_scatter, one round, refuses it (CopErrAddressRange), and so does the live
+// backend. All agree once (cop_scatter's check); in round g the root writes its ranks'
+// words, a barrier of the root and those ranks (tag 2 + 2g: their channels' terminal-
+// count masks) says they are there, each reads its own, a second barrier (3 + 2g) that
+// the root may write the next round; a barrier of all ends the slice. A round's barrier
+// of every rank made scatter at 4096 nodes cost 24 full barriers and agreements a call.
+void SimCopBackend::scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at) {
+  const size_t n = size_t(ranks());
+  agree(descriptor(1, root));
+  for (size_t first = 0, g = 0; first < n; first += kStageWords, ++g) {
+    const size_t count = std::min(kStageWords, n - first);
+    const size_t me = size_t(rank_);
+    const bool mine_now = me >= first && me < first + count;
+    if (!mine_now && rank_ != root) continue;
+    std::vector<int> members(count);
+    std::iota(members.begin(), members.end(), int(first));
+    if (size_t(root) < first || size_t(root) >= first + count)
+      members.insert(std::lower_bound(members.begin(), members.end(), root), root);
+    stage_for(all, mine.size(), root, at, 1, first, count);
+    barrier_of(members, uint32_t(2 + 2 * g));
+    if (mine_now) read_staged(mine, root, at, 1, me - first);
+    barrier_of(members, uint32_t(3 + 2 * g));
+  }
+  barrier();
 }
 
 }  // namespace copbench::simcop

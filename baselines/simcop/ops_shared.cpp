@@ -72,8 +72,9 @@ std::vector<uint64_t> SimCopBackend::tas(Opcode op, int owner, uint32_t offset, 
         ++it;
       }
     }
-    if (got.size() < words.size()) take_one();
+    if (got.size() < words.size()) take_one(words.size() - got.size());
   }
+  settle();
   return got;
 }
 

@@ -15,12 +15,10 @@ struct Packet {
     burst,    // node -> its level-1: the commands libcop writes in one go (commands.h)
     up,       // level-1 -> level 2: a Delivery with to_parent (its link header: hop)
     down,     // level 2 -> level-1: a Delivery for it
-    data,     // controller -> node: a result, barrier exit or broadcast word
-    answers,  // controller -> node: the ACK/NACKs of the node's burst, in one go
-  };
+  };          // (controller -> node: its down link, links.h)
   Kind kind = burst;
   int channel = 0;  // burst: the node's channel; up: the level-1 controller's channel at the level 2
-  std::vector<cop::wire::Message> messages;  // burst, data (one), answers
+  std::vector<cop::wire::Message> messages;  // burst
   cop::controller::Delivery delivery;        // up, down
 };
 

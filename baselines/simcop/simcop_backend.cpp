@@ -6,6 +6,7 @@
 #include <pvm3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -72,40 +73,50 @@ void SimCopBackend::send(const Burst& b) {
   sent_ += b.size();
   // The packet arrives with the burst's first message; the controller takes the
   // others one wire time apart as the link delivers them (controller_actor.h).
-  send_packet(sys_.mail.level1s[size_t(level1())], std::move(p), 1);
+  const double now = simgrid::s4u::Engine::get_clock() * 1e9 / sys_.timing.p_clk_ns;
+  send_up(sys_.mail, sys_.net, sys_.timing, rank_, std::move(p), uint64_t(std::llround(now)));
 }
 
-void SimCopBackend::take_one() {
-  std::unique_ptr<Packet> p = take_down<Packet>(sys_.mail.nodes[size_t(rank_)], sys_.net);
-  if (p->kind == Packet::answers)
-    answers_.insert(answers_.end(), p->messages.begin(), p->messages.end());
-  else
-    inbox_.insert(inbox_.end(), p->messages.begin(), p->messages.end());
+bool SimCopBackend::take_one(size_t need) {
+  const DownLink::Arrival a = sys_.mail.nodes[size_t(rank_)]->take(need);
+  heard_until_ = a.cycle;
+  if (a.answer) {
+    answers_.push_back(a.msg);
+    return false;
+  }
+  inbox_.push_back(a.msg);
+  return true;
+}
+
+// What a wait took is in its down link's order, so the last one taken came last: the
+// node has all it waited for at that one's cycle (links.h).
+void SimCopBackend::settle() const {
+  const double at = double(heard_until_) * sys_.timing.p_clk_ns * 1e-9;
+  if (at > simgrid::s4u::Engine::get_clock()) simgrid::s4u::this_actor::sleep_until(at);
 }
 
 std::vector<uint64_t> SimCopBackend::await_words(uint32_t tag, size_t n) {
   std::vector<uint64_t> words(n);
   std::vector<bool> got(n, false);
   size_t have = 0;
-  for (;;) {
-    for (auto it = inbox_.begin(); it != inbox_.end();) {
-      const uint32_t t = it->addr.msgtag;
-      if (t >= tag && t - tag < n && !got[t - tag]) {
-        words[t - tag] = cop::wire::payload(*it);
-        got[t - tag] = true;
-        ++have;
-        it = inbox_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    if (have == n) return words;
-    take_one();
-  }
+  auto claim = [&](const Message& m) {
+    const uint32_t t = m.addr.msgtag;
+    if (t < tag || t - tag >= n || got[t - tag]) return false;
+    words[t - tag] = cop::wire::payload(m);
+    got[t - tag] = true;
+    ++have;
+    return true;
+  };
+  std::erase_if(inbox_, claim);  // words that came before this wait
+  while (have < n)
+    if (take_one(n - have) && claim(inbox_.back())) inbox_.pop_back();
+  settle();
+  return words;
 }
 
 void SimCopBackend::await_answers() {
-  while (answers_.size() < sent_) take_one();
+  while (answers_.size() < sent_) take_one(sent_ - answers_.size());
+  settle();
   std::vector<Message> answers = std::move(answers_);
   answers_.clear();
   sent_ = 0;
@@ -129,14 +140,40 @@ void SimCopBackend::barrier() {
   await_answers();
 }
 
+void SimCopBackend::barrier_of(std::span<const int> members, uint32_t tag) {
+  const Network& n = sys_.net;
+  uint64_t tc = 0, tc2 = 0;
+  bool sets_level2 = false;  // this rank is its level-1's lowest member
+  for (int k = 0; k < n.level1s; ++k) {
+    const auto first = std::lower_bound(members.begin(), members.end(), n.first_node(k));
+    const auto end = std::lower_bound(first, members.end(), n.first_node(k) + n.channels_of(k));
+    if (first == end) continue;
+    tc2 |= bit(k + 1);
+    if (k != level1()) continue;
+    sets_level2 = *first == rank_;
+    for (auto r = first; r != end; ++r) tc |= bit(n.channel_of(*r));
+  }
+  Burst b = commands::barrier(kTask, tag, tc);
+  for_two_levels(b, Opcode::BENTRY, tag, tc2, 0, 1, sets_level2);
+  send(b);
+  await_words(tag, 1);
+  await_answers();
+}
+
 // cop_reduce (channel_reduce): every node contributes; the roots' channels are the
 // broadcast mask of the result (on each root's level-1; at the level 2, those level-1s).
 void SimCopBackend::reduce_chunk(Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots) {
   const Network& n = sys_.net;
+  // The masks from the sorted roots: a level-1's roots are a range of them (every rank a
+  // root, as cop_gather's check has it, made a walk over all roots from every rank cost n^2).
   uint64_t bm = 0, bm2 = 0;
-  for (int root : roots) {
-    if (n.level1_of(root) == level1()) bm |= bit(n.channel_of(root));
-    bm2 |= bit(n.level1_of(root) + 1);
+  for (int k = 0; k < n.level1s; ++k) {
+    const auto first = std::lower_bound(roots.begin(), roots.end(), n.first_node(k));
+    const auto end = std::lower_bound(first, roots.end(), n.first_node(k) + n.channels_of(k));
+    if (first == end) continue;
+    bm2 |= bit(k + 1);
+    if (k == level1())
+      for (auto r = first; r != end; ++r) bm |= bit(n.channel_of(*r));
   }
   Burst b = commands::reduction(kTask, op, tag, words, n.local_all(level1()), bm);
   for_two_levels(b, op, tag, n.level2_all(), bm2, words.size(), first_of_level1());

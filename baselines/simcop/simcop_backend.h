@@ -74,7 +74,11 @@ class SimCopBackend : public baselines::CatalogBackend {
   // Waits for `n` words of `tag`, `tag`+1, ... (one each) and the answers to the burst sent last.
   std::vector<uint64_t> await_words(uint32_t tag, size_t n);
   void await_answers();
-  void take_one();
+  // Takes the next message of the node's down link (waiting until `need` are queued
+  // when none is): whether it is data (into inbox_) rather than an answer.
+  bool take_one(size_t need);
+  // The node sleeps to the cycle it has the last message it took (links.h).
+  void settle() const;
   uint32_t take_tags(uint32_t& cursor, uint32_t first, uint32_t end, size_t n);
   // One reduction burst to the sorted ranks `roots` (cop_reduce's list of roots).
   void reduce_chunk(cop::wire::Opcode op, std::span<uint64_t> words, uint32_t tag, std::span<const int> roots);
@@ -88,13 +92,22 @@ class SimCopBackend : public baselines::CatalogBackend {
   // cop_gather's and cop_scatter's check of their arguments: a 2-word MAX reduction to
   // every rank (collectives.cpp, agree).
   void agree(uint64_t descriptor);
+  // scatter's staging (ops_gather.cpp).
+  void stage_for(std::span<const std::byte> all, size_t block, int root, size_t at, size_t w, size_t first,
+                 size_t count);
+  void read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot);
+  void scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at);
+  // cop_barrier of the sorted ranks `members` (this one among them) on `tag` (not kBarrierTag).
+  void barrier_of(std::span<const int> members, uint32_t tag);
 
   System& sys_;
   std::deque<cop::wire::Message> inbox_;  // data not yet awaited
   std::vector<cop::wire::Message> answers_;
   size_t sent_ = 0;                        // commands of bursts not yet answered
+  uint64_t heard_until_ = 0;               // the cycle the node has the last message it took
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
+  std::vector<int> everyone_;      // every rank, in order (agree's roots), once asked for
   double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;

@@ -36,7 +36,6 @@ int simulate(System& sys, const copbench::WorkerArgs& args) {
   std::vector<int> codes(size_t(net.nodes), 0);
   for (int i = 0; i < net.nodes; ++i)
     sg4::Actor::create(fmt::format("node-{}", i), net.node_hosts[size_t(i)], [&sys, &args, &codes, i] {
-      sys.mail.nodes[size_t(i)]->set_receiver(sg4::Actor::self());
       try {
         copbench::simcop::SimCopBackend backend(sys, i);
         codes[size_t(i)] = copbench::run_worker(backend, args);
@@ -73,7 +72,7 @@ int main(int argc, char** argv) {
     System sys;
     sys.timing = hw.timing;
     sys.net = copbench::simcop::build_network(args.nodes, hw);
-    sys.mail = copbench::simcop::make_mailboxes(sys.net);
+    sys.mail = copbench::simcop::make_mailboxes(sys.net, sys.timing);
     sys.meeting = sg4::Barrier::create(unsigned(args.nodes));
     args.context.settings["network_model"] = "CM02";
     args.context.settings["cop_levels"] = sys.net.two_levels() ? "2" : "1";

@@ -50,7 +50,7 @@ std::vector<std::string> simulate_here(int nodes, const NodeFn& fn) {
   System sys;
   sys.timing = hw.timing;
   sys.net = copbench::simcop::build_network(nodes, hw);
-  sys.mail = copbench::simcop::make_mailboxes(sys.net);
+  sys.mail = copbench::simcop::make_mailboxes(sys.net, sys.timing);
   sys.meeting = sg4::Barrier::create(unsigned(nodes));
   auto controller = [&sys](const std::string& n, sg4::Host* host, int level1) {
     auto actor = std::make_shared<copbench::simcop::ControllerActor>(sys.net, sys.mail, level1, sys.timing);
@@ -62,7 +62,6 @@ std::vector<std::string> simulate_here(int nodes, const NodeFn& fn) {
   int finished = 0;
   for (int i = 0; i < nodes; ++i)
     sg4::Actor::create(fmt::format("node-{}", i), sys.net.node_hosts[size_t(i)], [&, i] {
-      sys.mail.nodes[size_t(i)]->set_receiver(sg4::Actor::self());
       try {
         SimCopBackend b(sys, i);
         fn(b, problems);
@@ -178,6 +177,30 @@ TEST(SimCopOps, GatherAndScatterKeepRankOrder) {
     std::vector<std::byte> mine(block);
     b.scatter(b.rank() == 1 ? source : std::vector<std::byte>(block * n), mine, 1);
     expect(mine == block_of(b.rank() + 100, block), p, fmt::format("rank {} got another's block", b.rank()));
+  });
+  EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
+}
+
+// scatter from rank 5 at 200 nodes, more than the root's 176 staging words: in rounds of
+// 176 ranks (ops_gather.cpp), 20 bytes a block (3 words: three slices of words, each in
+// two rounds); every rank gets its own block, byte for byte; and a gather of the same.
+TEST(SimCopOps, ScatterAbove176RanksStagesInRounds) {
+  const auto problems = simulate(200, [](SimCopBackend& b, std::vector<std::string>& p) {
+    const size_t block = 20, n = size_t(b.ranks());
+    std::vector<std::byte> source;
+    for (size_t r = 0; r < n; ++r) {
+      const auto v = block_of(int(r) + 300, block);
+      source.insert(source.end(), v.begin(), v.end());
+    }
+    std::vector<std::byte> mine(block);
+    b.scatter(b.rank() == 5 ? source : std::vector<std::byte>(block * n), mine, 5);
+    expect(mine == block_of(b.rank() + 300, block), p, fmt::format("rank {} got another's block", b.rank()));
+    std::vector<std::byte> all(block * n);
+    b.gather(block_of(b.rank(), block), all, 199);
+    if (b.rank() == 199)
+      for (size_t r = 0; r < n; ++r)
+        expect(std::memcmp(all.data() + r * block, block_of(int(r), block).data(), block) == 0, p,
+               fmt::format("gathered block {} differs", r));
   });
   EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
 }
