@@ -34,8 +34,8 @@ ensure_packages() {
 # tree built the same way (tests/suite/add_workload_test.sh) then finds every unchanged
 # object in the cache. With targets, only those (and what they depend on); without,
 # everything. scripts/bench builds the `copbench` target only (the tool, the workers of
-# the cop, pvm, mpi and armci backends, copd, copdrv: what the main job and the ansible
-# role suite run, copbench_build_targets); scripts/test builds everything, the tests too.
+# real nodes: cop, pvm, mpi and armci, with copd and copdrv; what the main job runs,
+# not the simulated backends' workers nor the tests); scripts/test builds everything.
 build() {
   local launcher=() targets=()
   if command -v ccache >/dev/null; then
