@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/catalog.h"
+#include "copbench/launch.h"
 
 namespace copbench {
 namespace {
@@ -31,17 +32,6 @@ std::vector<std::string> strings(const nlohmann::json& entry, const char* key) {
   return entry.value(key, std::vector<std::string>{});
 }
 
-std::string launcher_name(Launcher l) {
-  switch (l) {
-    case Launcher::mpirun: return "mpirun";
-    case Launcher::pvm_master: return "pvm_master";
-    case Launcher::cop_master: return "cop_master";
-    case Launcher::smpirun: return "smpirun";
-    case Launcher::s4u: return "s4u";
-  }
-  return "?";
-}
-
 // The C++ catalog is the file, backend by backend and in the file's order.
 TEST(Catalog, EqualsBackendsJson) {
   const nlohmann::json file = backends_json();
@@ -54,7 +44,7 @@ TEST(Catalog, EqualsBackendsJson) {
     EXPECT_EQ(s.name, entry.at("name").get<std::string>());
     EXPECT_EQ(s.summary, entry.at("summary").get<std::string>());
     EXPECT_EQ(s.worker, entry.at("worker").get<std::string>());
-    EXPECT_EQ(launcher_name(s.launcher), entry.at("launcher").get<std::string>());
+    EXPECT_EQ(s.launcher, entry.at("launcher").get<std::string>());
     EXPECT_EQ(s.mpirun_args, strings(entry, "mpirun_args"));
     EXPECT_EQ(s.routes, strings(entry, "routes"));
     EXPECT_EQ(s.encodings, strings(entry, "encodings"));
@@ -165,11 +155,29 @@ TEST(Catalog, Seed004FencesAndServerLock) {
   EXPECT_TRUE(armci.offers(Op::fence_barrier));
 }
 
+// Every backend's launcher is a registered WorkerLauncher (copbench/launch.h), whose
+// traits are the ones the backend needs; an unknown name is refused by name.
+TEST(Catalog, EveryLauncherIsRegistered) {
+  for (const BackendSpec& s : all_backend_specs()) EXPECT_EQ(worker_launcher(s).name(), s.launcher) << s.name;
+  EXPECT_TRUE(worker_launcher("smpirun").simulated());
+  EXPECT_TRUE(worker_launcher("s4u").simulated());
+  EXPECT_FALSE(worker_launcher("mpirun").simulated());
+  EXPECT_TRUE(worker_launcher("pvm_master").needs_running_pvmd());
+  EXPECT_FALSE(worker_launcher("cop_master").needs_running_pvmd());  // it starts a private one
+  try {
+    worker_launcher("qsub");
+    ADD_FAILURE() << "an unknown launcher was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'qsub'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cop_master"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Catalog, RoutesAndEncodingsOfPvm) {
   const BackendSpec& pvm = *find_backend_spec("pvm");
   EXPECT_EQ(pvm.routes, (std::vector<std::string>{"normal", "direct"}));
   EXPECT_EQ(pvm.encodings, (std::vector<std::string>{"default", "raw", "inplace"}));
-  EXPECT_EQ(pvm.launcher, Launcher::pvm_master);
+  EXPECT_EQ(pvm.launcher, "pvm_master");
 }
 
 }  // namespace
