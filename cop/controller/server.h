@@ -238,6 +238,10 @@ class Server {
   void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
   void handle_command(int channel, const link::Frame& f, bool supervisor);
+  // handle_command's parts: a frame the task sent before (true: answered as such), a
+  // command that does not decode (its NACK).
+  bool answer_repeat(int channel, Channel& ch, Task& task, const link::Frame& f);
+  void nack_malformed(int channel, Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::DecodeError& err);
   void handle_driver_request(int channel, const link::Frame& f);
   // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..1].
   std::array<uint32_t, 2> join_job(int channel, const link::Frame& f);

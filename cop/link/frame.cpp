@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -191,6 +192,56 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   return out.size();
 }
 
+namespace {
+
+// Entry i, a compact run (link.h) whose entry header `e` was read: its run header and
+// words from `at` on, appended to `entries` element by element; an error when it is not
+// one the encoder makes (then the whole frame is refused).
+std::optional<LinkError> decode_run(std::span<const uint8_t> in, size_t& at, uint16_t i, Entry e,
+                                    std::vector<Entry>& entries) {
+  using wire::Error;
+  if (in.size() - at < kRunHeaderBytes)
+    return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
+  const uint16_t count = get<uint16_t>(in, at);
+  const uint8_t flags = get<uint8_t>(in, at + 2);
+  const uint8_t zero = get<uint8_t>(in, at + 3);
+  const uint32_t step = get<uint32_t>(in, at + 4);
+  at += kRunHeaderBytes;
+  if (count < 2)
+    return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
+  if (size_t(count) > size_t(kMaxElements) - entries.size())
+    return LinkError{Error::word_count,
+                     fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
+  if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
+    return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
+  if ((flags & kRunAddressStep) && e.nwords < 2)
+    return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
+  const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
+  if ((in.size() - at) / 4 < fixed + size_t(count) * each)
+    return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
+  for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
+  at += 4 * fixed;
+  if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
+    return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
+  if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
+    return LinkError{Error::word_count,
+                     fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
+  if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
+    return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
+  for (uint32_t k = 0; k < count; ++k) {
+    Entry x = e;
+    x.at_cycle = e.at_cycle + uint64_t(k) * step;
+    if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
+    if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
+    for (size_t w = 0; w < each; ++w) x.words[2 + w] = get<uint32_t>(in, at + 4 * w);
+    at += 4 * each;
+    entries.push_back(x);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   using wire::Error;
   if (in.size() < kHeaderBytes)
@@ -245,44 +296,7 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
       f.entries.push_back(e);
       continue;
     }
-    // A compact run (link.h): refused whole when it is not one the encoder makes.
-    if (in.size() - at < kRunHeaderBytes)
-      return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
-    const uint16_t count = get<uint16_t>(in, at);
-    const uint8_t flags = get<uint8_t>(in, at + 2);
-    const uint8_t zero = get<uint8_t>(in, at + 3);
-    const uint32_t step = get<uint32_t>(in, at + 4);
-    at += kRunHeaderBytes;
-    if (count < 2)
-      return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
-    if (size_t(count) > size_t(kMaxElements) - f.entries.size())
-      return LinkError{Error::word_count,
-                       fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
-    if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
-      return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
-    if ((flags & kRunAddressStep) && e.nwords < 2)
-      return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
-    const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
-    if ((in.size() - at) / 4 < fixed + size_t(count) * each)
-      return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
-    for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
-    at += 4 * fixed;
-    if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
-      return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
-    if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
-      return LinkError{Error::word_count,
-                       fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
-    if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
-      return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
-    for (uint32_t k = 0; k < count; ++k) {
-      Entry x = e;
-      x.at_cycle = e.at_cycle + uint64_t(k) * step;
-      if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
-      if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
-      for (size_t w = 0; w < each; ++w) x.words[2 + w] = get<uint32_t>(in, at + 4 * w);
-      at += 4 * each;
-      f.entries.push_back(x);
-    }
+    if (auto error = decode_run(in, at, i, e, f.entries)) return *error;
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return f;
