@@ -21,7 +21,7 @@ struct BackendSpec {
   // How its worker is started: the name of a WorkerLauncher (copbench/launch.h:
   // mpirun, pvm_master, cop_master, smpirun, s4u), which owns that start's command,
   // environment, runtime and Slurm job prologue. Checked against the registered ones
-  // by worker_launcher() (and tests/suite/launch_test.cpp).
+  // by worker_launcher() (and tests/suite/catalog_test.cpp).
   std::string launcher = "mpirun";
   std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun (smpirun)
   // More of them from a number of ranks on (backends.json "mpirun_args_from_ranks":
