@@ -20,15 +20,6 @@ Op op_named(const std::string& name) {
   throw std::logic_error("baselines/backends.json: unknown operation '" + name + "'");
 }
 
-Launcher launcher_named(const std::string& name) {
-  if (name == "mpirun") return Launcher::mpirun;
-  if (name == "pvm_master") return Launcher::pvm_master;
-  if (name == "cop_master") return Launcher::cop_master;
-  if (name == "smpirun") return Launcher::smpirun;
-  if (name == "s4u") return Launcher::s4u;
-  throw std::logic_error("baselines/backends.json: unknown launcher '" + name + "'");
-}
-
 std::vector<std::string> strings(const nlohmann::json& entry, const char* key) {
   return entry.value(key, std::vector<std::string>{});
 }
@@ -38,7 +29,7 @@ BackendSpec spec_of(const nlohmann::json& entry) {
   s.name = entry.at("name").get<std::string>();
   s.summary = entry.at("summary").get<std::string>();
   s.worker = entry.at("worker").get<std::string>();
-  s.launcher = launcher_named(entry.at("launcher").get<std::string>());
+  s.launcher = entry.at("launcher").get<std::string>();
   s.mpirun_args = strings(entry, "mpirun_args");
   const nlohmann::json from_ranks = entry.value("mpirun_args_from_ranks", nlohmann::json::object());
   for (const auto& [ranks, args] : from_ranks.items()) {

@@ -25,7 +25,7 @@ namespace {
 constexpr double kCycleSeconds = 10e-9;
 
 // Where node <node>'s channel driver is (1-based): COP_DRIVER_<node> (as `cop-stack start` exports
-// them), else COP_STACK_DIR/node<node> (copbench-cop-run's private stack), else "" (the
+// them), else COP_STACK_DIR/node<node> (the private stack of the cop_master launcher, suite/launch/worker_launchers.cpp), else "" (the
 // task's own COP_DRIVER or libcop's default, as on a cluster where each host has one).
 std::string driver_for_node(int node) {
   if (const char* d = std::getenv(fmt::format("COP_DRIVER_{}", node).c_str()); d && *d) return d;

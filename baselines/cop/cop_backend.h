@@ -1,6 +1,6 @@
 // The cop backend: a PVM program using libcop (seed 000 ch. V), as the thesis's COP
 // programs are. Tids and the group come from PVM; the first task (started by `copbench
-// run` through copbench-cop-run) is rank 0 and pvm_spawns the others, each bound to its
+// run`, whose cop_master launcher gives it a pvmd and COP stack) is rank 0 and pvm_spawns the others, each bound to its
 // emulated node's channel driver (COP_DRIVER) before cop_mytid. Routes are libcop's
 // access modes: direct (the channel window mapped into the task) and normal (read/write
 // requests through copdrv).

@@ -195,6 +195,24 @@ std::pair<std::string, std::string> floor_address(bool one_host) {
   throw std::runtime_error("floor: no address for the floor controller (set COPBENCH_FLOOR_ADDR)");
 }
 
+// A UDP socket connected to the floor controller at ip:port.
+int connect_floor(const std::string& ip, const std::string& port) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(std::atoi(port.c_str())));
+  if (::inet_pton(AF_INET, ip.c_str(), &to.sin_addr) != 1) throw std::runtime_error("floor: bad address " + ip);
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("floor: socket failed");
+  const int buf = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format("floor: connect {}:{}: {}", ip, port, std::strerror(errno)));
+  }
+  return fd;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ start and stop
@@ -248,20 +266,7 @@ void CopBackend::ensure_floor() {
     std::istringstream in(both);
     in >> ip >> port;
   }
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<std::uint16_t>(std::atoi(port.c_str())));
-  if (::inet_pton(AF_INET, ip.c_str(), &to.sin_addr) != 1) throw std::runtime_error("floor: bad address " + ip);
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("floor: socket failed");
-  const int buf = 8 << 20;
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    ::close(fd);
-    throw std::runtime_error(fmt::format("floor: connect {}:{}: {}", ip, port, std::strerror(errno)));
-  }
-  floor_fd_ = fd;
+  floor_fd_ = connect_floor(ip, port);
   if (const char* p = std::getenv("COP_POLL_US"); p && *p) floor_poll_us_ = std::max(0, std::atoi(p));
   floor_rx_.resize(floor::kMaxDatagram);
   // Hello until the controller has our address (a datagram may be lost: a few tries).

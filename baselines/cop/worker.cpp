@@ -1,5 +1,5 @@
-// copbench-worker-cop: rank 0 is started by copbench-cop-run (which starts a private
-// pvmd and COP stack unless told to use running ones) and enrolls in PVM; it pvm_spawns
+// copbench-worker-cop: rank 0 is started by `copbench run` (its cop_master launcher
+// starts a private pvmd and COP stack unless told to use running ones) and enrolls in PVM; it pvm_spawns
 // the other ranks with the same arguments plus --cop-driver=DIR, the channel driver of
 // that rank's emulated node.
 #include <cstring>

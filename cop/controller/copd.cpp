@@ -64,111 +64,129 @@ bool configure_levels(const Levels& l, cop::controller::ServerConfig& config) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"copd: the emulated COP controller node (seed 000). Serves the channels' copdrv drivers over UDP."};
-  std::string listen = "127.0.0.1";
+// What copd is told on its command line.
+struct Options {
+  std::string listen = "127.0.0.1", key_file, faults;
   cop::controller::ServerConfig config;
-  config.controller.tasks_per_channel = 64;
-  // Each job sharing the controller gets its own partition (jobs.h); PPN 0 is
-  // the channels' own. 8: seven jobs at once (each partition is its own CAS,
-  // GAS and mask RAMs, about 12 MB here; 16 would be ~200 MB per copd).
-  config.controller.partitions = 8;
-  app.add_option("--listen", listen, "IP[:PORT] to serve on (port default 7040; 0 = any free port, printed)")
+  int io_threads = 1;
+  cop::link::ReadyTarget ready;
+  Levels levels;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--listen", o.listen, "IP[:PORT] to serve on (port default 7040; 0 = any free port, printed)")
       ->capture_default_str();
-  app.add_option("--channels", config.controller.channels, "channels 1..N this controller has (N <= 64)")
+  app.add_option("--channels", o.config.controller.channels, "channels 1..N this controller has (N <= 64)")
       ->check(CLI::Range(1, cop::wire::kChannels))
       ->capture_default_str();
-  app.add_option("--tasks-per-channel", config.controller.tasks_per_channel,
+  app.add_option("--tasks-per-channel", o.config.controller.tasks_per_channel,
                  "task address spaces in each channel address space")
       ->check(CLI::Range(1u, cop::wire::kMaxTtkno + 1))
       ->capture_default_str();
-  app.add_option("--tas-words", config.controller.tas_words, "64-bit words in one task address space")
+  app.add_option("--tas-words", o.config.controller.tas_words, "64-bit words in one task address space")
       ->check(CLI::Range(1u, cop::wire::kMaxTasOffset + 1))
       ->capture_default_str();
-  app.add_option("--gas-words", config.controller.gas_words, "words of the global address space")
+  app.add_option("--gas-words", o.config.controller.gas_words, "words of the global address space")
       ->check(CLI::Range(1u, cop::wire::kMaxMsgtag + 1))
       ->capture_default_str();
-  app.add_option("--partitions", config.controller.partitions,
+  app.add_option("--partitions", o.config.controller.partitions,
                  "partitions (PPN 0..N-1): PPN 0 is the channels' own, each job sharing the controller takes "
                  "one of the others while it has tasks (1: jobs are not kept apart)")
       ->check(CLI::Range(1, int(cop::wire::kMaxPpn) + 1))
       ->capture_default_str();
-  app.add_option("--lease-ms", config.lease_ms, "a channel silent this long is declared down")
+  app.add_option("--lease-ms", o.config.lease_ms, "a channel silent this long is declared down")
       ->check(CLI::Range(50, 600000))
       ->capture_default_str();
-  app.add_option("--lock-limit-ms", config.lock_limit_ms,
+  app.add_option("--lock-limit-ms", o.config.lock_limit_ms,
                  "deadlock timer: a LOCK held this long is taken back from its holder, whose locked sequence "
                  "then fails with lock_timeout (CopErrLockTimeout); 0: never")
       ->check(CLI::Range(0, 600000))
       ->capture_default_str();
-  app.add_option("--poll-us", config.poll_us,
+  app.add_option("--poll-us", o.config.poll_us,
                  "after a datagram keep polling the socket this long before sleeping (0: sleep at once)")
       ->check(CLI::Range(0, 100000));
-  int io_threads = 1;
-  app.add_option("--io-threads", io_threads,
+  app.add_option("--io-threads", o.io_threads,
                  "I/O threads of the link side, like the hardware's channel interfaces: each has its own socket "
                  "on the listen port and the channels (c-1) mod N, receives, checks and sends for them in "
                  "parallel, and hands their commands in order to the one controller core (1, the default: the "
                  "core does it all itself, which measured faster over loopback even with a core per rank; "
                  "0: min(channels, cores - 1, 8); COPD_IO_THREADS in scripts/cop-stack)")
       ->check(CLI::Range(0, cop::wire::kChannels));
-  app.add_flag("--poll", config.poll,
+  app.add_flag("--poll", o.config.poll,
                "a dedicated controller node (cores of its own): the core and the I/O threads spin on their "
                "sockets (non-blocking receives) instead of sleeping in poll(); each takes a core (default off; "
                "COPD_POLL=1 in scripts/cop-stack; the tasks' side is COP_POLL_US)");
-  app.add_flag("--verbose", config.verbose, "log resends and failed sends too");
-  std::string key_file;
-  app.add_option("--key", key_file,
+  app.add_flag("--verbose", o.config.verbose, "log resends and failed sends too");
+  app.add_option("--key", o.key_file,
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "
                  "parent (default: $COP_KEY)")
       ->envname("COP_KEY");
-  cop::link::ReadyTarget ready;
-  cop::link::add_ready_options(app, ready, "serving (a level-1 copd with --parent: once registered with it)",
+  cop::link::add_ready_options(app, o.ready, "serving (a level-1 copd with --parent: once registered with it)",
                                "address and port (the bound one), level and cntno");
-  Levels levels;
-  add_level_options(app, levels);
-  std::string faults;
-  app.add_option("--faults", faults,
+  add_level_options(app, o.levels);
+  app.add_option("--faults", o.faults,
                  "inject link faults (cop/link/fault.h), e.g. drop=0.05,dup=0.05,delay=0.05,delay_ms=5,seed=7 "
                  "(default: $COP_FAULTS)");
-  CLI11_PARSE(app, argc, argv);
-  if (!faults.empty()) {
+}
+
+// The link faults (--faults, else checked COP_FAULTS), the address, the levels, the I/O
+// threads and the cluster key into the server's configuration; false (said) when one
+// is wrong.
+bool configure(Options& o) {
+  if (!o.faults.empty()) {
     std::string why;
-    auto spec = cop::link::parse_faults(faults, why);
+    auto spec = cop::link::parse_faults(o.faults, why);
     if (!spec) {
       log_error(fmt::format("--faults: {}", why));
-      return 2;
+      return false;
     }
     cop::link::set_faults(*spec, 0);
   } else if (const char* env = std::getenv("COP_FAULTS"); env && *env) {
     std::string why;
     if (!cop::link::parse_faults(env, why)) {
       log_error(fmt::format("COP_FAULTS: {}", why));
-      return 2;
+      return false;
     }
   }
 
   try {
-    config.listen = cop::link::parse_endpoint(listen, cop::link::kDefaultPort);
+    o.config.listen = cop::link::parse_endpoint(o.listen, cop::link::kDefaultPort);
   } catch (const std::exception& e) {
     log_error(fmt::format("--listen: {}", e.what()));
-    return 2;
+    return false;
   }
-  if (!configure_levels(levels, config)) return 2;
-  config.io_threads = io_threads > 0 ? io_threads : cop::controller::default_io_threads(config.controller.channels);
+  if (!configure_levels(o.levels, o.config)) return false;
+  o.config.io_threads = o.io_threads > 0 ? o.io_threads : cop::controller::default_io_threads(o.config.controller.channels);
   {
     std::string why;
-    const auto key = key_file.empty() ? std::nullopt : cop::link::load_key_file(key_file, why);
+    const auto key = o.key_file.empty() ? std::nullopt : cop::link::load_key_file(o.key_file, why);
     if (!key) {
-      log_error(key_file.empty() ? "no cluster key: give --key FILE (or COP_KEY); scripts/cop-stack makes one per stack"
+      log_error(o.key_file.empty() ? "no cluster key: give --key FILE (or COP_KEY); scripts/cop-stack makes one per stack"
                                  : "--key: " + why);
-      return 2;
+      return false;
     }
-    config.key = *key;
-    if (config.parent) config.parent->key = *key;
+    o.config.key = *key;
+    if (o.config.parent) o.config.parent->key = *key;
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"copd: the emulated COP controller node (seed 000). Serves the channels' copdrv drivers over UDP."};
+  Options o;
+  cop::controller::ServerConfig& config = o.config;
+  config.controller.tasks_per_channel = 64;
+  // Each job sharing the controller gets its own partition (jobs.h); PPN 0 is
+  // the channels' own. 8: seven jobs at once (each partition is its own CAS,
+  // GAS and mask RAMs, about 12 MB here; 16 would be ~200 MB per copd).
+  config.controller.partitions = 8;
+  add_options(app, o);
+  CLI11_PARSE(app, argc, argv);
+  if (!configure(o)) return 2;
+  const Levels& levels = o.levels;
+  cop::link::ReadyTarget& ready = o.ready;
   const auto& stop = cop::link::install_stop_signals();
   // Readiness, said once; a copd that cannot say it stops (its starter would wait in vain).
   bool ready_failed = false;

@@ -248,6 +248,10 @@ class Server {
   void handle_command(int channel, const link::Frame& f, bool supervisor);
   // A lost task's frame (Task::lost): every command NACK epoch_lost.
   void answer_lost(int channel, const link::Frame& f, Task& task);
+  // handle_command's parts: a frame the task sent before (true: answered as such), a
+  // command that does not decode (its NACK).
+  bool answer_repeat(int channel, Channel& ch, Task& task, const link::Frame& f);
+  void nack_malformed(int channel, Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::DecodeError& err);
   void handle_driver_request(int channel, const link::Frame& f);
   // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..2] (1 + PPN,
   // JoinRefusal, the partition's epoch).

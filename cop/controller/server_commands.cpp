@@ -46,9 +46,10 @@ Server::Task* Server::task_of(Channel& ch, const Origin& o) {
   return o.tkno < ch.tasks.size() ? &ch.tasks[o.tkno] : nullptr;
 }
 
-void Server::handle_command(int c, const Frame& f, bool supervisor) {
-  Channel& ch = chan(c);
-  Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
+// A frame the task sent before: a resend (XMIT) gets the answers already given (and,
+// while its commands wait for service, an in-progress ACK), a late or replayed older
+// one nothing; never a second execution. False for a new frame.
+bool Server::answer_repeat(int c, Channel& ch, Task& task, const Frame& f) {
   if (task.executed && task.seq == f.seq) {
     // A resend (XMIT): the answers we gave, not a second execution.
     if (config_.verbose) log_(link::LogLevel::info, fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
@@ -66,15 +67,37 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
                                               controller_.cycles()));
       send_frame(busy, ch.addr, &ch.down_key);
     }
-    return;
+    return true;
   }
   if (task.executed && !link::seq_after(f.seq, task.seq)) {
     // An older frame, late or duplicated on the way (or replayed): executed already.
     stats_.stale++;
     if (config_.verbose)
       log_(link::LogLevel::info, fmt::format("channel {} tkno {}: late frame {} (last {}) ignored", c, f.tkno, f.seq, task.seq));
-    return;
+    return true;
   }
+  return false;
+}
+
+// Command `i` of frame f did not decode (or is not the task's to send): its NACK,
+// answered at once and kept with the frame's answers for a resend.
+void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size_t i, const wire::DecodeError& err) {
+  const Entry& e = f.entries[i];
+  const auto index = static_cast<uint16_t>(i);
+  log_limited(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
+                          wire::error_name(err.code), err.detail));
+  wire::Message nack = wire::make(Opcode::NACK, f.tkno);
+  nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
+  Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
+  task.answers.push_back(a);
+  ch.out.push_back(a);
+  ch.urgent = true;
+}
+
+void Server::handle_command(int c, const Frame& f, bool supervisor) {
+  Channel& ch = chan(c);
+  Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
+  if (answer_repeat(c, ch, task, f)) return;
   task.executed = true;
   task.seq = f.seq;
   task.answers.clear();
@@ -139,14 +162,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       const wire::DecodeError err = e.kind != EntryKind::command
                                         ? wire::DecodeError{wire::Error::word_count, "entry is not a command"}
                                         : std::get<wire::DecodeError>(decoded);
-      log_limited(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
-                              wire::error_name(err.code), err.detail));
-      wire::Message nack = wire::make(Opcode::NACK, f.tkno);
-      nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
-      Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
-      task.answers.push_back(a);
-      ch.out.push_back(a);
-      ch.urgent = true;
+      nack_malformed(c, ch, task, f, i, err);
       continue;
     }
     const wire::Message& m = std::get<wire::Message>(decoded);

@@ -81,6 +81,8 @@ class Driver {
   };
   bool register_with_copd(int timeout_ms, std::string& why);
   void accept_task();
+  void refuse_task(int fd, const RegisterReply& rep, const std::string& who);
+  uint32_t enrol_task(int slot, uint64_t token, const std::string& job, uid_t uid, RegisterReply& rep);
   int assign_slot(const RegisterRequest& req, std::string& why);
   void free_slot(int slot);
   void serve_normal(int fd, int slot, LinkOptions link);

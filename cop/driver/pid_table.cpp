@@ -108,6 +108,69 @@ bool Driver::admitted(uid_t uid) const {
   return uid == 0 || uid == (config_.allow_uid >= 0 ? uid_t(config_.allow_uid) : ::geteuid());
 }
 
+// Sends the refusal `rep` (its status and detail set) to the task on `fd`, says so in
+// the log and closes the connection.
+void Driver::refuse_task(int fd, const RegisterReply& rep, const std::string& who) {
+  ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
+  log_(link::LogLevel::warn, fmt::format("{} refused: {}", who, rep.detail));
+  ::close(fd);
+}
+
+// The task of `slot` in its job, then enrolled with its nonce, each confirmed by copd
+// within dead_ms: its partition + 1 (PPN + 1), or 0 with rep's status and detail saying
+// why not (the slot freed).
+uint32_t Driver::enrol_task(int slot, uint64_t token, const std::string& job, uid_t uid, RegisterReply& rep) {
+  const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
+  auto wait_confirmed = [&](uint32_t seq) {
+    while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
+      send_pending_request();
+      if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
+      heartbeat();
+      prove();
+    }
+    return confirmed(seq);
+  };
+  // First its job (cop.h "Jobs"): copd gives the job's partition, the same on every
+  // node, and the enrolment that follows puts the task in it.
+  uint32_t seq = request(FrameType::join, uint16_t(slot), 0, job, uid, 0);
+  {
+    std::lock_guard lock(requests_mu_);
+    jobs_[slot] = SlotJob{job, uid, 0};
+  }
+  const bool answered = wait_confirmed(seq);
+  const uint64_t answer = window_->sup_answer.load();
+  const uint64_t epoch_answer = window_->sup_epoch.load();
+  const bool ours = answered && uint32_t(answer >> 32) == seq;
+  const uint32_t joined = ours ? uint32_t(answer >> 16) & 0xFFFFu : 0;
+  {
+    // The partition's epoch (cop.h "Epochs"), re-joined with after a lease or a copd restart.
+    std::lock_guard lock(requests_mu_);
+    jobs_[slot].epoch = uint32_t(epoch_answer >> 32) == seq ? uint32_t(epoch_answer) : 0;
+  }
+  if (answered && joined == 0) {
+    const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
+    free_slot(slot);
+    rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition : CopErrNotPermitted;
+    std::snprintf(rep.detail, sizeof rep.detail, "copd refused job '%s' of uid %d: %s", job.c_str(), int(uid),
+                  why_not == link::JoinRefusal::other_user     ? "it is another user's job"
+                  : why_not == link::JoinRefusal::no_partition ? "every partition belongs to another job"
+                                                               : "bad job id");
+    return 0;
+  }
+  if (answered) {
+    seq = request(FrameType::enrol, uint16_t(slot), token);
+    wait_confirmed(seq);
+  }
+  if (!confirmed(seq)) {
+    free_slot(slot);
+    rep.status = CopErrLinkDown;
+    std::snprintf(rep.detail, sizeof rep.detail, "copd did not confirm the task's enrolment within %d ms",
+                  config_.dead_ms);
+    return 0;
+  }
+  return joined;
+}
+
 void Driver::accept_task() {
   const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
@@ -128,9 +191,7 @@ void Driver::accept_task() {
     rep.status = CopErrNotPermitted;
     std::snprintf(rep.detail, sizeof rep.detail, "copdrv of channel %d admits only uid %d (and root); the task runs as uid %d",
                   config_.channel, config_.allow_uid >= 0 ? config_.allow_uid : int(::geteuid()), int(cred.uid));
-    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(link::LogLevel::warn, fmt::format("task pid {} refused: {}", int(cred.pid), rep.detail));
-    ::close(fd);
+    refuse_task(fd, rep, fmt::format("task pid {}", int(cred.pid)));
     return;
   }
   req.job[sizeof req.job - 1] = '\0';
@@ -140,9 +201,7 @@ void Driver::accept_task() {
   if (slot < 0) {
     rep.status = window_->csr_rdy.load() ? CopErrMapping : CopErrLinkDown;
     std::snprintf(rep.detail, sizeof rep.detail, "%s", why.c_str());
-    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, why));
-    ::close(fd);
+    refuse_task(fd, rep, fmt::format("task pid {} tid {:#x}", req.pid, req.tid));
     return;
   }
   // The task's enrolment nonce, enrolled with copd before the task may send:
@@ -152,55 +211,9 @@ void Driver::accept_task() {
     std::lock_guard lock(requests_mu_);
     tokens_[slot] = token;
   }
-  const uint64_t deadline = monotonic_ns() + uint64_t(config_.dead_ms) * 1000000ull;
-  auto wait_confirmed = [&](uint32_t seq) {
-    while (!confirmed(seq) && monotonic_ns() < deadline && window_->csr_rdy.load()) {
-      send_pending_request();
-      if (!drain_->drain(2)) ::usleep(500);  // a task reads the channel: it files copd's sup_ack
-      heartbeat();
-      prove();
-    }
-    return confirmed(seq);
-  };
-  // First its job (cop.h "Jobs"): copd gives the job's partition, the same on every
-  // node, and the enrolment that follows puts the task in it.
-  uint32_t seq = request(FrameType::join, uint16_t(slot), 0, job, cred.uid, 0);
-  {
-    std::lock_guard lock(requests_mu_);
-    jobs_[slot] = SlotJob{job, cred.uid, 0};
-  }
-  const bool answered = wait_confirmed(seq);
-  const uint64_t answer = window_->sup_answer.load();
-  const uint64_t epoch_answer = window_->sup_epoch.load();
-  const bool ours = answered && uint32_t(answer >> 32) == seq;
-  // The partition's epoch (cop.h "Epochs"), re-joined with after a lease or a copd restart.
-  const uint32_t epoch = uint32_t(epoch_answer >> 32) == seq ? uint32_t(epoch_answer) : 0;
-  const uint32_t joined = ours ? uint32_t(answer >> 16) & 0xFFFFu : 0;
-  if (answered && joined == 0) {
-    const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
-    free_slot(slot);
-    rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition : CopErrNotPermitted;
-    std::snprintf(rep.detail, sizeof rep.detail, "copd refused job '%s' of uid %d: %s", job.c_str(), int(cred.uid),
-                  why_not == link::JoinRefusal::other_user     ? "it is another user's job"
-                  : why_not == link::JoinRefusal::no_partition ? "every partition belongs to another job"
-                                                               : "bad job id");
-    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
-    ::close(fd);
-    return;
-  }
-  if (answered) {
-    seq = request(FrameType::enrol, uint16_t(slot), token);
-    wait_confirmed(seq);
-  }
-  if (!confirmed(seq)) {
-    free_slot(slot);
-    rep.status = CopErrLinkDown;
-    std::snprintf(rep.detail, sizeof rep.detail, "copd did not confirm the task's enrolment within %d ms",
-                  config_.dead_ms);
-    ::send(fd, &rep, sizeof rep, MSG_NOSIGNAL);
-    log_(link::LogLevel::warn, fmt::format("task pid {} tid {:#x} refused: {}", req.pid, req.tid, rep.detail));
-    ::close(fd);
+  const uint32_t joined = enrol_task(slot, token, job, cred.uid, rep);
+  if (joined == 0) {
+    refuse_task(fd, rep, fmt::format("task pid {} tid {:#x}", req.pid, req.tid));
     return;
   }
   rep.enrol_nonce = token;
@@ -213,7 +226,6 @@ void Driver::accept_task() {
   {
     std::lock_guard lock(requests_mu_);
     jobs_[slot].ppn = joined;
-    jobs_[slot].epoch = epoch;
   }
   rep.channels = window_->channels;
   rep.tasks_per_channel = window_->tasks_per_channel;

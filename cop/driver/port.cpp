@@ -147,16 +147,17 @@ std::string default_job_id() {
   return {};
 }
 
-OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tkno, const LinkOptions& link,
-                     const std::string& job) {
-  OpenResult r;
-  const std::string path = dir + "/" + kSocketName;
+namespace {
+
+// A connection to the channel driver's socket at `path` (in `dir`), or -1 with `r`
+// saying why.
+int connect_driver(const std::string& dir, const std::string& path, OpenResult& r) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) {
     r.status = CopErrNoDriver;
     r.error = fmt::format("driver socket path too long: {}", path);
-    return r;
+    return -1;
   }
   std::strcpy(addr.sun_path, path.c_str());
   const int conn = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -166,14 +167,44 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
       r.status = CopErrNotPermitted;
       r.error = fmt::format("the channel driver at {} admits only its job's user: {}", path, std::strerror(errno));
       ::close(conn);
-      return r;
+      return -1;
     }
     r.status = CopErrNoDriver;
     r.error = fmt::format("no channel driver at {}: {} (is copdrv running? COP_DRIVER={})", path,
                           std::strerror(errno), dir);
     if (conn >= 0) ::close(conn);
-    return r;
+    return -1;
   }
+  return conn;
+}
+
+// The driver's RegisterReply and the descriptors that come with it (the channel window,
+// and in direct mode the link socket): recvmsg's count, `nfds` the descriptors sent.
+ssize_t receive_reply(int conn, RegisterReply& rep, int (&fds)[2], int& nfds) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)];
+  iovec iov{&rep, sizeof rep};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      nfds = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      std::memcpy(fds, CMSG_DATA(c), size_t(std::min(nfds, 2)) * sizeof(int));
+    }
+  return n;
+}
+
+}  // namespace
+
+OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tkno, const LinkOptions& link,
+                     const std::string& job) {
+  OpenResult r;
+  const std::string path = dir + "/" + kSocketName;
+  const int conn = connect_driver(dir, path, r);
+  if (conn < 0) return r;
   RegisterRequest req;
   req.pid = ::getpid();
   req.tid = tid;
@@ -196,20 +227,8 @@ OpenResult open_port(const std::string& dir, bool direct, int tid, int wanted_tk
   }
   RegisterReply rep;
   int fds[2] = {-1, -1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)];
-  iovec iov{&rep, sizeof rep};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
   int nfds = 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      nfds = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      std::memcpy(fds, CMSG_DATA(c), size_t(std::min(nfds, 2)) * sizeof(int));
-    }
+  const ssize_t n = receive_reply(conn, rep, fds, nfds);
   auto fail = [&](int status, std::string why) {
     for (int fd : fds)
       if (fd >= 0) ::close(fd);

@@ -29,16 +29,21 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Configures (Release) and builds everything into build/, through ccache where installed
+# Configures (Release) and builds into build/, through ccache where installed
 # (scripts/lib/packages.txt) with the source root as its base directory: a copy of the
 # tree built the same way (tests/suite/add_workload_test.sh) then finds every unchanged
-# object in the cache.
-build_all() {
-  local launcher=()
+# object in the cache. With targets, only those (and what they depend on); without,
+# everything. scripts/bench builds the `copbench` target only (the tool, the workers of
+# real nodes: cop, pvm, mpi and armci, with copd and copdrv; what the main job runs,
+# not the simulated backends' workers nor the tests); scripts/test builds everything.
+build() {
+  local launcher=() targets=()
   if command -v ccache >/dev/null; then
     export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$COPBENCH_ROOT}
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
+  [ $# -eq 0 ] || targets=(--target "$@")
   cmake -S "$COPBENCH_ROOT" -B "$COPBENCH_BUILD" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
-  cmake --build "$COPBENCH_BUILD" -j "$(nproc)"
+  cmake --build "$COPBENCH_BUILD" -j "$(nproc)" "${targets[@]}"
 }
+build_all() { build; }

@@ -1,6 +1,5 @@
 # How copbench starts, checks and stops its daemons, pvmd, copd and copdrv: the one place
-# (issue 27). Sourced by lib/stack.sh (scripts/cop-stack, copbench-pvmd-local,
-# copbench-cop-run, ...) and by copbench-daemon, the command that the Slurm job
+# (issue 27). Sourced by lib/stack.sh (scripts/cop-stack, copbench-pvmd-local, ...) and by copbench-daemon, the command that the Slurm job
 # (suite/launch/templates/) and the Ansible roles (cop_controller, cop_node, pvm) run on
 # the hosts; the build tree has copies in bin/ and bin/lib/, so nothing built reads the
 # source tree.

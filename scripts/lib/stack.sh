@@ -1,8 +1,8 @@
 # The lifecycle of the daemons a COP or PVM run needs, in one place: a private pvmd
 # (pvmd_start / pvmd_stop / pvmd_status) and the COP stack, copd and one copdrv per node
 # (cop_stack_start / cop_stack_stop / cop_stack_status; seed 000 ch. V: the controller and
-# the per-node channel driver). Sourced by scripts/cop-stack, copbench-pvmd-local and
-# copbench-cop-run; the build tree has a copy in bin/lib/
+# the per-node channel driver). Sourced by scripts/cop-stack and copbench-pvmd-local
+# (which the cop worker's launcher runs); the build tree has a copy in bin/lib/
 # beside them, so nothing built reads the source tree. Do not run it.
 #
 # The caller sets COPBENCH_BIN (where copd, copdrv and the workers are) and `me` (the

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/campaign.h"
+#include "copbench/process.h"
 
 namespace copbench::campaign {
 
@@ -72,8 +73,11 @@ class LocalPvmd {
   ~LocalPvmd() { stop(); }
   LocalPvmd(const LocalPvmd&) = delete;
   LocalPvmd& operator=(const LocalPvmd&) = delete;
-  std::optional<std::string> start();
+  // Started with `env` (the run's tag) on top of this process's environment.
+  std::optional<std::string> start(const Environment& env);
   void stop();
+  // What a task needs to use it (PVM_ROOT, PVM_TMP, ...), for the workers' environment.
+  Environment environment() const;
   const std::string& dir() const { return dir_; }
   // The pid the helper recorded for the pvmd it started (0 if none).
   static int pid_in(const std::string& dir);

@@ -293,7 +293,7 @@ void read_placement(const Reader& r, const Cluster& cluster, RunEntry& e) {
   e.node_counts = r.nodes(run["nodes"]);
   const bool simulated_only = std::all_of(e.backends.begin(), e.backends.end(), [](const auto& b) {
     const BackendSpec* spec = find_backend_spec(b.first);
-    return spec && simulated(spec->launcher);
+    return spec && worker_launcher(*spec).simulated();
   });  // simulated nodes are the platform's hosts, not the cluster's
   for (int n : e.node_counts)
     if (n > (simulated_only ? kPlatformHosts : cluster.size))
@@ -441,7 +441,7 @@ void expand_run(const Reader& r, const RunEntry& e, Campaign& c, std::set<std::s
   for (const auto& profile : profiles)
     for (const auto& [backend, at] : e.backends) {
       const BackendSpec* spec = find_backend_spec(backend);
-      if ((spec && simulated(spec->launcher)) != !simulated_platform(profile).empty()) continue;
+      if ((spec && worker_launcher(*spec).simulated()) != !simulated_platform(profile).empty()) continue;
       std::string encoding = (spec && contains(spec->encodings, e.encoding)) ? e.encoding : "";
       if (spec && !spec->encodings.empty() && encoding.empty()) encoding = spec->encodings.front();
       for (const auto& rt : point_routes(spec, e.routes))

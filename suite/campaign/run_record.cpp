@@ -245,23 +245,25 @@ std::vector<std::string> clean_after_killed_runs(const fs::path& resume) {
 LocalPvmd::LocalPvmd()
     : dir_((fs::temp_directory_path() / fmt::format("copbench-campaign-pvm.{}", ::getpid())).string()) {}
 
-std::optional<std::string> LocalPvmd::start() {
+std::optional<std::string> LocalPvmd::start(const Environment& env) {
   const std::string helper = executable_dir() + "/copbench-pvmd-local";
   if (::access(helper.c_str(), X_OK) != 0) return "copbench-pvmd-local not found beside copbench";
   ProcessOptions o;
   o.capture = true;
+  o.env = env;
   const ProcessResult r = run_process({helper, "start", dir_}, o);
   if (r.output.find("export") == std::string::npos) {
     std::string out = r.output;
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     return "cannot start a local pvmd: " + out;
   }
-  ::setenv("PVM_ROOT", "/usr/lib/pvm3", 1);
-  ::setenv("PVM_TMP", dir_.c_str(), 1);
-  ::setenv("PVM_ALLOW_ROOT", "1", 1);
-  ::setenv("PVM_RSH", "/usr/bin/ssh", 1);
   started_ = true;
   return std::nullopt;
+}
+
+// What copbench-pvmd-local start prints (lib/daemons.sh, pvmd_exports).
+Environment LocalPvmd::environment() const {
+  return {{"PVM_ROOT", "/usr/lib/pvm3"}, {"PVM_TMP", dir_}, {"PVM_ALLOW_ROOT", "1"}, {"PVM_RSH", "/usr/bin/ssh"}};
 }
 
 void LocalPvmd::stop() {

@@ -65,38 +65,20 @@ std::optional<Outcome> cannot_run(const Point& p, const Cluster& cluster, bool p
   return std::nullopt;
 }
 
-// The point's `env:` for the length of its run: each variable set (and named in
-// PVM_EXPORT, so that the tasks PVM spawns have it too: a pvmd's environment is its own),
-// then everything as it was. "NAME=VALUE ..." is what the result's context records.
-class PointEnvironment {
- public:
-  explicit PointEnvironment(const std::map<std::string, std::string>& env) {
-    if (env.empty()) return;
-    for (const auto& [name, value] : env) {
-      keep(name);
-      ::setenv(name.c_str(), value.c_str(), 1);
-      text_ += (text_.empty() ? "" : " ") + name + "=" + value;
-    }
-    keep("PVM_EXPORT");
-    std::string exported = saved_.back().second.value_or("");
-    for (const auto& [name, value] : env) exported += (exported.empty() ? "" : ":") + name;
-    ::setenv("PVM_EXPORT", exported.c_str(), 1);
+// The point's `env:` in its worker's environment (on top of `env`): each variable set
+// and named in PVM_EXPORT, so that the tasks PVM spawns have it too (a pvmd's
+// environment is its own). Returns "NAME=VALUE ...", what the result's context records.
+std::string add_point_environment(const std::map<std::string, std::string>& point_env, Environment& env) {
+  if (point_env.empty()) return "";
+  std::string text, exported = env_value(env, "PVM_EXPORT").value_or("");
+  for (const auto& [name, value] : point_env) {
+    env[name] = value;
+    text += (text.empty() ? "" : " ") + name + "=" + value;
+    exported += (exported.empty() ? "" : ":") + name;
   }
-  ~PointEnvironment() {
-    for (const auto& [name, old] : saved_) old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str());
-  }
-  PointEnvironment(const PointEnvironment&) = delete;
-  PointEnvironment& operator=(const PointEnvironment&) = delete;
-  const std::string& text() const { return text_; }
-
- private:
-  void keep(const std::string& name) {
-    const char* v = std::getenv(name.c_str());
-    saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-  std::string text_;
-};
+  env["PVM_EXPORT"] = exported;
+  return text;
+}
 
 // The point's status file: what it is and where it stands.
 json point_status(const Point& p, const std::string& status, const std::string& reason) {
@@ -147,6 +129,9 @@ class CampaignRun {
   std::shared_ptr<spdlog::logger> log_;  // campaign.log
   LocalPvmd pvmd_;
   bool pvmd_tried_ = false;
+  // What every process this run starts gets in its environment: the run's tag, and the
+  // private pvmd's variables once it is up. Never set in this process (process.h).
+  Environment env_;
   Progress progress_;
   int finished_ = 0, timed_points_ = 0;
   double timed_seconds_ = 0;
@@ -200,7 +185,7 @@ void CampaignRun::start_record() {
   record_.host = host_name();
   record_.token = fmt::format("{}-{}-{}", record_.host, record_.pid, record_.start);
   record_.results = fs::absolute(sum_.dir);
-  ::setenv(kTagVar, record_.token.c_str(), 1);
+  env_[kTagVar] = record_.token;
   fs::create_directories(state_dir());
   state_file_ = state_dir() / (record_.token + ".json");
   save_record();
@@ -244,18 +229,21 @@ std::vector<const Point*> CampaignRun::pending_points() {
 // starts a private pvmd once when PVM has none.
 std::optional<Outcome> CampaignRun::runtime_refusal(const BackendSpec& spec) {
   if (auto why = launcher_->refuse(spec)) return Outcome{"failed", *why};
-  if (spec.launcher != Launcher::pvm_master || launcher_->starts_pvm() || !runtime_problem(spec)) return std::nullopt;
+  if (!worker_launcher(spec).needs_running_pvmd() || launcher_->starts_pvm() || !runtime_problem(spec, "", env_))
+    return std::nullopt;
   if (cluster_.name == "local" && !pvmd_tried_) {
     pvmd_tried_ = true;
     record_.pvmd_dir = pvmd_.dir();
     save_record();
-    const std::optional<std::string> problem = pvmd_.start();
+    const std::optional<std::string> problem = pvmd_.start(env_);
+    if (!problem)
+      for (const auto& [name, value] : pvmd_.environment()) env_[name] = value;
     record_.pvmd_pid = LocalPvmd::pid_in(pvmd_.dir());
     record_.pvmd_start = start_time(record_.pvmd_pid);
     save_record();
     if (!problem) log_->info("started a private pvmd in {} (pid {})", pvmd_.dir(), record_.pvmd_pid);
   }
-  if (auto problem = runtime_problem(spec)) return Outcome{"failed", *problem};
+  if (auto problem = runtime_problem(spec, "", env_)) return Outcome{"failed", *problem};
   return std::nullopt;
 }
 
@@ -265,7 +253,8 @@ LaunchRequest CampaignRun::request_for(const Point& p, const BackendSpec& spec) 
   req.spec = &spec;
   req.nodes = p.nodes;
   req.tasks_per_node = p.tasks_per_node;
-  req.hostfile = simulated(spec.launcher) ? "" : cluster_.hostfile;  // simulated nodes are this machine's
+  req.hostfile = worker_launcher(spec).simulated() ? "" : cluster_.hostfile;  // simulated nodes are this machine's
+  req.env = env_;
   req.timeout_s = p.timing.timeout;
   req.worker = point_worker_args(p);
   req.job_name = p.id;
@@ -302,11 +291,10 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
   // Locally each cop point starts a private stack, as many level-1 controllers as it asks
   // (scripts/lib/stack.sh reads COP_PER_CONTROLLER), and so does a Slurm job's script
   // (launch/methods.cpp, cop_in_allocation); on a cluster the hosts' env.sh sets it.
-  if (p.backend == "cop" && (cluster_.per_controller == 0 || launcher_->name() == "slurm")) {
-    if (p.per_controller > 0) ::setenv("COP_PER_CONTROLLER", std::to_string(p.per_controller).c_str(), 1);
-    else ::unsetenv("COP_PER_CONTROLLER");
-  }
-  const PointEnvironment env(p.env);
+  if (p.backend == "cop" && (cluster_.per_controller == 0 || launcher_->name() == "slurm"))
+    req.env["COP_PER_CONTROLLER"] =
+        p.per_controller > 0 ? std::optional<std::string>(std::to_string(p.per_controller)) : std::nullopt;
+  const std::string env_text = add_point_environment(p.env, req.env);
   LaunchOutcome lo = launcher_->run(req);
   record_.worker_pid = 0;
   record_.worker_start = 0;
@@ -321,7 +309,7 @@ Outcome CampaignRun::launch_point(const Point& p, const BackendSpec& spec) {
     result["context"]["campaign_point"] = p.id;
     result["context"]["cluster"] = cluster_.name;
     if (p.per_controller > 0) result["context"]["cop_per_controller"] = p.per_controller;
-    if (!env.text().empty()) result["context"]["campaign_env"] = env.text();
+    if (!env_text.empty()) result["context"]["campaign_env"] = env_text;
     for (const auto& [k, v] : lo.context.items()) result["context"][k] = v;
     write_file_atomically(sum_.dir / kRawDir / (p.id + ".json"), result.dump(2) + "\n");
     return Outcome{"done", ""};

@@ -153,7 +153,7 @@ void check_route(const BackendSpec& spec, const std::string& route, const std::s
 }
 
 void check_platform(const BackendSpec& spec, const std::string& platform) {
-  if (!simulated(spec.launcher)) {
+  if (!worker_launcher(spec).simulated()) {
     if (!platform.empty())
       throw std::invalid_argument(
           fmt::format("--platform {}: {} runs on real nodes (only smpi and sim-cop are simulated)", platform, spec.name));

@@ -12,6 +12,8 @@
 
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
 #include <boost/process/exe.hpp>
 #include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
@@ -44,20 +46,32 @@ fs::path capture_file() {
   return tmpl;
 }
 
-bp::child spawn(const std::vector<std::string>& argv, const fs::path& out, bool err_too, bool own_group,
-                const fs::path& working_dir, std::error_code& ec) {
+// This process's environment with `changes` applied.
+bp::environment child_environment(const Environment& changes) {
+  bp::environment e = boost::this_process::environment();
+  for (const auto& [name, value] : changes) {
+    if (value) e[name] = *value;
+    else e.erase(name);
+  }
+  return e;
+}
+
+bp::child spawn(const std::vector<std::string>& argv, const fs::path& out, bool err_too, const ProcessOptions& o,
+                std::error_code& ec) {
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   // In the child, between fork and exec: its own group, its working directory (a
   // directory it cannot enter ends it with 127, like a program that cannot start).
-  auto setup = bp::extend::on_exec_setup = [own_group, dir = working_dir.string()](auto&) {
+  auto setup = bp::extend::on_exec_setup = [own_group = o.own_group, dir = o.working_dir.string()](auto&) {
     if (own_group) ::setpgid(0, 0);
     if (!dir.empty() && ::chdir(dir.c_str()) != 0) ::_exit(127);
   };
-  if (out.empty()) return bp::child(bp::exe = find_program(argv[0]), bp::args = args, setup, ec);
+  const bp::environment env = child_environment(o.env);
+  if (out.empty()) return bp::child(bp::exe = find_program(argv[0]), bp::args = args, env, setup, ec);
   if (!err_too)
     return bp::child(bp::exe = find_program(argv[0]), bp::args = args, bp::std_out > out.string(),
-                     bp::std_err > bp::null, setup, ec);
-  return bp::child(bp::exe = find_program(argv[0]), bp::args = args, (bp::std_out & bp::std_err) > out.string(), setup, ec);
+                     bp::std_err > bp::null, env, setup, ec);
+  return bp::child(bp::exe = find_program(argv[0]), bp::args = args, (bp::std_out & bp::std_err) > out.string(), env,
+                   setup, ec);
 }
 
 // Stops the child (its group with `group`): SIGTERM, then SIGKILL 2 s later.
@@ -71,6 +85,12 @@ void stop(bp::child& c, bool group) {
 
 }  // namespace
 
+std::optional<std::string> env_value(const Environment& env, const std::string& name) {
+  if (auto it = env.find(name); it != env.end()) return it->second;
+  const char* v = std::getenv(name.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
 bool on_path(const std::string& program) {
   return program.find('/') == std::string::npos && find_program(program) != program;
 }
@@ -80,7 +100,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   ProcessResult r;
   const fs::path out = o.capture ? capture_file() : o.output_file;
   std::error_code ec;
-  bp::child c = spawn(argv, out, !o.capture || o.capture_stderr, o.own_group, o.working_dir, ec);
+  bp::child c = spawn(argv, out, !o.capture || o.capture_stderr, o, ec);
   if (ec) {
     r.exit_code = 127;
     const std::string why = "copbench: cannot start " + argv[0] + ": " + ec.message() + "\n";

@@ -21,10 +21,10 @@ bool cancelled();
 // Runs argv in its own process group; kills the group at the deadline or on
 // cancel_launches(). stdout and stderr go to `log`.
 ProcessResult run_logged(const std::vector<std::string>& argv, int timeout_s, const std::filesystem::path& log,
-                         const std::function<void(int)>& on_worker = nullptr);
+                         const std::function<void(int)>& on_worker = nullptr, const Environment& env = {});
 
-// mpirun and its options for `req` (empty for PVM and COP, whose master task starts
-// the rest), then the worker and its arguments. `in_allocation`: mpirun inside a batch
+// The worker's launcher's command for `req` (mpirun and its options; empty for PVM
+// and COP, whose master task starts the rest), then the worker and its arguments. `in_allocation`: mpirun inside a batch
 // allocation takes the hosts from it (Open MPI reads Slurm's), never from a hostfile.
 std::vector<std::string> worker_command(const LaunchRequest& req, const std::string& worker,
                                         const std::filesystem::path& result, const std::filesystem::path& error,

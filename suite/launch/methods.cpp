@@ -19,7 +19,6 @@
 
 #include "copbench/launch.h"
 #include "launch/internal.h"
-#include "launch/job_templates.h"
 
 namespace copbench {
 namespace fs = std::filesystem;
@@ -47,8 +46,10 @@ std::string shell_quote(const std::string& s) {
 }
 
 // Runs a short Slurm command (sbatch, scontrol, scancel); its output, and its exit code in `rc`.
-std::string slurm_command(const std::vector<std::string>& argv, int& rc) {
+// sbatch passes `env` on to the job (--export=ALL).
+std::string slurm_command(const std::vector<std::string>& argv, int& rc, const Environment& env = {}) {
   ProcessOptions o;
+  o.env = env;
   o.capture = true;
   o.timeout_s = 60;
   const ProcessResult r = run_process(argv, o);
@@ -101,30 +102,19 @@ class SlurmLaunch : public LaunchMethod {
   void sweep_hosts(const std::string& job, const std::string& nodelist);
 };
 
-// job.sh in `dir`: the allocation's set-up for the backend, then the worker. Returns how
-// the worker is started, for the result's context.
+// job.sh in `dir`: the worker launcher's set-up of the allocation, then the worker.
+// Returns how the worker is started, for the result's context.
 std::string SlurmLaunch::write_job_script(const fs::path& dir, const BackendSpec& spec, const std::vector<std::string>& argv) {
-  std::string started_by;
+  const WorkerLauncher::JobPrologue prologue = worker_launcher(spec).job_prologue();
   std::ofstream script(dir / "job.sh");
-  script << "#!/bin/sh\n";
-  if (spec.launcher == Launcher::mpirun) {
-    script << "# mpirun inside the allocation: Open MPI takes the hosts from Slurm.\nexec";
-    started_by = "mpirun inside the allocation (Open MPI reads it)";
-  } else {
-    // The templates (suite/launch/templates/) start every daemon through copbench-daemon.
-    script << "dir=" << shell_quote(dir.string()) << " bindir=" << shell_quote(executable_dir()) << "\n"
-           << job_templates::pvm_in_allocation;
-    started_by = "a pvmd of the allocated hosts, started and halted by the job";
-    if (spec.launcher == Launcher::cop_master) {
-      script << job_templates::cop_in_allocation;
-      started_by += "; a job-private COP stack (copd, one copdrv per host), started and stopped by the job";
-    }
-  }
+  script << "#!/bin/sh\n"
+         << "dir=" << shell_quote(dir.string()) << " bindir=" << shell_quote(executable_dir()) << "\n"
+         << prologue.script;
   for (const auto& a : argv) script << ' ' << shell_quote(a);
   script << "\n";
   script.close();
   ::chmod((dir / "job.sh").c_str(), 0755);
-  return started_by;
+  return prologue.started_by;
 }
 
 // Waits for the job's end, asking the controller (never a fixed sleep for an outcome);
@@ -172,10 +162,7 @@ void SlurmLaunch::judge(LaunchOutcome& out, const JobEnd& end, const std::string
     return it == end.fields.end() ? std::string() : it->second;
   };
   if (!field("NodeList").empty()) out.context["slurm_nodes"] = field("NodeList");
-  if (spec.launcher == Launcher::cop_master) {
-    const std::string stack = first_line(read_if_any(dir / "cop-stack"));
-    out.context["cop_stack"] = stack.empty() ? "job-private (the job ended before it was up)" : "job-private: " + stack;
-  }
+  worker_launcher(spec).job_context(out, dir);
   const std::string state = field("JobState");
   if (!end.error.empty()) {
     out.exit_code = 1;
@@ -233,7 +220,7 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
                                      fmt::format("--time={}", minutes), "--output=" + (dir / "worker.log").string(),
                                      "--chdir=" + dir.string(), "--export=ALL", (dir / "job.sh").string()};
   int rc = 0;
-  const std::string submitted = slurm_command(sbatch, rc);
+  const std::string submitted = slurm_command(sbatch, rc, req.env);
   const std::string job = first_line(submitted.substr(0, submitted.find(';')));
   std::error_code ec;
   if (rc != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
@@ -249,8 +236,7 @@ LaunchOutcome SlurmLaunch::run(LaunchRequest req) {
   const JobEnd end = wait_for_job(job, minutes);
   judge(out, end, job, spec, dir);
   auto nodes = end.fields.find("NodeList");
-  if (spec.launcher == Launcher::cop_master || starts_pvm())
-    sweep_hosts(job, nodes == end.fields.end() ? "" : nodes->second);
+  sweep_hosts(job, nodes == end.fields.end() ? "" : nodes->second);
   fs::remove_all(dir, ec);
   return out;
 }

@@ -22,12 +22,6 @@ double cop_seconds(cop::model::Function f, cop::model::DataType type, int nodes,
 
 std::size_t words64(std::size_t bytes) { return (bytes + 7) / 8; }
 
-std::optional<double> counter(const PointMedian& m, const std::string& key) {
-  auto it = m.counters.find(key);
-  if (it == m.counters.end()) return std::nullopt;
-  return it->second;
-}
-
 }  // namespace
 
 std::optional<double> cop_call_seconds(const std::string& part, int ranks, std::size_t bytes) {

@@ -13,12 +13,6 @@ namespace {
 constexpr const char* kEmulation = "emulation";
 const std::string kPrefix = "emulation/";
 
-std::optional<double> counter(const PointMedian& m, const std::string& key) {
-  auto it = m.counters.find(key);
-  if (it == m.counters.end()) return std::nullopt;
-  return it->second;
-}
-
 // "barrier", "reduce/double/size:8", ...: the emulation point's operation.
 std::string operation_of(const PointMedian& m) {
   std::string op = m.run_name.rfind(kPrefix, 0) == 0 ? m.run_name.substr(kPrefix.size()) : m.run_name;

@@ -57,6 +57,12 @@ struct PointMedian {
   // threads and polling, COP_POLL_US), where it names them.
   std::map<std::string, std::string> settings;
 };
+// The point's counter `key`, when its result has it.
+inline std::optional<double> counter(const PointMedian& m, const std::string& key) {
+  auto it = m.counters.find(key);
+  if (it == m.counters.end()) return std::nullopt;
+  return it->second;
+}
 inline constexpr const char* kEmulationSettings[] = {"copd_io_threads", "copd_poll", "cop_poll_us"};
 // The COP a sim-cop point simulated (baselines/simcop/platform.cpp, record_cop_hardware):
 // the report computes the libcop-call model with it (validation.cpp).

@@ -138,6 +138,97 @@ std::optional<double> cop_libcop_call_us(const PointMedian& m) {
   return cop::model::libcop_call_us(c->f, c->type, hw.timing, cop::model::SerialLink::of(hw), c->nodes, c->elements);
 }
 
+namespace {
+
+// Each check's relative errors against its target (issue 16: within 1 % of the model,
+// 25 % of the measurement), summed up in a note: how many within, the largest.
+struct Errors {
+  explicit Errors(double within_target) : target(within_target) {}
+  double target;
+  int within = 0, count = 0, crowded = 0;
+  double worst = 0;
+  std::string worst_point;
+  void add(double error, const std::string& point) {
+    ++count;
+    if (std::abs(error) <= target) ++within;
+    if (std::abs(error) >= std::abs(worst)) {
+      worst = error;
+      worst_point = point;
+    }
+  }
+  std::string summary() const {
+    return fmt::format("{} of {} points within {:.0f} % (the target); the largest error {:+.1f} % ({})", within, count,
+                       100 * target, 100 * worst, worst_point);
+  }
+};
+
+// validation_table's rows, point by point, and what its notes say of them.
+struct ValidationRows {
+  ValidationRows(ReportTable& table, const CampaignResults& measured_results) : t(table), measured(measured_results) {}
+  ReportTable& t;
+  const CampaignResults& measured;
+  bool any = false, sim_cop = false, loops = false;
+  std::vector<std::string> off;
+  Errors cop_errors{0.01}, smpi_errors{0.25}, smpi_uncrowded{0.25};
+
+  void add_sim_cop(const PointMedian& m, const std::string& platform) {
+    const auto model = cop_libcop_call_us(m);
+    if (!model) return;
+    if (m.loop) {  // back-to-back calls overlap: not one call's time
+      loops = true;
+      return;
+    }
+    sim_cop = true;
+    std::string note;
+    if (std::abs(m.median_us / *model - 1) > 0.01) {
+      off.push_back(fmt::format("[{}] {} at {} nodes: {}", off.size() + 1, m.run_name, m.nodes, why_off(m)));
+      note = fmt::format("[{}]", off.size());
+    }
+    cop_errors.add(m.median_us / *model - 1, fmt::format("{} at {} nodes", m.run_name, m.nodes));
+    t.rows.push_back({"sim-cop vs libcop-call model", m.run_name, platform, std::to_string(m.nodes),
+                      format_number(m.median_us), format_number(*model), "modelled (libcop call)",
+                      relative_error(m.median_us, *model), format_number(*cop_model_us(m)), note});
+  }
+
+  void add_smpi(const PointMedian& m, const std::string& platform) {
+    const PointMedian* mpi = measured_twin(measured, m, "mpi");
+    const bool crowded = mpi && measured.machine.crowded(m.nodes);
+    if (mpi) {
+      const std::string point = fmt::format("{} at {} nodes", m.run_name, m.nodes);
+      const double error = m.median_us / mpi->median_us - 1;
+      smpi_errors.add(error, point);
+      if (crowded)
+        ++smpi_errors.crowded;
+      else
+        smpi_uncrowded.add(error, point);
+    }
+    t.rows.push_back({"smpi (calibrated) vs mpi", m.run_name, platform, std::to_string(m.nodes),
+                      format_number(m.median_us), mpi ? format_number(mpi->median_us) : "—",
+                      mpi ? "measured (" + mpi->mode.profile + ")" : "not measured",
+                      mpi ? relative_error(m.median_us, mpi->median_us) : "—", "—",
+                      crowded ? measured.machine.text(m.nodes) : ""});
+  }
+
+  void add_notes() {
+    if (t.rows.empty()) t.notes.push_back("no simulated point here has a modelled or measured twin");
+    if (cop_errors.count) t.notes.push_back("sim-cop vs libcop-call model: " + cop_errors.summary());
+    if (smpi_errors.count) t.notes.push_back("smpi (calibrated) vs mpi: " + smpi_errors.summary());
+    if (smpi_errors.crowded) {
+      std::string uncrowded =
+          smpi_uncrowded.count ? "; of the others, " + smpi_uncrowded.summary() : "; no other point was measured";
+      t.notes.push_back(fmt::format("{} of the mpi points were measured where emulated hosts outnumber the cores "
+                                    "(note column): {}{}",
+                                    smpi_errors.crowded, HostsOnCores::kNote, uncrowded));
+    }
+    if (sim_cop) t.notes.push_back(kLibcopNote);
+    if (loops)
+      t.notes.push_back("sim-cop's loop-method points are not compared: their calls overlap, one call's time is the sync method's");
+    t.notes.insert(t.notes.end(), off.begin(), off.end());
+  }
+};
+
+}  // namespace
+
 std::optional<ReportTable> validation_table(const CampaignResults& simulated, const CampaignResults& measured) {
   ReportTable t;
   t.title = "Simulation checked against the model and the measurements";
@@ -148,89 +239,21 @@ std::optional<ReportTable> validation_table(const CampaignResults& simulated, co
       "mpi points measured on the cluster it was fitted to. Relative error = simulated / reference - 1.";
   t.header = {"check",        "point",     "platform",       "nodes", "simulated µs", "reference µs",
               "reference",    "relative error", "ch. VI analytic µs", "note"};
-  bool any = false, sim_cop = false, loops = false;
-  std::vector<std::string> off;
-  // Each check's relative errors against its target (issue 16: within 1 % of the model,
-  // 25 % of the measurement), summed up in a note: how many within, the largest.
-  struct Errors {
-    explicit Errors(double within_target) : target(within_target) {}
-    double target;
-    int within = 0, count = 0, crowded = 0;
-    double worst = 0;
-    std::string worst_point;
-    void add(double error, const std::string& point) {
-      ++count;
-      if (std::abs(error) <= target) ++within;
-      if (std::abs(error) >= std::abs(worst)) {
-        worst = error;
-        worst_point = point;
-      }
-    }
-  };
-  Errors cop_errors(0.01), smpi_errors(0.25), smpi_uncrowded(0.25);
+  ValidationRows rows{t, measured};
   for (const PointMedian& m : simulated.medians) {
     if (!is_simulated(m)) continue;
-    any = true;
+    rows.any = true;
     const std::string platform = simulated_platform(m.mode.profile);
-    if (m.mode.backend == "sim-cop") {
-      const auto model = cop_libcop_call_us(m);
-      if (!model) continue;
-      if (m.loop) {  // back-to-back calls overlap: not one call's time
-        loops = true;
-        continue;
-      }
-      sim_cop = true;
-      std::string note;
-      if (std::abs(m.median_us / *model - 1) > 0.01) {
-        off.push_back(fmt::format("[{}] {} at {} nodes: {}", off.size() + 1, m.run_name, m.nodes, why_off(m)));
-        note = fmt::format("[{}]", off.size());
-      }
-      cop_errors.add(m.median_us / *model - 1, fmt::format("{} at {} nodes", m.run_name, m.nodes));
-      t.rows.push_back({"sim-cop vs libcop-call model", m.run_name, platform, std::to_string(m.nodes),
-                        format_number(m.median_us), format_number(*model), "modelled (libcop call)",
-                        relative_error(m.median_us, *model), format_number(*cop_model_us(m)), note});
-    } else if (smpi_validated(m)) {
-      const PointMedian* mpi = measured_twin(measured, m, "mpi");
-      const bool crowded = mpi && measured.machine.crowded(m.nodes);
-      if (mpi) {
-        const std::string point = fmt::format("{} at {} nodes", m.run_name, m.nodes);
-        const double error = m.median_us / mpi->median_us - 1;
-        smpi_errors.add(error, point);
-        if (crowded)
-          ++smpi_errors.crowded;
-        else
-          smpi_uncrowded.add(error, point);
-      }
-      t.rows.push_back({"smpi (calibrated) vs mpi", m.run_name, platform, std::to_string(m.nodes),
-                        format_number(m.median_us), mpi ? format_number(mpi->median_us) : "—",
-                        mpi ? "measured (" + mpi->mode.profile + ")" : "not measured",
-                        mpi ? relative_error(m.median_us, mpi->median_us) : "—", "—",
-                        crowded ? measured.machine.text(m.nodes) : ""});
-    }
+    if (m.mode.backend == "sim-cop") rows.add_sim_cop(m, platform);
+    else if (smpi_validated(m)) rows.add_smpi(m, platform);
   }
-  if (!any) return std::nullopt;
+  if (!rows.any) return std::nullopt;
   // By check, point (without its node count), platform and node count (as a number).
   const auto key = [](const std::vector<std::string>& row) {
     return std::make_tuple(row[0], row[1].substr(0, row[1].find("/nodes:")), row[2], std::stoi(row[3]));
   };
   std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-  if (t.rows.empty()) t.notes.push_back("no simulated point here has a modelled or measured twin");
-  const auto summary = [](const Errors& e) {
-    return fmt::format("{} of {} points within {:.0f} % (the target); the largest error {:+.1f} % ({})", e.within,
-                       e.count, 100 * e.target, 100 * e.worst, e.worst_point);
-  };
-  if (cop_errors.count) t.notes.push_back("sim-cop vs libcop-call model: " + summary(cop_errors));
-  if (smpi_errors.count) t.notes.push_back("smpi (calibrated) vs mpi: " + summary(smpi_errors));
-  if (smpi_errors.crowded) {
-    std::string uncrowded = smpi_uncrowded.count ? "; of the others, " + summary(smpi_uncrowded)
-                                                 : "; no other point was measured";
-    t.notes.push_back(fmt::format("{} of the mpi points were measured where emulated hosts outnumber the cores "
-                                  "(note column): {}{}",
-                                  smpi_errors.crowded, HostsOnCores::kNote, uncrowded));
-  }
-  if (sim_cop) t.notes.push_back(kLibcopNote);
-  if (loops) t.notes.push_back("sim-cop's loop-method points are not compared: their calls overlap, one call's time is the sync method's");
-  t.notes.insert(t.notes.end(), off.begin(), off.end());
+  rows.add_notes();
   return t;
 }
 

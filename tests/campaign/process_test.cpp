@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -33,6 +34,28 @@ TEST(process, exit_code_and_captured_output) {
   EXPECT_EQ(r.output, "out\nerr\n");
   o.capture_stderr = false;
   EXPECT_EQ(run_process({"sh", "-c", "echo out; echo err >&2"}, o).output, "out\n");
+}
+
+// The child's environment is this process's with ProcessOptions::env applied (set and
+// removed), and this process's own is left as it was: no setenv on the control side.
+TEST(process, environment_is_the_childs_own) {
+  ASSERT_EQ(::setenv("COPBENCH_PROCESS_TEST_KEPT", "kept", 1), 0);
+  ASSERT_EQ(::setenv("COPBENCH_PROCESS_TEST_GONE", "here", 1), 0);
+  ProcessOptions o;
+  o.capture = true;
+  o.env = {{"COPBENCH_PROCESS_TEST_NEW", "a b=c"}, {"COPBENCH_PROCESS_TEST_GONE", std::nullopt}};
+  const std::string shown =
+      "echo \"$COPBENCH_PROCESS_TEST_NEW|$COPBENCH_PROCESS_TEST_KEPT|${COPBENCH_PROCESS_TEST_GONE-unset}\"";
+  EXPECT_EQ(run_process({"sh", "-c", shown}, o).output, "a b=c|kept|unset\n");
+  EXPECT_EQ(std::getenv("COPBENCH_PROCESS_TEST_NEW"), nullptr);
+  EXPECT_STREQ(std::getenv("COPBENCH_PROCESS_TEST_GONE"), "here");
+  EXPECT_EQ(env_value(o.env, "COPBENCH_PROCESS_TEST_NEW"), "a b=c");
+  EXPECT_EQ(env_value(o.env, "COPBENCH_PROCESS_TEST_GONE"), std::nullopt);
+  EXPECT_EQ(env_value(o.env, "COPBENCH_PROCESS_TEST_KEPT"), "kept");
+  o.env.clear();
+  EXPECT_EQ(run_process({"sh", "-c", shown}, o).output, "|kept|here\n");
+  ::unsetenv("COPBENCH_PROCESS_TEST_KEPT");
+  ::unsetenv("COPBENCH_PROCESS_TEST_GONE");
 }
 
 TEST(process, arguments_are_not_a_shell_line) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/catalog.h"
+#include "copbench/launch.h"
 
 namespace copbench {
 namespace {
@@ -31,17 +32,6 @@ std::vector<std::string> strings(const nlohmann::json& entry, const char* key) {
   return entry.value(key, std::vector<std::string>{});
 }
 
-std::string launcher_name(Launcher l) {
-  switch (l) {
-    case Launcher::mpirun: return "mpirun";
-    case Launcher::pvm_master: return "pvm_master";
-    case Launcher::cop_master: return "cop_master";
-    case Launcher::smpirun: return "smpirun";
-    case Launcher::s4u: return "s4u";
-  }
-  return "?";
-}
-
 // The C++ catalog is the file, backend by backend and in the file's order.
 TEST(Catalog, EqualsBackendsJson) {
   const nlohmann::json file = backends_json();
@@ -54,7 +44,7 @@ TEST(Catalog, EqualsBackendsJson) {
     EXPECT_EQ(s.name, entry.at("name").get<std::string>());
     EXPECT_EQ(s.summary, entry.at("summary").get<std::string>());
     EXPECT_EQ(s.worker, entry.at("worker").get<std::string>());
-    EXPECT_EQ(launcher_name(s.launcher), entry.at("launcher").get<std::string>());
+    EXPECT_EQ(s.launcher, entry.at("launcher").get<std::string>());
     EXPECT_EQ(s.mpirun_args, strings(entry, "mpirun_args"));
     EXPECT_EQ(s.routes, strings(entry, "routes"));
     EXPECT_EQ(s.encodings, strings(entry, "encodings"));
@@ -165,11 +155,95 @@ TEST(Catalog, Seed004FencesAndServerLock) {
   EXPECT_TRUE(armci.offers(Op::fence_barrier));
 }
 
+// Every backend's launcher is a registered WorkerLauncher (copbench/launch.h), whose
+// traits are the ones the backend needs; an unknown name is refused by name.
+TEST(Catalog, EveryLauncherIsRegistered) {
+  for (const BackendSpec& s : all_backend_specs()) EXPECT_EQ(worker_launcher(s).name(), s.launcher) << s.name;
+  EXPECT_TRUE(worker_launcher("smpirun").simulated());
+  EXPECT_TRUE(worker_launcher("s4u").simulated());
+  EXPECT_FALSE(worker_launcher("mpirun").simulated());
+  EXPECT_TRUE(worker_launcher("pvm_master").needs_running_pvmd());
+  EXPECT_FALSE(worker_launcher("cop_master").needs_running_pvmd());  // it starts a private one
+  try {
+    worker_launcher("qsub");
+    ADD_FAILURE() << "an unknown launcher was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'qsub'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cop_master"), std::string::npos) << e.what();
+  }
+}
+
+// What each worker launcher owns: the command before the worker, the worker's own
+// variables, its runtime, its Slurm job prologue.
+TEST(WorkerLaunchers, MpirunCommandAndSmpirunArguments) {
+  LaunchRequest req;
+  req.spec = find_backend_spec("mpi");
+  req.nodes = 2;
+  req.tasks_per_node = 2;
+  req.hostfile = "cluster-hosts";
+  const std::vector<std::string> argv = worker_launcher("mpirun").command(req, "/tmp", false);
+  ASSERT_GE(argv.size(), 3u);
+  EXPECT_EQ(argv[0], "mpirun");
+  EXPECT_EQ(argv[2], "4");
+  const auto has = [&argv](const std::string& a, const std::string& b) {
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == a && argv[i + 1] == b) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("--hostfile", "cluster-hosts"));
+  EXPECT_TRUE(has("--map-by", "ppr:2:node"));
+  EXPECT_TRUE(has("osc", "pt2pt"));  // backends.json mpirun_args
+  // Inside a batch allocation Open MPI takes the hosts from it, never from a hostfile.
+  const std::vector<std::string> in_allocation = worker_launcher("mpirun").command(req, "/tmp", true);
+  EXPECT_EQ(std::find(in_allocation.begin(), in_allocation.end(), "--hostfile"), in_allocation.end());
+  EXPECT_TRUE(worker_launcher("pvm_master").command(req, "/tmp", false).empty());
+  EXPECT_THROW(worker_launcher("smpirun").check_argument("two words"), std::invalid_argument);
+  EXPECT_NO_THROW(worker_launcher("smpirun").check_argument("--sizes=8,1K"));
+  EXPECT_NO_THROW(worker_launcher("mpirun").check_argument("two words"));
+}
+
+TEST(WorkerLaunchers, CopJobIsThePointsOwnUnlessOneIsGiven) {
+  const WorkerLauncher& cop = worker_launcher("cop_master");
+  LaunchRequest req;
+  req.spec = find_backend_spec("cop");
+  req.env["COP_JOB"] = std::nullopt;  // not the test's own environment's
+  const Environment env = cop.environment(req, "/tmp/copbench-run.abc123");
+  ASSERT_EQ(env.count("COP_JOB"), 1u);
+  EXPECT_EQ(env.at("COP_JOB"), "copbench-point-copbench-run.abc123");
+  req.env["COP_JOB"] = "the-users-job";
+  EXPECT_TRUE(cop.environment(req, "/tmp/copbench-run.abc123").empty());
+  EXPECT_TRUE(worker_launcher("mpirun").environment(req, "/tmp/x").empty());
+}
+
+// On a cluster the cop launcher starts nothing: without the cluster's pvmd it says so.
+TEST(WorkerLaunchers, CopOnAClusterStartsNothingAndNeedsTheRunningPvmd) {
+  const WorkerLauncher& cop = worker_launcher("cop_master");
+  LaunchRequest req;
+  req.spec = find_backend_spec("cop");
+  req.nodes = 2;
+  req.hostfile = "cluster-hosts";
+  Environment env{{"PVM_TMP", "/nonexistent/copbench-no-pvm"}, {"COP_STACK_DIR", std::nullopt}};
+  const std::string why = cop.start_runtime(req, "/nonexistent/run", env);
+  EXPECT_NE(why.find("no pvmd is running"), std::string::npos) << why;
+  EXPECT_EQ(env.at("COP_STACK_DIR"), std::nullopt);
+  EXPECT_TRUE(cop.runtime_problem(*req.spec, "cluster-hosts", env).has_value());
+  EXPECT_FALSE(cop.runtime_problem(*req.spec, "", env).has_value());  // one machine: it starts its own
+}
+
+TEST(WorkerLaunchers, JobPrologues) {
+  EXPECT_NE(worker_launcher("mpirun").job_prologue().script.find("exec"), std::string::npos);
+  const std::string pvm = worker_launcher("pvm_master").job_prologue().script;
+  const std::string cop = worker_launcher("cop_master").job_prologue().script;
+  EXPECT_NE(pvm.find("pvmd"), std::string::npos);
+  EXPECT_EQ(cop.rfind(pvm, 0), 0u);  // the PVM part first
+  EXPECT_NE(cop.find("copdrv"), std::string::npos);
+}
+
 TEST(Catalog, RoutesAndEncodingsOfPvm) {
   const BackendSpec& pvm = *find_backend_spec("pvm");
   EXPECT_EQ(pvm.routes, (std::vector<std::string>{"normal", "direct"}));
   EXPECT_EQ(pvm.encodings, (std::vector<std::string>{"default", "raw", "inplace"}));
-  EXPECT_EQ(pvm.launcher, Launcher::pvm_master);
+  EXPECT_EQ(pvm.launcher, "pvm_master");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-# The cop backend (baselines/cop), included from tests/suite/CMakeLists.txt. Every run
-# goes through copbench-cop-run, which starts a private pvmd and COP stack (copd + one
+# The cop backend (baselines/cop), included from tests/suite/CMakeLists.txt. Every run's
+# launcher (cop_master, suite/launch/worker_launchers.cpp) starts a private pvmd and COP stack (copd + one
 # copdrv per node on loopback) and stops them by PID, so these tests share nothing.
 # Labels: suite and cop.
 set(cop_tiny --reps 2 --max-reps 3 --iters 3 --warmup 1 --timeout 150)

@@ -15,20 +15,14 @@
 namespace copbench {
 
 // The static description of a backend: what the CLI needs without linking the system.
-enum class Launcher {
-  mpirun,      // ranks started by mpirun
-  pvm_master,  // the worker enrolls in the running virtual machine and pvm_spawns the rest
-  cop_master,  // as pvm_master, through a wrapper that starts a private pvmd and COP stack if none is given
-  smpirun,     // simulated ranks: SimGrid's smpirun on a platform file (--platform NAME)
-  s4u,         // a SimGrid S4U program started as it is: it simulates every node itself (sim-cop)
-};
-// Whether the backend's nodes are simulated (smpirun, s4u): they run on a platform
-// (--platform NAME) on this machine, take no hostfile, and report simulated time.
-inline bool simulated(Launcher l) { return l == Launcher::smpirun || l == Launcher::s4u; }
 struct BackendSpec {
   std::string name;
   std::string worker;  // executable beside copbench, e.g. "copbench-worker-mpi"
-  Launcher launcher = Launcher::mpirun;
+  // How its worker is started: the name of a WorkerLauncher (copbench/launch.h:
+  // mpirun, pvm_master, cop_master, smpirun, s4u), which owns that start's command,
+  // environment, runtime and Slurm job prologue. Checked against the registered ones
+  // by worker_launcher() (and tests/suite/catalog_test.cpp).
+  std::string launcher = "mpirun";
   std::vector<std::string> mpirun_args;  // extra arguments the system needs under mpirun (smpirun)
   // More of them from a number of ranks on (backends.json "mpirun_args_from_ranks":
   // {"1024": [...]}): smpi's broadcast algorithm where SMPI's own choice would not finish.

@@ -2,6 +2,7 @@
 // the backend's worker the way that system starts programs.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/catalog.h"
+#include "copbench/process.h"
 #include "copbench/worker.h"
 
 namespace copbench {
@@ -23,6 +25,10 @@ struct LaunchRequest {
   // What the worker is told (worker.h); nodes, tasks per node, its deadline and its
   // files are filled in from this request by the launch.
   WorkerArgs worker;
+  // The worker's environment on top of this process's (process.h): the point's `env:`,
+  // the campaign's tag and private pvmd, COP_PER_CONTROLLER. The launch adds its own
+  // (WorkerLauncher::environment); nothing is set in this process.
+  Environment env;
   int timeout_s = 600;
   // Told what the launch creates, as soon as it exists, so that a campaign can record
   // it and clean it up after a kill: the private temporary directory, then the
@@ -52,10 +58,10 @@ int max_local_nodes();
 // The hosts a hostfile names (each line one host, whatever its slots).
 int cluster_hosts(const std::string& hostfile);
 
-// Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt. With a hostfile
-// the cop backend runs on the cluster's own PVM virtual machine and copdrv daemons (it
-// starts a private loopback stack only on one machine), so a running pvmd is required.
-std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile = "");
+// Why the backend's runtime cannot be used now (e.g. no pvmd), or nullopt: its
+// WorkerLauncher's runtime_problem, for a worker started with `env`.
+std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile = "",
+                                           const Environment& env = {});
 
 // Directory holding copbench and the workers (that of the running executable).
 std::string executable_dir();
@@ -73,6 +79,60 @@ void cancel_launches();
 // calls cancel_launches(), so the worker and what it started are stopped, not orphaned;
 // a second one kills at once.
 void cancel_launches_on_signals();
+
+// ---- How a backend's worker is started (backends.json "launcher") ----
+//
+// One class per way (suite/launch/worker_launchers.cpp): mpirun, pvm_master (the worker
+// enrolls in a running PVM virtual machine and pvm_spawns the rest), cop_master (as
+// pvm_master on a COP stack: copd and one copdrv per node), smpirun and s4u (simulated
+// nodes). Each owns the command before the worker, the worker's environment, what it
+// starts on this machine around the worker and stops after it, and its Slurm job's
+// prologue: a new way is one class and one line in worker_launchers(). Nothing else
+// tests a launcher's name.
+class WorkerLauncher {
+ public:
+  virtual ~WorkerLauncher() = default;
+  virtual std::string name() const = 0;
+  // Its nodes are simulated on a platform on this machine (--platform NAME): no
+  // hostfile, simulated time.
+  virtual bool simulated() const { return false; }
+  // Its worker enrolls in a PVM virtual machine that must run before it starts (a local
+  // campaign starts a private pvmd for it once; cop_master starts its own).
+  virtual bool needs_running_pvmd() const { return false; }
+  // Why it cannot start `spec`'s worker now, with `hostfile` ("" = this machine) and `env`.
+  virtual std::optional<std::string> runtime_problem(const BackendSpec& spec, const std::string& hostfile,
+                                                     const Environment& env) const = 0;
+  // What comes before the worker and its arguments (mpirun and its options; empty when
+  // the worker is started as it is). `dir` is the run's private directory.
+  // `in_allocation`: inside a batch allocation, which names the hosts.
+  virtual std::vector<std::string> command(const LaunchRequest& req, const std::filesystem::path& dir,
+                                           bool in_allocation) const;
+  // Throws std::invalid_argument for a worker argument it would not pass intact.
+  virtual void check_argument(const std::string& /*argument*/) const {}
+  // The worker's variables on top of req.env (cop_master: the point's own COP_JOB).
+  virtual Environment environment(const LaunchRequest& req, const std::filesystem::path& dir) const;
+  // Starts on this machine what the worker needs and was not given (cop_master: a
+  // private pvmd and COP stack in `dir`), adding to `env` how the worker finds it; ""
+  // or why it could not. stop_runtime() stops what it started (also after a failure).
+  virtual std::string start_runtime(const LaunchRequest& req, const std::filesystem::path& dir, Environment& env) const;
+  virtual void stop_runtime(const std::filesystem::path& /*dir*/, const Environment& /*env*/) const {}
+  // A Slurm job: the shell text between the job script's `dir=... bindir=...` line (the
+  // job's directory, the build's bin/) and the worker's command, ending in `exec` or in a
+  // command that takes the worker's as its arguments; and how the worker is started there.
+  struct JobPrologue {
+    std::string script;
+    std::string started_by;
+  };
+  virtual JobPrologue job_prologue() const;
+  // What a Slurm job's directory tells of how its worker ran (cop_master: the stack).
+  virtual void job_context(LaunchOutcome& /*out*/, const std::filesystem::path& /*dir*/) const {}
+};
+
+// The registered launchers' names, and the one of `name` (std::invalid_argument naming
+// the known ones when there is none).
+std::vector<std::string> worker_launcher_names();
+const WorkerLauncher& worker_launcher(const std::string& name);
+inline const WorkerLauncher& worker_launcher(const BackendSpec& spec) { return worker_launcher(spec.launcher); }
 
 // ---- How a point's worker is started: the one place a launcher is chosen ----
 //

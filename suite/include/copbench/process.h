@@ -10,10 +10,22 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace copbench {
+
+// What a child's environment has that differs from this process's: a value sets the
+// variable, nullopt removes it. Every parameter reaches a child this way, in its own
+// options, never through this process's environment: the control side calls no setenv,
+// so what one point was given cannot leak into the next.
+using Environment = std::map<std::string, std::optional<std::string>>;
+
+// The value `name` has in a child started with `env`: env's word, else this process's
+// (nullopt when unset or removed).
+std::optional<std::string> env_value(const Environment& env, const std::string& name);
 
 struct ProcessOptions {
   // Where stdout and stderr go: a file (truncated), captured into ProcessResult::output,
@@ -23,6 +35,7 @@ struct ProcessOptions {
   bool capture_stderr = true;  // with `capture`: stderr too (false: stderr is discarded)
   int timeout_s = 0;           // 0: no deadline
   std::filesystem::path working_dir;  // empty: this process's
+  Environment env;                    // on top of this process's environment
   // The program leads a process group of its own; at the deadline or on `cancelled`
   // the whole group is stopped (SIGTERM, 2 s later SIGKILL).
   bool own_group = false;

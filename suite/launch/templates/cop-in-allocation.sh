@@ -98,5 +98,5 @@ if [ -n "$l2" ]; then
 else
   echo "copd $controllers, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
 fi
-export COP_USE_RUNNING=1 COP_DRIVER=$cop COP_PER_CONTROLLER=$per
+export COP_DRIVER=$cop COP_PER_CONTROLLER=$per
 export PVM_EXPORT="${PVM_EXPORT:+$PVM_EXPORT:}COP_DRIVER:COP_PER_CONTROLLER"
