@@ -94,6 +94,17 @@ void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size
   ch.urgent = true;
 }
 
+namespace {
+// Does the task wait for a result after this frame (its answers may be held for it)?
+bool waits_for_result(const Frame& f) {
+  for (const Entry& e : f.entries) {
+    const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
+    if (op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op))) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void Server::handle_command(int c, const Frame& f, bool supervisor) {
   Channel& ch = chan(c);
   Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
@@ -112,12 +123,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   // (its stamp, never later than our clock), as the analytic model charges
   // (seed 000 ch. VI); later commands pipeline behind the first.
   const uint64_t ready_at = std::min(f.cycles, controller_.cycles()) + controller_.timing().t_cn_cop;
-  // Does the task wait for a result after this frame (its answers may be held for it)?
-  bool waits = false;
-  for (const Entry& e : f.entries) {
-    const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
-    waits |= op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
-  }
+  const bool waits = waits_for_result(f);
   // The last entry decoded whole into a command (frame_commands_.back()): the element
   // commands of a burst (a compact run on the link) share its instruction word.
   const Entry* whole = nullptr;
