@@ -52,9 +52,11 @@ void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds)
   plan.late_calls += late;
   plan.disturbed_calls += disturbed;
   const auto n = static_cast<long>(seconds.size());
-  if (late * 10 > n && plan.widenings < kMaxWidenings && (plan.exact || 2 * plan.window <= kMaxWindow)) {
-    plan.window *= 2;
-    plan.lead *= 2;
+  if (late * 10 > n && plan.widenings < kMaxWidenings && (plan.exact || plan.window < kMaxWindow)) {
+    const double factor = late * 2 > n ? 4.0 : 2.0;  // most calls late: W is far too short
+    const double wider = plan.exact ? factor * plan.window : std::min(factor * plan.window, kMaxWindow);
+    plan.lead *= wider / plan.window;
+    plan.window = wider;
     ++plan.widenings;
   }
   if (disturbed * 10 > n && !plan.exact) {
@@ -137,10 +139,9 @@ WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalC
     plan.lead = 2.0 * plan.window + 4.0 * agree + (exact ? 0.0 : kWindowFloor);
     window_calls(b, plan, op, seconds, 0.0);
     b.max_over_ranks(seconds);
-    // Only a late arrival says W is short (a disturbed start is the scheduler's); on a
-    // real clock one call in five may be late.
+    // Only a late arrival says W is short (a disturbed start is the scheduler's).
     const auto late = std::count_if(seconds.begin(), seconds.end(), is_late_call);
-    if (late == 0 || (!exact && late * 5 <= static_cast<long>(seconds.size()))) {
+    if (late == 0 || plan.window >= most) {
       plan.window = std::min(1.5 * high_quantile(seconds) + margin, most);
       break;
     }

@@ -62,7 +62,7 @@ inline constexpr double kSimulatedLateTolerance = 1e-7;
 
 // Synchronises the clocks (synchronise_clocks) and runs the pilot: `pilot_calls` calls
 // of `op` timed the sync way for a first W (2 x their median), then batches of
-// `pilot_calls` window calls, W doubling until none is late (a real clock: a fifth);
+// `pilot_calls` window calls, W doubling until none is late (or kMaxWindow);
 // W = 1.5 x their 80th percentile + twice the clock's bound + a floor, at most
 // kMaxWindow on a real clock. Every rank calls it together.
 WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalClock& local, int pilot_calls);

@@ -196,8 +196,11 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 // ranks agree on a common clock (copbench/clock.h) and on start instants T_k = T_0 + k W,
 // W from a short pilot; every rank waits for T_k, calls, reads its end; an iteration's
 // time is end - T_k (the maximum over ranks is taken by measure()); a rank that reaches
-// T_k late makes the call invalid (left out, counted), and W doubles after a repetition
-// with more than a tenth of its calls invalid. Builds the plan (clock sync, pilot) now:
+// T_k late makes the call invalid (left out, counted), and W doubles (quadruples) after a
+// repetition with more than a tenth (half) of its calls late; a rank whose wait woke
+// after its instant by more than the tolerance makes the call invalid too (the wait then
+// spins longer, the tolerance grows to at most W / 10). A real clock's W stays under
+// 50 ms. Builds the plan (clock sync, pilot) now:
 // every rank calls it together.
 Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
 
