@@ -174,6 +174,13 @@ namespace {
 void keep_method(std::vector<PointMedian>& all, std::vector<bool>& plain, const std::string& method) {
   using Key = std::tuple<std::string, std::string, int, int, std::string>;  // file, name, nodes, tasks, benchmark
   auto key = [](const PointMedian& m) { return Key{m.source, m.run_name, m.nodes, m.tasks, m.benchmark}; };
+  // A plain point with no method label whose twin names one is a collective's from
+  // before the labels: the sync method's.
+  std::set<Key> labelled;
+  for (const auto& m : all)
+    if (!m.method.empty()) labelled.insert(key(m));
+  for (auto& m : all)
+    if (m.method.empty() && labelled.count(key(m))) m.method = "sync";
   std::set<Key> wanted;
   for (const auto& m : all)
     if (m.method == method) wanted.insert(key(m));

@@ -17,7 +17,10 @@ namespace {
 using Key = std::tuple<std::string, int, int, std::string, std::string>;  // profile, nodes, tasks, mode, point
 
 Key key_of(const PointMedian& m) {
-  return {m.mode.profile, m.nodes, m.tasks, m.mode.backend + "/" + m.mode.route + "/" + m.mode.encoding, m.run_name};
+  std::string mode = m.mode.backend;
+  for (const std::string& part : {m.mode.route, m.mode.encoding})
+    if (!part.empty()) mode += "/" + part;
+  return {m.mode.profile, m.nodes, m.tasks, mode, m.run_name};
 }
 
 // The points measured by `method`, by key.

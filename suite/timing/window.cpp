@@ -22,35 +22,33 @@ namespace timed {
 
 namespace {
 
-// Call k of a repetition: wait for T_k, call, the time to the end; kInvalidCall when
-// this rank reached T_k late.
-double one_call(const WindowPlan& plan, const std::function<void()>& op, double t_k, double timer_overhead) {
+// Call k of a repetition: wait for T_k, call, the time to the end; kLateCall when this
+// rank reached T_k after it had passed (ReproMPI's invalid call). A wait that woke more
+// than the tolerance after T_k (the scheduler) keeps its call, counted in `disturbed`:
+// its time includes that delay.
+double one_call(const WindowPlan& plan, const std::function<void()>& op, double t_k, double timer_overhead,
+                long& disturbed) {
   const LocalClock& local = plan.local;
   const double target = plan.clock.map.to_local(t_k);
-  const bool late = local() > target;  // reached T_k after it had passed (ReproMPI's invalid call)
+  const bool late = local() > target;
   if (!late) wait_until(local, target, plan.spin_margin);
   const double start = plan.clock.map.to_common(local());
-  const bool disturbed = start - t_k > plan.late_tolerance;  // woke after T_k: the scheduler's delay
+  if (!late && start - t_k > plan.late_tolerance) ++disturbed;
   op();
   const double end = plan.clock.map.to_common(local());
-  if (late) return kLateCall;
-  return disturbed ? kDisturbedCall : std::max(end - t_k - timer_overhead, 0.0);
+  return late ? kLateCall : std::max(end - t_k - timer_overhead, 0.0);
 }
 
 bool is_late_call(double x) { return x >= 0.75 * kLateCall; }
 
-// The ranks agree on the repetition's invalid calls (a late one outweighs a disturbed
-// one in the maximum). More than a tenth late: W (and the lead) double, at most
-// kMaxWidenings times; more than a tenth disturbed (woken late though in time): the
-// wait spins longer before T_k (up to kMaxSpin), then the tolerance doubles (up to a
-// tenth of W): on a machine whose ranks outnumber its cores a start is seldom within
-// 5 us, and the tolerance reported is the bias a start may add.
-void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds) {
+// The ranks agree on the repetition's late calls: more than a tenth late, W (and the
+// lead) double (quadruple when most are), at most kMaxWidenings times and kMaxWindow on a
+// real clock. More than a tenth of this rank's waits woken late: the wait spins longer
+// before T_k (up to kMaxSpin).
+void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds, long disturbed) {
   b.max_over_ranks(seconds);
   const long late = std::count_if(seconds.begin(), seconds.end(), is_late_call);
-  const long disturbed = std::count_if(seconds.begin(), seconds.end(), is_invalid_call) - late;
   plan.late_calls += late;
-  plan.disturbed_calls += disturbed;
   const auto n = static_cast<long>(seconds.size());
   if (late * 10 > n && plan.widenings < kMaxWidenings && (plan.exact || plan.window < kMaxWindow)) {
     const double factor = late * 2 > n ? 4.0 : 2.0;  // most calls late: W is far too short
@@ -59,23 +57,20 @@ void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds)
     plan.window = wider;
     ++plan.widenings;
   }
-  if (disturbed * 10 > n && !plan.exact) {
-    if (plan.spin_margin < kMaxSpin)
-      plan.spin_margin = std::min(2 * plan.spin_margin, kMaxSpin);
-    else
-      plan.late_tolerance = std::max(plan.late_tolerance, std::min(2 * plan.late_tolerance, 0.1 * plan.window));
-  }
+  if (disturbed * 10 > n && !plan.exact) plan.spin_margin = std::min(2 * plan.spin_margin, kMaxSpin);
 }
 
 // A batch of `calls` window calls under `plan` from an agreed T_0 (the measured batch's
 // and the pilot's): this rank's times, kInvalidCall where it was late.
-void window_calls(Backend& b, const WindowPlan& plan, const std::function<void()>& op, std::vector<double>& seconds,
+long window_calls(Backend& b, const WindowPlan& plan, const std::function<void()>& op, std::vector<double>& seconds,
                   double timer_overhead) {
+  long disturbed = 0;
   std::vector<double> t0{plan.clock.map.to_common(plan.local())};
   b.max_over_ranks(t0);
   const double start = t0[0] + plan.lead;
   for (std::size_t k = 0; k < seconds.size(); ++k)
-    seconds[k] = one_call(plan, op, start + static_cast<double>(k) * plan.window, timer_overhead);
+    seconds[k] = one_call(plan, op, start + static_cast<double>(k) * plan.window, timer_overhead, disturbed);
+  return disturbed;
 }
 
 // The first guess of the pilot: calls timed the sync way (a sync, one call), and one
@@ -155,8 +150,11 @@ WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalC
 Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> plan, double timer_overhead) {
   Batch batch(
       [&b, op = std::move(op), plan, timer_overhead](std::vector<double>& seconds) {
-        window_calls(b, *plan, op, seconds, timer_overhead);
-        agree_and_widen(b, *plan, seconds);
+        const long disturbed = window_calls(b, *plan, op, seconds, timer_overhead);
+        agree_and_widen(b, *plan, seconds, disturbed);
+        std::vector<double> count{static_cast<double>(disturbed)};
+        b.max_over_ranks(count);  // the most any rank saw
+        plan->disturbed_calls += static_cast<long>(count[0]);
       },
       kWindowMethod);
   batch.annotate = [plan](Summary& s) {
@@ -171,8 +169,8 @@ Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> p
     s.clock_offset_bound = plan->clock.measured_bound;
     s.method = fmt::format(
         "{}; W = {:.4g} us ({} widening(s) from {:.4g} us); over warm-up and repetitions {} call(s) a rank reached "
-        "late and {} a rank's wait woke more than {:.3g} us after its instant (spin {:.3g} us before it), all left "
-        "out; clock: {}",
+        "late (left out) and {} whose wait woke more than {:.3g} us after its instant on some rank (kept: the "
+        "delay is in their time; spin {:.3g} us before it); clock: {}",
         kWindowMethod, 1e6 * s.window, s.widenings, 1e6 * plan->initial_window, plan->late_calls,
         plan->disturbed_calls, 1e6 * s.late_tolerance, 1e6 * plan->spin_margin, s.clock);
   };

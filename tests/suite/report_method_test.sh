@@ -43,7 +43,7 @@ grep -q "| collectives | sync method" "$work/sync/index.md" || fail "sync report
 grep -q "566" "$work/sync/tables/summary.md" || fail "sync report lacks the sync point's 566 us"
 grep -q "50\.5" "$work/sync/tables/summary.md" && fail "sync report shows the window point"
 [ -f "$work/window/tables/methods.md" ] || fail "no methods table"
-grep -q "barrier/nodes:2 | 2 | 50.5 | 566.3 | 123.5 | 11.2.x | 2 / 30" "$work/window/tables/methods.md" ||
+grep -q "| mpi | barrier/nodes:2 | 2 | 50.50 | 566.3 | 123.5 | 11.2x | 2 / 30 |" "$work/window/tables/methods.md" ||
   fail "methods table lacks window, sync, loop side by side: $(grep barrier "$work/window/tables/methods.md")"
 "$copbench" report "$work/new" --out "$work/bad" --collective-method fastest >/dev/null 2>&1 && fail "an unknown method was accepted"
 echo "ok: the report shows the collective method it was asked for (window by default) and says which"

@@ -39,17 +39,15 @@ struct WindowPlan {
   double window = 0;          // W, seconds of the common clock
   double initial_window = 0;  // W from the pilot, before any widening
   double lead = 0;            // T_0 = the agreeing maximum of the ranks' clocks + lead
-  double late_tolerance = 0;  // a start later than T_k + this is disturbed
+  double late_tolerance = 0;  // a start later than T_k + this is counted as disturbed
   double spin_margin = kSpinMargin;  // the wait spins this long before T_k
   int widenings = 0;
   bool exact = false;  // a simulated clock (or a test's): waits end at the instant
   long late_calls = 0, disturbed_calls = 0;  // over warm-up and repetitions
 };
-// A call a rank reached after its instant (widens W), and one whose wait woke more than
-// the tolerance after it (lengthens the spin): both invalid (is_invalid_call), the late
-// one larger so that the maximum over ranks keeps it.
+// A call a rank reached after its instant: invalid (is_invalid_call), and W widens. A
+// call whose wait woke more than the tolerance after it is kept and counted.
 inline constexpr double kLateCall = 2 * kInvalidCall;
-inline constexpr double kDisturbedCall = kInvalidCall;
 inline constexpr int kPilotCalls = 8;
 inline constexpr int kMaxWidenings = 8;
 inline constexpr int kPilotAttempts = 12;  // W doubles at most this often in the pilot

@@ -197,10 +197,9 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 // W from a short pilot; every rank waits for T_k, calls, reads its end; an iteration's
 // time is end - T_k (the maximum over ranks is taken by measure()); a rank that reaches
 // T_k late makes the call invalid (left out, counted), and W doubles (quadruples) after a
-// repetition with more than a tenth (half) of its calls late; a rank whose wait woke
-// after its instant by more than the tolerance makes the call invalid too (the wait then
-// spins longer, the tolerance grows to at most W / 10). A real clock's W stays under
-// 50 ms. Builds the plan (clock sync, pilot) now:
+// repetition with more than a tenth (half) of its calls late; a call whose wait woke
+// after its instant by more than the tolerance is kept and counted (its time includes
+// the delay; the wait then spins longer). A real clock's W stays under 50 ms. Builds the plan (clock sync, pilot) now:
 // every rank calls it together.
 Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
 
