@@ -36,33 +36,39 @@ inline PointResult make_point(std::string name, const Backend& b, Summary s) {
   return p;
 }
 
-// A collective's point name under the loop method: "method:loop/" before the last part
-// ("barrier/nodes:4" -> "barrier/method:loop/nodes:4"), so the thesis-method points keep
-// the names old results and the seeds' reference rows use.
-inline std::string loop_name(const std::string& name) {
+// A collective's point name under a labelled method: "method:M/" before the last part
+// ("barrier/nodes:4" -> "barrier/method:loop/nodes:4"); the default (window) method's
+// points keep the plain names old results and the seeds' reference rows use.
+inline std::string method_name(const std::string& name, const std::string& method) {
+  if (method == kMethodWindow) return name;
   const auto slash = name.rfind('/');
-  return slash == std::string::npos ? name + "/method:loop" : name.substr(0, slash + 1) + "method:loop" + name.substr(slash);
+  const std::string part = "method:" + method;
+  return slash == std::string::npos ? name + "/" + part : name.substr(0, slash + 1) + part + name.substr(slash);
 }
+inline std::string loop_name(const std::string& name) { return method_name(name, kMethodLoop); }
 
-// A collective timed both ways: the thesis's sync method (ch. VI: a sync before each timed
-// call, per-iteration maximum over ranks) under `name`, then the loop method of IMB and
-// OSU (the calls back to back, loop time / n, maximum over ranks) under loop_name(name).
-// Each point carries the label method=sync or method=loop.
+// A collective timed three ways (copbench/timing.h): the window method (every rank
+// starts each call at one instant of a common clock; issue 35) under `name`, then the
+// thesis's sync method (ch. VI: a sync before each timed call) under
+// method_name(name, "sync") and the loop method of IMB and OSU (the calls back to back,
+// loop time / n, maximum over ranks) under method_name(name, "loop"). Each point carries
+// the label method=window|sync|loop.
 inline std::vector<PointResult> measure_collective(Backend& b, const RunParams& params, const std::string& name,
                                                    const std::function<void()>& op) {
   std::vector<PointResult> points;
-  for (const char* method : {kMethodSync, kMethodLoop}) {
-    const bool sync = std::string_view(method) == kMethodSync;
-    Batch batch = sync ? timed_collective(b, op, timer_overhead_seconds())
-                       : timed_collective_loop(b, op, timer_overhead_seconds());
-    PointResult p = make_point(sync ? name : loop_name(name), b, measure(b, params.timing, batch));
+  for (const char* method : {kMethodWindow, kMethodSync, kMethodLoop}) {
+    const std::string_view m = method;
+    Batch batch = m == kMethodWindow ? timed_window(b, op, timer_overhead_seconds())
+                  : m == kMethodSync ? timed_collective(b, op, timer_overhead_seconds())
+                                     : timed_collective_loop(b, op, timer_overhead_seconds());
+    PointResult p = make_point(method_name(name, method), b, measure(b, params.timing, batch));
     p.labels["method"] = method;
     points.push_back(std::move(p));
   }
   return points;
 }
 
-// measure_collective's two points, each with `counters` (bytes, members, ...) added and
+// measure_collective's points, each with `counters` (bytes, members, ...) added and
 // reported: what every sized collective benchmark does with its operation.
 inline void report_collective(Backend& b, const RunParams& params, Reporter& out, const std::string& name,
                               const std::function<void()>& op, const std::map<std::string, double>& counters = {}) {

@@ -59,7 +59,7 @@ void add_campaign_command(CLI::App& app) {
     // `copbench report DIR` writes it, also when points failed (they are listed there).
     if (!opt->no_report) {
       const report::ReportOutput r = report::make_report({.dir = s.dir, .out = {}, .reference_dir = o.reference_dir,
-                                                          .plots = true, .collective_method = "sync", .measured = {}});
+                                                          .plots = true, .collective_method = "window", .measured = {}});
       if (!r.plot_problem.empty()) std::fprintf(stderr, "copbench: warning: %s\n", r.plot_problem.c_str());
       std::printf("report: %s (%zu tables, %zu plots)\n", r.index.c_str(), r.tables.size(), r.plots.size());
     }

@@ -14,7 +14,7 @@ struct ReportCmdOptions {
                                .out = {},
                                .reference_dir = default_reference_dir(),
                                .plots = true,
-                               .collective_method = "sync",
+                               .collective_method = "window",
                                .measured = {}};
   bool no_plots = false, quiet = false;
 };
@@ -40,8 +40,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--measured", o.measured, "a campaign directory of measured points to set simulated ones beside");
   cmd->add_flag("--no-plots", opt->no_plots, "tables and index only");
   cmd->add_option("--collective-method", o.collective_method,
-                  "collectives as timed by the thesis (sync: a sync before each call) or by IMB / OSU (loop)")
-      ->check(CLI::IsMember({"sync", "loop"}))
+                  "collectives as timed from one start instant on a common clock (window, the default), by the "
+                  "thesis (sync: a sync before each call) or by IMB / OSU (loop)")
+      ->check(CLI::IsMember({"window", "sync", "loop"}))
       ->capture_default_str();
   cmd->add_flag("--quiet", opt->quiet, "print only where the report is");
   cmd->callback([opt] {

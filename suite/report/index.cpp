@@ -53,6 +53,7 @@ NamedTables build_tables(const ReportOptions& o, const json& manifest, const Cam
   for (const auto& t : manifest.value("compare", std::vector<std::string>{}))
     tables.emplace_back(t, seed_table(results, t, load_seed_cells(seed_table_file(o, t))));
   // After the seeds' tables: a campaign that compares with one keeps it as its default main table.
+  if (auto m = methods_table(o.dir)) tables.emplace_back(std::string("methods"), std::move(*m));
   if (auto e = emulation_table(results)) tables.emplace_back(std::string("emulation"), std::move(*e));
   if (auto v = validation_table(results, measured)) tables.emplace_back("simulation", std::move(*v));
   if (auto w = what_if_table(results, in_network_rows(o))) {
@@ -105,9 +106,7 @@ std::string index_head(const IndexInputs& in) {
   }
   s += "| profiles | " + in.results.profile_text() + " |\n";
   s += fmt::format("| points | {} measured, {} not run |\n", in.results.count_done(), in.results.statuses.size());
-  s += in.options.collective_method == "loop"
-           ? "| collectives | loop method (IMB, OSU): the calls back to back, loop time / n, maximum over ranks |\n"
-           : "| collectives | sync method (thesis ch. VI): a sync before each timed call, per-call maximum over ranks |\n";
+  s += collective_method_row(in.options.collective_method, in.results);
   // The campaign's own files stay in its directory: links are relative to where index.md is.
   auto in_campaign = [&](const std::string& file) {
     return fs::weakly_canonical(in.options.dir / file).lexically_relative(fs::weakly_canonical(in.out)).generic_string();
@@ -149,13 +148,39 @@ std::string index_markdown(const IndexInputs& in, const ReportOutput& result) {
   return s;
 }
 
+std::string collective_method_row(const std::string& method, const CampaignResults& results) {
+  long calls = 0, invalid = 0;
+  int points = 0, others = 0;
+  double bound = 0;
+  for (const PointMedian& m : results.medians) {
+    if (m.method.empty()) continue;
+    (m.method == method ? points : others) += 1;
+    calls += m.timed_calls;
+    invalid += m.invalid_calls;
+    bound = std::max(bound, m.clock_bound_us);
+  }
+  std::string s = "| collectives | ";
+  if (method == "loop") s += "loop method (IMB, OSU): the calls back to back, loop time / n, maximum over ranks";
+  if (method == "sync") s += "sync method (thesis ch. VI): a sync before each timed call, per-call maximum over ranks";
+  if (method == "window")
+    s += fmt::format("window method (ReproMPI, MPIX_Harmonize): every rank starts each call at one instant of a common "
+                     "clock, per call the last rank's end minus that instant; {} of {} calls invalid (a rank late for "
+                     "its instant: left out); largest common-clock error bound {:.3g} us",
+                     invalid, calls, bound);
+  if (others > 0)
+    s += fmt::format("; {} collective point(s) have no {} twin (a result from before the window method) and show "
+                     "the sync method",
+                     others, method);
+  return s + " |\n";
+}
+
 ReportOutput make_report(const ReportOptions& o) {
   if (!fs::is_directory(o.dir)) throw std::runtime_error(fmt::format("{}: no such directory", o.dir.string()));
   const fs::path out = o.out.empty() ? o.dir : o.out;
   const json manifest = load_manifest(o.dir);
   const std::string name = manifest.value("campaign", "campaign");
-  if (o.collective_method != "sync" && o.collective_method != "loop")
-    throw std::runtime_error("collective method '" + o.collective_method + "' is neither sync nor loop");
+  if (o.collective_method != "window" && o.collective_method != "sync" && o.collective_method != "loop")
+    throw std::runtime_error("collective method '" + o.collective_method + "' is none of window, sync, loop");
   const CampaignResults results = load_results(o.dir, o.collective_method);
 
   ReportOutput result;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -73,9 +75,28 @@ std::string label_value(const std::string& label, const std::string& key) {
 
 const std::set<std::string> kStandardKeys = {"real_time", "cpu_time", "iterations", "threads", "repetitions",
                                              "repetition_index", "family_index", "per_family_instance_index",
-                                             "discarded_reps", "ci95_half_us", "timer_overhead_us", "modelled_us"};
+                                             "discarded_reps", "ci95_half_us", "timer_overhead_us", "modelled_us",
+                                             "timed_calls", "invalid_calls", "window_us",
+                                             "late_tolerance_us", "window_widenings", "clock_bound_us",
+                                             "clock_offset_us", "clock_offset_bound_us",
+                                             "clock_injected_error_us"};
 
-constexpr const char* kLoopPart = "method:loop/";
+// A collective point's method from its name ("method:M/" part, removed from `name`) or,
+// for a plain name, its label (method=window; a plain point labelled otherwise, or not at
+// all, is from before the window method: the sync method). "" for a point that is not a
+// collective's (no method label and no part).
+std::string method_of(std::string& name, const std::string& label) {
+  for (const char* m : {"sync", "loop", "window"}) {
+    const std::string part = std::string("method:") + m + "/";
+    if (auto at = name.find(part); at != std::string::npos) {
+      name.erase(at, part.size());
+      return m;
+    }
+  }
+  const std::string labelled = label_value(label, "method");
+  if (labelled.empty()) return "";
+  return labelled == "window" ? "window" : "sync";
+}
 
 std::vector<fs::path> json_files(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -98,7 +119,13 @@ PointMedian median_of(const json& b, std::string run_name, const PointMedian& fi
       m.family.compare(m.family.size() - placed.size(), placed.size(), placed) == 0)
     m.plot_family = m.family.substr(0, m.family.size() - placed.size());
   m.median_us = b.value("real_time", 0.0);
-  m.loop = b.value("run_name", std::string()).find(kLoopPart) != std::string::npos;
+  m.timed_calls = b.value("timed_calls", 0L);
+  m.invalid_calls = b.value("invalid_calls", 0L);
+  m.clock_bound_us = b.value("clock_bound_us", 0.0);
+  m.window_us = b.value("window_us", 0.0);
+  m.clock_basis = b.value("clock_basis", "");
+  m.clock_offset_us = b.value("clock_offset_us", 0.0);
+  m.clock_offset_bound_us = b.value("clock_offset_bound_us", 0.0);
   // A zero modelled time means the operation did not touch the modelled hardware (cop's
   // echo goes through PVM): there is no modelled value to show.
   if (b.contains("modelled_us") && b["modelled_us"].get<double>() > 0) m.modelled_us = b["modelled_us"].get<double>();
@@ -140,9 +167,36 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
 
 }  // namespace
 
+namespace {
+
+// Of the twins of every collective point keeps the one measured by `method`, else the
+// plainly named one (report_parts.h, load_medians).
+void keep_method(std::vector<PointMedian>& all, std::vector<bool>& plain, const std::string& method) {
+  using Key = std::tuple<std::string, std::string, int, int, std::string>;  // file, name, nodes, tasks, benchmark
+  auto key = [](const PointMedian& m) { return Key{m.source, m.run_name, m.nodes, m.tasks, m.benchmark}; };
+  // A plain point with no method label whose twin names one is a collective's from
+  // before the labels: the sync method's.
+  std::set<Key> labelled;
+  for (const auto& m : all)
+    if (!m.method.empty()) labelled.insert(key(m));
+  for (auto& m : all)
+    if (m.method.empty() && labelled.count(key(m))) m.method = "sync";
+  std::set<Key> wanted;
+  for (const auto& m : all)
+    if (m.method == method) wanted.insert(key(m));
+  std::vector<PointMedian> kept;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const PointMedian& m = all[i];
+    if (m.method.empty() || m.method == method || (plain[i] && !wanted.count(key(m)))) kept.push_back(m);
+  }
+  all = std::move(kept);
+}
+
+}  // namespace
+
 std::vector<PointMedian> load_medians(const fs::path& raw_dir, const std::string& method) {
   std::vector<PointMedian> out;
-  std::set<std::tuple<std::string, std::string, int, int, std::string>> loop_twins;  // file stem, run name, ...
+  std::vector<bool> plain;  // named without a method part
   for (const auto& f : json_files(raw_dir)) {
     json j;
     try {
@@ -154,18 +208,15 @@ std::vector<PointMedian> load_medians(const fs::path& raw_dir, const std::string
     for (const auto& b : j.at("benchmarks")) {
       if (b.value("run_type", "") != "aggregate" || b.value("aggregate_name", "") != "median") continue;
       std::string run_name = b.value("run_name", "");
-      if (auto at = run_name.find(kLoopPart); at != std::string::npos) {
-        if (method != "loop") continue;
-        run_name.erase(at, std::string(kLoopPart).size());
-        loop_twins.insert({file_part.source, run_name, file_part.nodes, file_part.tasks, file_part.benchmark});
-      }
+      const std::size_t length = run_name.size();
+      const std::string m = method_of(run_name, b.value("label", ""));
+      plain.push_back(run_name.size() == length);
       out.push_back(median_of(b, std::move(run_name), file_part));
+      out.back().method = m;
+      out.back().loop = m == "loop";
     }
   }
-  if (method == "loop")
-    std::erase_if(out, [&](const PointMedian& m) {
-      return !m.loop && loop_twins.count({m.source, m.run_name, m.nodes, m.tasks, m.benchmark}) > 0;
-    });
+  keep_method(out, plain, method);
   return out;
 }
 

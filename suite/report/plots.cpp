@@ -73,6 +73,25 @@ void add_floor(const CampaignResults& results, PlotSpec& p, const std::vector<co
               std::string("floor: the same operation through a bare controller process (the emulation benchmark)");
 }
 
+// Says in the plot's note how its collectives were timed (window, sync, loop) and how
+// many window calls were invalid: a figure is never read without its method.
+void say_method(PlotSpec& p, const std::vector<const PointMedian*>& sorted) {
+  std::set<std::string> methods;
+  long invalid = 0, calls = 0;
+  for (auto* m : sorted) {
+    if (m->method.empty()) continue;
+    methods.insert(m->method);
+    invalid += m->invalid_calls;
+    calls += m->timed_calls;
+  }
+  if (methods.empty()) return;
+  std::string text;
+  for (const auto& m : methods) text += (text.empty() ? "" : "/") + m;
+  text += " method";
+  if (methods.count("window")) text += fmt::format(", {} of {} window calls invalid", invalid, calls);
+  p.note += (p.note.empty() ? "" : "; ") + text;
+}
+
 // The points of one plot family, and its sizes and node counts.
 struct PlotFamily {
   std::string name, campaign, profiles;
@@ -109,6 +128,7 @@ std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFami
       add_point(p, curve_label(results, *m, tagged) + " modelled", *m->bytes, *m->modelled_us);
   add_floor(results, p, sorted, tagged, true);
   if (dropped_zero) p.note = "0-byte points are in the tables, not on the logarithmic size axis";
+  say_method(p, sorted);
   if (p.curves.empty()) return std::nullopt;
   say_hosts_per_core(results, p, n);
   return p;
@@ -134,6 +154,7 @@ std::optional<PlotSpec> nodes_plot(const CampaignResults& results, const PlotFam
   for (auto* m : sorted)
     if (m->modelled_us) add_point(p, curve_label(results, *m, tagged) + " modelled", m->nodes, *m->modelled_us);
   add_floor(results, p, sorted, tagged, false);
+  say_method(p, sorted);
   if (p.curves.empty()) return std::nullopt;
   int most = 0;
   for (auto* m : sorted) most = std::max(most, m->nodes);

@@ -53,6 +53,15 @@ struct PointMedian {
   std::map<std::string, double> counters;
   std::string source;  // the raw file's stem
   bool loop = false;   // measured by the loop method (its name had method:loop/)
+  // A collective's timing method (suite/bench/common.h): "window" (the default, issue 35),
+  // "sync" or "loop"; "" for a point that is not a collective's. A result from before the
+  // window method names its sync points plainly: those read as "sync".
+  std::string method;
+  long timed_calls = 0, invalid_calls = 0;  // the window method's calls, and those left out
+  double clock_bound_us = 0;                // the window method's common-clock error bound
+  double window_us = 0;                     // the window method's final W
+  std::string clock_basis;                  // simulated, one-kernel, estimated ("" for other methods)
+  double clock_offset_us = 0, clock_offset_bound_us = 0;  // the ranks' offsets measured by round trips
   // The system's settings its result's context names (kEmulationSettings: copd's I/O
   // threads and polling, COP_POLL_US), where it names them.
   std::map<std::string, std::string> settings;
@@ -125,13 +134,18 @@ struct CampaignResults {
   std::size_t count_done() const;    // measured points (mode, benchmark, nodes, tasks)
 };
 
-// A collective's points come both ways (suite/bench/common.h, measure_collective): the
-// thesis's sync method (ch. VI) under the plain name, the loop method of IMB and OSU with
-// "method:loop/" before the last part. `method` "sync" drops the loop points; "loop" drops
-// the sync points that have a loop twin and gives the loop points the plain name.
+// A collective's points come three ways (suite/bench/common.h, measure_collective): the
+// window method under the plain name, the thesis's sync method (ch. VI) and the loop
+// method of IMB and OSU with "method:sync/" or "method:loop/" before the last part. Of
+// each point's twins `method` (window, sync, loop) keeps the one measured that way, under
+// the plain name, else the plainly named one (a result from before the window method:
+// its sync point); every other twin is dropped.
 std::vector<PointMedian> load_medians(const std::filesystem::path& raw_dir, const std::string& method);
 std::vector<PointStatus> load_statuses(const std::filesystem::path& status_dir);
 CampaignResults load_results(const std::filesystem::path& campaign_dir, const std::string& method);
+// index.md's row saying how the collectives shown were timed, with the window method's
+// invalid calls and clock bound over every point shown.
+std::string collective_method_row(const std::string& method, const CampaignResults& results);
 std::string read_text(const std::filesystem::path& p);
 
 // ------------------------------------------------------------------ tables
@@ -166,6 +180,11 @@ std::vector<std::string> ratio_cells(const std::map<BackendMode, double>& values
 // ------------------------------------------------------------------ the emulation's floor
 
 struct PlotSpec;
+
+// Every collective point measured by more than one method: window, sync and loop side by
+// side, sync ÷ window, the window's invalid calls and its clock (basis, measured offsets
+// and bound). Nothing when the campaign has no point measured both window and sync.
+std::optional<ReportTable> methods_table(const std::filesystem::path& campaign_dir);
 
 // The floor beside a cop point (the `emulation` benchmark, baselines/cop/floor.h): its own
 // floor_us counter, or that of the emulation point of the same operation

@@ -77,7 +77,8 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
   // What every point shares; each point's own entries say how its iterations were timed
   // (timing_method: the sync method or a loop) and carry plain-word warnings.
   ctx["timing_method"] =
-      "warm-up; each point's timing_method says how its iterations were timed; "
+      "warm-up; each point's timing_method says how its iterations were timed (collectives: window, "
+      "the default, or method:sync / method:loop in the name); "
       "Libsplit-C repetitions (first discarded, >3x mean of next three discarded, "
       ">=30 iterations, 95% CI <= 10% of mean); timer overhead subtracted";
 
@@ -112,6 +113,19 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
       if (!s.modelled_reps.empty()) e["modelled_us"] = median_of(s.modelled_reps) * kMicro;
       if (!s.method.empty()) e["timing_method"] = s.method;
       e["kept_reps"] = s.reps.size();
+      if (s.window > 0) {  // the window method: its W, clock and invalid calls
+        e["timed_calls"] = s.timed_calls;
+        e["invalid_calls"] = s.invalid_calls;
+        e["window_us"] = s.window * kMicro;
+        e["late_tolerance_us"] = s.late_tolerance * kMicro;
+        e["window_widenings"] = s.widenings;
+        e["clock_bound_us"] = s.clock_bound * kMicro;
+        e["clock"] = s.clock;
+        e["clock_basis"] = s.clock_basis;
+        e["clock_offset_us"] = s.clock_offset * kMicro;
+        e["clock_offset_bound_us"] = s.clock_offset_bound * kMicro;
+        if (s.clock_injected_error >= 0) e["clock_injected_error_us"] = s.clock_injected_error * kMicro;
+      }
       e["warnings"] = summary_warnings(s);
       benches.push_back(std::move(e));
     };

@@ -1,9 +1,12 @@
 // Warm-up, repetitions and the per-iteration maximum over ranks (see timing.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "copbench/timed_batch.h"
 #include "copbench/timing.h"
@@ -43,7 +46,8 @@ double timer_overhead_seconds() {
 namespace {
 
 struct Repetition {
-  double value = 0;     // seconds per iteration: mean over iterations of the max over ranks
+  double value = 0;     // seconds per iteration: mean over valid iterations of the max over ranks
+  long invalid = 0;     // iterations left out (is_invalid_call); all of them: value is NaN
   double cpu = 0;       // process CPU seconds per iteration, max over ranks
   double modelled = 0;  // modelled-hardware seconds per iteration, max over ranks
 };
@@ -62,14 +66,34 @@ Repetition one_repetition(Backend& backend, const Batch& batch, std::vector<doub
   gathered[seconds.size()] = cpu;
   gathered[seconds.size() + 1] = m0 && m1 ? (*m1 - *m0) / iterations : 0.0;
   backend.max_over_ranks(gathered);
-  double sum = std::accumulate(gathered.begin(), gathered.begin() + static_cast<long>(seconds.size()), 0.0);
-  return {std::max(sum / iterations, 0.0), gathered[seconds.size()], gathered[seconds.size() + 1]};
+  double sum = 0;
+  long invalid = 0;
+  for (std::size_t i = 0; i < seconds.size(); ++i)
+    is_invalid_call(gathered[i]) ? void(++invalid) : void(sum += gathered[i]);
+  const double valid = iterations - static_cast<double>(invalid);
+  const double value = valid > 0 ? std::max(sum / valid, 0.0) : std::nan("");
+  return {value, invalid, gathered[seconds.size()], gathered[seconds.size() + 1]};
 }
 
-void describe(Summary& s, const TimingConfig& config, const Batch& batch) {
+// Records a repetition under the protocol (one whose every call was invalid counts as
+// discarded); true when kept. Counts its calls in `s`.
+bool record(OutlierProtocol& protocol, const Repetition& rep, std::size_t iterations, Summary& s) {
+  s.timed_calls += static_cast<long>(iterations);
+  s.invalid_calls += rep.invalid;
+  if (std::isnan(rep.value)) {
+    protocol.add_invalid();
+    return false;
+  }
+  return protocol.add(rep.value);
+}
+
+void describe(Summary& s, const TimingConfig& config, const Batch& batch, const Summary& calls) {
   s.method = batch.method();
   s.max_reps = config.max_reps;
   s.ci_target = config.ci_target;
+  s.timed_calls = calls.timed_calls;
+  s.invalid_calls = calls.invalid_calls;
+  if (batch.annotate) batch.annotate(s);
 }
 
 void warm_up(const TimingConfig& config, const Batch& batch) {
@@ -88,15 +112,21 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
   std::vector<double> gathered(static_cast<std::size_t>(iterations) + 2);
   const bool modelled = backend.modelled_clock().has_value();
+  Summary calls;
   while (protocol.wants_more()) {
     Repetition rep = one_repetition(backend, batch, seconds, gathered);
-    if (protocol.add(rep.value)) {
+    if (record(protocol, rep, seconds.size(), calls)) {
       kept_cpu.push_back(rep.cpu);
       if (modelled) kept_modelled.push_back(rep.modelled);
     }
   }
   Summary s = summarize(protocol, std::move(kept_cpu), iterations, timer_overhead_seconds(), std::move(kept_modelled));
-  describe(s, config, batch);
+  describe(s, config, batch, calls);
+  // Never a figure from nothing: a point whose every call was invalid has no time.
+  if (s.reps.empty() && s.invalid_calls > 0)
+    throw std::runtime_error("every one of the " + std::to_string(s.timed_calls) +
+                             " timed calls was invalid (a rank late for its start instant): no time to report; " +
+                             s.method);
   return s;
 }
 
@@ -106,26 +136,27 @@ std::pair<Summary, Summary> measure_interleaved(Backend& backend, const TimingCo
   warm_up(config, a);
   warm_up(config, b);
   OutlierProtocol pa(config), pb(config);
+  Summary calls_a, calls_b;
   std::vector<double> cpu_a, cpu_b;
   std::vector<double> seconds(static_cast<std::size_t>(iterations));
   std::vector<double> gathered(static_cast<std::size_t>(iterations) + 2);
-  auto run = [&](const Batch& batch, OutlierProtocol& p, std::vector<double>& cpu_kept) {
+  auto run = [&](const Batch& batch, OutlierProtocol& p, std::vector<double>& cpu_kept, Summary& calls) {
     Repetition rep = one_repetition(backend, batch, seconds, gathered);
-    if (p.add(rep.value)) cpu_kept.push_back(rep.cpu);
+    if (record(p, rep, seconds.size(), calls)) cpu_kept.push_back(rep.cpu);
   };
   for (int round = 0; pa.wants_more() || pb.wants_more(); ++round) {
     if (round % 2 == 0) {
-      run(a, pa, cpu_a);
-      run(b, pb, cpu_b);
+      run(a, pa, cpu_a, calls_a);
+      run(b, pb, cpu_b, calls_b);
     } else {
-      run(b, pb, cpu_b);
-      run(a, pa, cpu_a);
+      run(b, pb, cpu_b, calls_b);
+      run(a, pa, cpu_a, calls_a);
     }
   }
   std::pair<Summary, Summary> out{summarize(pa, std::move(cpu_a), iterations, timer_overhead_seconds()),
                                   summarize(pb, std::move(cpu_b), iterations, timer_overhead_seconds())};
-  describe(out.first, config, a);
-  describe(out.second, config, b);
+  describe(out.first, config, a, calls_a);
+  describe(out.second, config, b, calls_b);
   return out;
 }
 
@@ -152,6 +183,10 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 std::vector<std::string> summary_warnings(const Summary& s) {
   std::vector<std::string> w;
   const auto kept = s.reps.size();
+  if (s.timed_calls > 0 && s.invalid_calls * 10 > s.timed_calls)
+    w.push_back(std::to_string(s.invalid_calls) + " of " + std::to_string(s.timed_calls) +
+                " calls invalid (a rank reached its start instant late) even after " + std::to_string(s.widenings) +
+                " widening(s) of the window: the machine could not keep the ranks to their instants");
   if (static_cast<std::size_t>(s.discarded) > kept)
     w.push_back(std::to_string(s.discarded) + " repetitions discarded (the first, and those over 3x the mean of the "
                 "next three) but only " + std::to_string(kept) + " kept: the machine was disturbed during this point");

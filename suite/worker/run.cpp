@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "copbench/clock.h"
 #include "copbench/worker.h"
 
 namespace copbench {
@@ -57,6 +58,8 @@ int run_benchmark(Backend& b, const WorkerArgs& args) {
     RunContext ctx = args.context;
     // The backend's own settings that change what was measured (cop: copd's I/O threads, polling).
     for (auto& [key, value] : b.context_settings()) ctx.settings[key] = value;
+    // A skew injected into the ranks' clocks (a test setting, copbench/clock.h).
+    if (const std::string skew = injected_clock_skew(); !skew.empty()) ctx.settings["clock_skew_injected"] = skew;
     ctx.benchmark = std::string(bench->name());
     ctx.backend = b.name();
     ctx.route = b.route();

@@ -53,12 +53,19 @@ from checks import aggregates, result
 j = result(sys.argv[1])
 assert j["context"]["mpi_yield_when_idle"] in ("0", "1"), j["context"]
 points = aggregates(j)
-# Both methods: the thesis's sync method under the old name, the loop method beside it.
-assert set(points) == {"barrier/nodes:2", "barrier/method:loop/nodes:2"}, sorted(points)
-for name, method in [("barrier/nodes:2", "sync"), ("barrier/method:loop/nodes:2", "loop")]:
+# Three methods: the window method under the old name, the thesis's sync method and the
+# loop method beside it.
+assert set(points) == {"barrier/nodes:2", "barrier/method:sync/nodes:2", "barrier/method:loop/nodes:2"}, sorted(points)
+for name, method in [("barrier/nodes:2", "window"), ("barrier/method:sync/nodes:2", "sync"),
+                     ("barrier/method:loop/nodes:2", "loop")]:
     assert points[name]["ranks"] == 4, points
     assert points[name]["label"] == f"method={method}", points[name]
     assert points[name]["timing_method"].startswith(f"{method} method"), points[name]
+# The window point says how many calls it timed and left out, its W and its clock: one
+# kernel here, its offsets measured.
+w = points["barrier/nodes:2"]
+assert w["timed_calls"] > 0 and 0 <= w["invalid_calls"] <= w["timed_calls"], w
+assert w["window_us"] > 0 and "one kernel" in w["clock"] and "round trips" in w["clock"], w
 PY
   # A hostfile of one host: both tasks on it, so echo has the on-host pair only.
   echo "localhost slots=2" >"$dir/hostfile"

@@ -15,9 +15,10 @@ struct ReportOptions {
   std::filesystem::path out;            // where tables/, plots/ and index.md go; empty = dir
   std::filesystem::path reference_dir;  // seed tables when the directory has no copy of them
   bool plots = true;
-  // Which of a collective's two points the tables and plots show: "sync" (the thesis's
-  // method, ch. VI) or "loop" (IMB / OSU); index.md says which.
-  std::string collective_method = "sync";
+  // Which of a collective's points the tables and plots show: "window" (one start instant
+  // on a common clock, the default; issue 35), "sync" (the thesis's method, ch. VI) or
+  // "loop" (IMB / OSU); index.md says which.
+  std::string collective_method = "window";
   // A campaign directory of measured points to set the simulated ones beside (the
   // validation table and plots, report/validation.h); empty = `dir` itself.
   std::filesystem::path measured;

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "copbench/clock.h"
 #include "copbench/timing.h"
 
 namespace copbench::timed {
@@ -21,6 +23,49 @@ inline constexpr const char* kSyncMethod =
 inline constexpr const char* kCollectiveLoopMethod =
     "loop method (IMB, OSU): a sync, then the iterations back to back on every rank; "
     "per rank loop time / iterations, maximum over ranks";
+
+inline constexpr const char* kWindowMethod =
+    "window method (ReproMPI, MPIX_Harmonize): start instants T_k = T_0 + k W on a common clock agreed in "
+    "advance; every rank waits for T_k, calls, reads its end; per call the maximum over ranks of end - T_k, "
+    "calls a rank started late left out; mean over valid calls";
+
+inline constexpr double kSpinMargin = 300e-6;  // a real clock's first spin before T_k
+inline constexpr double kMaxSpin = 2e-3;       // and its longest
+
+// The window method's plan (timed_window): the common clock, W, and the instants' lead.
+struct WindowPlan {
+  CommonClock clock;
+  LocalClock local;
+  double window = 0;          // W, seconds of the common clock
+  double initial_window = 0;  // W from the pilot, before any widening
+  double lead = 0;            // T_0 = the agreeing maximum of the ranks' clocks + lead
+  double late_tolerance = 0;  // a start later than T_k + this is counted as disturbed
+  double spin_margin = kSpinMargin;  // the wait spins this long before T_k
+  int widenings = 0;
+  bool exact = false;  // a simulated clock (or a test's): waits end at the instant
+  long late_calls = 0, disturbed_calls = 0;  // over warm-up and repetitions
+};
+// A call a rank reached after its instant: invalid (is_invalid_call), and W widens. A
+// call whose wait woke more than the tolerance after it is kept and counted.
+inline constexpr double kLateCall = 2 * kInvalidCall;
+inline constexpr int kPilotCalls = 8;
+inline constexpr int kMaxWidenings = 8;
+inline constexpr int kPilotAttempts = 12;  // W doubles at most this often in the pilot
+inline constexpr double kMaxWindow = 0.05;   // a real clock's W at most (50 ms: a call here takes less)
+inline constexpr double kWindowFloor = 20e-6;    // a real clock's W floor and lead margin
+inline constexpr double kLateTolerance = 5e-6;   // a real clock's start tolerance
+// A simulated wait ends at the instant, but reading SMPI's clock costs simulated time
+// (smpi/wtime, 10 ns by default): a start within 100 ns of T_k is on time.
+inline constexpr double kSimulatedLateTolerance = 1e-7;
+
+// Synchronises the clocks (synchronise_clocks) and runs the pilot: `pilot_calls` calls
+// of `op` timed the sync way for a first W (2 x their median), then batches of
+// `pilot_calls` window calls, W doubling until none is late (or kMaxWindow);
+// W = 1.5 x their 80th percentile + twice the clock's bound + a floor, at most
+// kMaxWindow on a real clock. Every rank calls it together.
+WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalClock& local, int pilot_calls);
+// The window method's batch under `plan` (shared: W widens across repetitions).
+Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> plan, double timer_overhead);
 
 // What timed_loop says it did when its caller says nothing.
 inline std::string generic_loop_method(double scale) {

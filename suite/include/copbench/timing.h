@@ -6,7 +6,10 @@
 // - Empty-loop subtraction: the cost of reading the clock twice is measured and taken off
 //   every timed iteration (seed 003).
 // - Warm-up iterations before any timed one.
-// - Collectives: a sync (the backend's barrier) before each timed iteration (thesis).
+// - Collectives: by default the window method (timed_window: every rank starts each call
+//   at one instant of a common clock, copbench/clock.h); the thesis's sync method (the
+//   backend's barrier before each timed iteration) and the loop method of IMB / OSU as
+//   labelled variants.
 // - Each repetition is a batch of iterations; every rank times each iteration and the
 //   harness keeps, per iteration, the maximum over ranks; the repetition's value is the
 //   mean of those maxima.
@@ -18,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <functional>
@@ -84,6 +88,8 @@ class OutlierProtocol {
   explicit OutlierProtocol(const TimingConfig& config) : config_(config) {}
   // Records one repetition's value (seconds per iteration); false when it was discarded.
   bool add(double value);
+  // Records a repetition that has no value (the window method's, every call invalid): discarded.
+  void add_invalid() { discarded_.push_back(std::nan("")); }
   // True while another repetition is needed.
   bool wants_more() const;
 
@@ -114,6 +120,19 @@ struct Summary {
   std::string method;           // what one iteration timed, in words (Batch::method)
   int max_reps = 0;             // the repetition limit it ran under
   double ci_target = 0.10;      // the confidence target it aimed for
+  // The window method (window_collective): calls timed, calls left out because a rank
+  // reached its start instant late (kInvalidCall), the final window W, and the common
+  // clock (copbench/clock.h) with its error bound. Zero / empty for the other methods.
+  long timed_calls = 0;
+  long invalid_calls = 0;
+  double window = 0;
+  double late_tolerance = 0;
+  int widenings = 0;
+  double clock_bound = 0;
+  double clock_injected_error = -1;  // CommonClock::injected_error
+  std::string clock;                 // CommonClock::describe()
+  std::string clock_basis;           // simulated, one-kernel, estimated
+  double clock_offset = 0, clock_offset_bound = 0;  // measured by round trips (max over ranks)
 };
 // Plain-word warnings about a summary: more repetitions discarded than kept; the
 // confidence target missed. Empty when neither.
@@ -134,11 +153,19 @@ class Batch {
       : fn_(std::move(f)), method_(std::move(method)) {}
   void operator()(std::vector<double>& seconds) const { fn_(seconds); }
   const std::string& method() const { return method_; }
+  // What a batch adds to the point's summary once measured (the window method: W, the
+  // clock); measure() calls it.
+  std::function<void(Summary&)> annotate;
 
  private:
   Fn fn_;
   std::string method_;
 };
+
+// An iteration a batch leaves out (the window method's call that a rank started late):
+// its value; the maximum over ranks keeps it, and a repetition's mean is over the others.
+inline constexpr double kInvalidCall = 1e30;
+inline bool is_invalid_call(double seconds) { return seconds >= 0.5 * kInvalidCall; }
 
 // Runs warm-up (warmup_batch with config.warmup iterations) and then repetitions of
 // `batch` under the protocol, taking the per-iteration maximum over ranks. All ranks
@@ -165,7 +192,19 @@ Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, doubl
 // every rank; the repetition is the maximum over ranks of (loop time / n).
 Batch timed_collective_loop(Backend& backend, std::function<void()> op, double timer_overhead);
 
-// The two ways a collective is timed; each point names which (its name and its label).
+// Collective, the window method (ReproMPI, MPIX_Harmonize; issue 35), the default: the
+// ranks agree on a common clock (copbench/clock.h) and on start instants T_k = T_0 + k W,
+// W from a short pilot; every rank waits for T_k, calls, reads its end; an iteration's
+// time is end - T_k (the maximum over ranks is taken by measure()); a rank that reaches
+// T_k late makes the call invalid (left out, counted), and W doubles (quadruples) after a
+// repetition with more than a tenth (half) of its calls late; a call whose wait woke
+// after its instant by more than the tolerance is kept and counted (its time includes
+// the delay; the wait then spins longer). A real clock's W stays under 50 ms. Builds the plan (clock sync, pilot) now:
+// every rank calls it together.
+Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
+
+// The ways a collective is timed; each point names which (its name and its label).
+inline constexpr const char* kMethodWindow = "window";  // one start instant on a common clock (default)
 inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
 inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
 

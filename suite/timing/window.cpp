@@ -1,0 +1,188 @@
+// The window method of timing a collective (copbench/timing.h timed_window; issue 35):
+// ReproMPI's window-based synchronisation (Hunold and Carpen-Amarie, EuroMPI 2015) and
+// MPIX_Harmonize (Schuchart, Hunold, Bosilca, EuroMPI 2023). Every rank starts call k at
+// the instant T_k = T_0 + k W of the common clock (copbench/clock.h) and the call's time
+// is the last rank's end minus T_k, so no backend's barrier release skew is in it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "copbench/clock.h"
+#include "copbench/stats.h"
+#include "copbench/timed_batch.h"
+#include "copbench/timing.h"
+
+namespace copbench {
+namespace timed {
+
+namespace {
+
+// Call k of a repetition: wait for T_k, call, the time to the end; kLateCall when this
+// rank reached T_k after it had passed (ReproMPI's invalid call). A wait that woke more
+// than the tolerance after T_k (the scheduler) keeps its call, counted in `disturbed`:
+// its time includes that delay.
+double one_call(const WindowPlan& plan, const std::function<void()>& op, double t_k, double timer_overhead,
+                long& disturbed) {
+  const LocalClock& local = plan.local;
+  const double target = plan.clock.map.to_local(t_k);
+  const bool late = local() > target;
+  if (!late) wait_until(local, target, plan.spin_margin);
+  const double start = plan.clock.map.to_common(local());
+  if (!late && start - t_k > plan.late_tolerance) ++disturbed;
+  op();
+  const double end = plan.clock.map.to_common(local());
+  return late ? kLateCall : std::max(end - t_k - timer_overhead, 0.0);
+}
+
+bool is_late_call(double x) { return x >= 0.75 * kLateCall; }
+
+// The ranks agree on the repetition's late calls: more than a tenth late, W (and the
+// lead) double (quadruple when most are), at most kMaxWidenings times and kMaxWindow on a
+// real clock. More than a tenth of this rank's waits woken late: the wait spins longer
+// before T_k (up to kMaxSpin).
+void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds, long disturbed) {
+  b.max_over_ranks(seconds);
+  const long late = std::count_if(seconds.begin(), seconds.end(), is_late_call);
+  plan.late_calls += late;
+  const auto n = static_cast<long>(seconds.size());
+  if (late * 10 > n && plan.widenings < kMaxWidenings && (plan.exact || plan.window < kMaxWindow)) {
+    const double factor = late * 2 > n ? 4.0 : 2.0;  // most calls late: W is far too short
+    const double wider = plan.exact ? factor * plan.window : std::min(factor * plan.window, kMaxWindow);
+    plan.lead *= wider / plan.window;
+    plan.window = wider;
+    ++plan.widenings;
+  }
+  if (disturbed * 10 > n && !plan.exact) plan.spin_margin = std::min(2 * plan.spin_margin, kMaxSpin);
+}
+
+// A batch of `calls` window calls under `plan` from an agreed T_0 (the measured batch's
+// and the pilot's): this rank's times, kInvalidCall where it was late.
+long window_calls(Backend& b, const WindowPlan& plan, const std::function<void()>& op, std::vector<double>& seconds,
+                  double timer_overhead) {
+  long disturbed = 0;
+  std::vector<double> t0{plan.clock.map.to_common(plan.local())};
+  b.max_over_ranks(t0);
+  const double start = t0[0] + plan.lead;
+  for (std::size_t k = 0; k < seconds.size(); ++k)
+    seconds[k] = one_call(plan, op, start + static_cast<double>(k) * plan.window, timer_overhead, disturbed);
+  return disturbed;
+}
+
+// The first guess of the pilot: calls timed the sync way (a sync, one call), and one
+// agreement (a maximum over ranks, as each repetition agrees on T_0); the median call
+// and the agreement, each the maximum over ranks.
+std::pair<double, double> sync_pilot(Backend& b, const std::function<void()>& op, const LocalClock& local, int calls) {
+  std::vector<double> pilot(static_cast<std::size_t>(calls) + 1);
+  for (int k = 0; k < calls; ++k) {
+    b.sync();
+    const double t0 = local();
+    op();
+    pilot[static_cast<std::size_t>(k)] = local() - t0;
+  }
+  b.sync();
+  std::vector<double> probe{local()};
+  const double a0 = local();
+  b.max_over_ranks(probe);
+  pilot.back() = local() - a0;
+  b.max_over_ranks(pilot);
+  const double agree = pilot.back();
+  pilot.pop_back();
+  return {median_of(pilot), agree};
+}
+
+// A high quantile of the valid calls (the 80th percentile: one descheduled call in the
+// pilot does not set W; the repetitions widen it if it was short).
+double high_quantile(const std::vector<double>& seconds) {
+  std::vector<double> valid;
+  for (double x : seconds)
+    if (!is_invalid_call(x)) valid.push_back(x);
+  if (valid.empty()) return 0.0;
+  std::sort(valid.begin(), valid.end());
+  return valid[static_cast<std::size_t>(0.8 * static_cast<double>(valid.size() - 1) + 0.5)];
+}
+
+}  // namespace
+
+WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalClock& local, int pilot_calls) {
+  WindowPlan plan;
+  plan.local = local;
+  plan.clock = synchronise_clocks(b, local);
+  const bool exact = plan.clock.basis == CommonClock::Basis::simulated || local.waiter != nullptr;
+  plan.exact = exact;
+  // A simulation is deterministic: one call says what five would (and at 4096 simulated
+  // ranks each call costs seconds of the simulator's CPU).
+  if (plan.clock.basis == CommonClock::Basis::simulated) pilot_calls = 1;
+  const auto [typical, agree] = sync_pilot(b, op, local, pilot_calls);
+  // W: a high quantile of the call's time, half again for the spread, twice the clock's
+  // error, and a floor (a real clock's sleep-and-spin start). The sync way's first guess
+  // may be short (its release skew hides part of the call): window calls then try it,
+  // W doubling until none is late, and their 80th percentile sets W.
+  const double floor = exact ? 1e-7 : kWindowFloor;
+  const double margin = 2.0 * plan.clock.bound + floor;
+  const double most = exact ? std::numeric_limits<double>::infinity() : kMaxWindow;
+  plan.window = std::min(2.0 * typical + margin, most);
+  plan.late_tolerance = exact ? kSimulatedLateTolerance : kLateTolerance;
+  // At least two calls: a W too short shows as the second call's late start.
+  std::vector<double> seconds(static_cast<std::size_t>(std::max(pilot_calls, 2)));
+  for (int attempt = 0; attempt < kPilotAttempts; ++attempt) {
+    // T_0 lies this far past the agreeing maximum: every rank has its answer by then.
+    plan.lead = 2.0 * plan.window + 4.0 * agree + (exact ? 0.0 : kWindowFloor);
+    window_calls(b, plan, op, seconds, 0.0);
+    b.max_over_ranks(seconds);
+    // Only a late arrival says W is short (a disturbed start is the scheduler's).
+    const auto late = std::count_if(seconds.begin(), seconds.end(), is_late_call);
+    if (late == 0 || plan.window >= most) {
+      plan.window = std::min(1.5 * high_quantile(seconds) + margin, most);
+      break;
+    }
+    plan.window = std::min(2 * plan.window, most);
+  }
+  plan.lead = 2.0 * plan.window + 4.0 * agree + (exact ? 0.0 : kWindowFloor);
+  plan.initial_window = plan.window;
+  return plan;
+}
+
+Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> plan, double timer_overhead) {
+  Batch batch(
+      [&b, op = std::move(op), plan, timer_overhead](std::vector<double>& seconds) {
+        const long disturbed = window_calls(b, *plan, op, seconds, timer_overhead);
+        agree_and_widen(b, *plan, seconds, disturbed);
+        std::vector<double> count{static_cast<double>(disturbed)};
+        b.max_over_ranks(count);  // the most any rank saw
+        plan->disturbed_calls += static_cast<long>(count[0]);
+      },
+      kWindowMethod);
+  batch.annotate = [plan](Summary& s) {
+    s.window = plan->window;
+    s.late_tolerance = plan->late_tolerance;
+    s.widenings = plan->widenings;
+    s.clock_bound = plan->clock.bound;
+    s.clock_injected_error = plan->clock.injected_error;
+    s.clock = plan->clock.describe();
+    s.clock_basis = plan->clock.basis_name();
+    s.clock_offset = plan->clock.measured_offset;
+    s.clock_offset_bound = plan->clock.measured_bound;
+    s.method = fmt::format(
+        "{}; W = {:.4g} us ({} widening(s) from {:.4g} us); over warm-up and repetitions {} call(s) a rank reached "
+        "late (left out) and {} whose wait woke more than {:.3g} us after its instant on some rank (kept: the "
+        "delay is in their time; spin {:.3g} us before it); clock: {}",
+        kWindowMethod, 1e6 * s.window, s.widenings, 1e6 * plan->initial_window, plan->late_calls,
+        plan->disturbed_calls, 1e6 * s.late_tolerance, 1e6 * plan->spin_margin, s.clock);
+  };
+  return batch;
+}
+
+}  // namespace timed
+
+Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead) {
+  auto plan = std::make_shared<timed::WindowPlan>(
+      timed::plan_window(backend, op, local_clock_for(backend.rank(), backend.ranks()), timed::kPilotCalls));
+  return timed::window(backend, std::move(op), std::move(plan), timer_overhead);
+}
+
+}  // namespace copbench
