@@ -1,5 +1,8 @@
 // cop_libcop_check's scenarios besides the checks: rounds of collectives, one tag
 // used again and again, copd killed inside a barrier, tasks killed inside the host area.
+#include <algorithm>
+#include <initializer_list>
+
 #include "libcop_check.h"
 
 namespace libcop_check {
@@ -202,7 +205,9 @@ struct KillParent {
                                     std::chrono::milliseconds(5));
   }
   // The report of `tid`: its return code must be `want` (and its data right).
-  void expect(int tid, int want, const std::string& what) {
+  void expect(int tid, int want, const std::string& what) { expect_one_of(tid, {want}, what); }
+  // The report of `tid` is one of `wants` (a race decides which clear error comes first).
+  void expect_one_of(int tid, std::initializer_list<int> wants, const std::string& what) {
     timeval t{40, 0};  // above the task's own bound (CopTimeout, 10 s)
     int rc = 1, ok = 0;
     if (pvm_trecv(tid, kReportTag, &t) <= 0) {
@@ -212,9 +217,9 @@ struct KillParent {
     pvm_upkint(&rc, 1, 1);
     pvm_upkint(&ok, 1, 1);
     std::printf("%s: returned %d (%s)%s\n", what.c_str(), rc, cop_strerror(rc), ok ? "" : ", wrong data");
-    if (rc != want || !ok)
+    if (std::find(wants.begin(), wants.end(), rc) == wants.end() || !ok)
       failures += "  FAIL " + what + ": returned " + std::to_string(rc) + (ok ? "" : " with wrong data") +
-                  ", expected " + std::to_string(want) + "\n";
+                  ", expected " + std::to_string(*wants.begin()) + (wants.size() > 1 ? " or another of its set" : "") + "\n";
   }
   bool step(bool done, const std::string& why) {
     if (!done) failures += "  FAIL " + why + "\n";
@@ -293,7 +298,8 @@ struct KillParent {
   // Issue 34 (liveness): a member killed before it enters a barrier while its node
   // partner waits in the host area for it. The partner finds it gone from the driver's
   // task table (CopErrTaskEnded) and has the controller void the barrier, so the member
-  // on node 1, waiting on its channel, gets CopErrVoided at once. Before: both waited for
+  // on node 1, waiting on its channel, gets CopErrVoided (or CopErrTaskEnded, when copd
+  // hears of the task's end first) at once. Before: both waited for
   // their CopTimeout (CopErrTimeout after 10 s).
   void part4() {
     char g[] = "copkill4";
@@ -303,7 +309,9 @@ struct KillParent {
     if (!enter(t.a, t.a_pid, "futex", "part 4: the task of node 2 never waited in the host area")) return;
     ::kill(t.b_pid, SIGKILL);
     expect(t.a, CopErrTaskEnded, "part 4: the node partner of a member killed before it entered");
-    expect(t.first, CopErrVoided, "part 4: the member on another node");
+    // Which comes first is a race: the controller's task_ended for the killed task (its
+    // driver told copd) or the partner's VOID; both are the operation's clear end.
+    expect_one_of(t.first, {CopErrVoided, CopErrTaskEnded}, "part 4: the member on another node");
   }
 };
 
