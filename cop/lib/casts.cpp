@@ -225,7 +225,11 @@ int cop_bcast(void* data, int count, int datatype, char* group, int msgtag, int 
   uint32_t addr = 0;  // the tag's word in the group's window (cop.h "Tags")
   if (int rc = group_address("cop_bcast", group, msgtag, size_t(count), Use::cast, l.tags.scope(group), addr); rc < 0)
     return rc;
-  const CallIdentity identity(member_scope(group, g), addr, 'c', 0, datatype, size_t(count), group);
+  // The check names the members as this call sees them, as every collective's does: the
+  // generations restart at 0 with each view (a join, a leave, a death), so a check of the
+  // group name alone gave an earlier view's round the identity of a later view's round of
+  // the same number, and a receiver took its leftover words (issue 34, difftest seed 1).
+  const CallIdentity identity(member_scope(group, g), addr, 'c', 0, datatype, size_t(count));
   if (count == 0) return 0;
   const std::string key = std::string("bcast:") + group;
   const int rc = mode == COP_SEND ? send_to(key.c_str(), data, count, datatype, g.members, int(addr))

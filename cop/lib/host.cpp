@@ -322,11 +322,15 @@ int HostArea::gather(uint64_t key, uint32_t expected, uint32_t readers, bool wan
 
 int HostArea::publish(uint64_t key, uint32_t expected, std::span<const uint64_t> words) {
   // A receiver that died fetching is no loss here: this sender fills the slot.
-  const int slot = claim_with(key, expected, true, [&](HostSlot& s, Claim how) {
+  const int slot = claim_with(key, expected, true, [&](HostSlot& s, Claim) {
     std::copy(words.begin(), words.end(), slot_words(s, words.size()).begin());
-    if (how == Claim::allocated) s.readers = expected;
+    // The sender's count of local receivers is the true one: a receiver from any sender
+    // (srctid -1) that allocated the slot counted this sender among them, and the slot,
+    // waiting for a reader that never comes, would stay until swept.
+    s.readers = expected;
     set_worker(s, -1);  // nobody needs to fetch
     s.state = 1;
+    free_if_done(s);  // every reader gave up already
   });
   if (slot < 0) return slot;
   notify();

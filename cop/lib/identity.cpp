@@ -60,14 +60,14 @@ uint32_t& generation(const std::string& scope, uint32_t addr) {
 }
 
 CallIdentity::CallIdentity(const std::string& scope, uint32_t addr, uint32_t kind, uint32_t variant, int datatype,
-                           size_t count, const std::string& site_scope) {
+                           size_t count) {
   Library& l = lib();
   saved_ = l.op_id;
   if (l.forced_op_id != 0) {
     id_ = l.forced_op_id;  // cop_resync's: the same at every member, whatever its generation
   } else {
     uint32_t& g = generation(scope, addr);
-    id_ = wire::make_identity(g++, check_of(site_scope.empty() ? scope : site_scope, addr, kind, variant, datatype, count));
+    id_ = wire::make_identity(g++, check_of(scope, addr, kind, variant, datatype, count));
   }
   l.op_id = id_;
 }

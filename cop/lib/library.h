@@ -123,14 +123,12 @@ size_t mask_commands(const commands::Burst& b);
 // group (a multicast: its recipients), `addr` the tag's GAS word, `kind` the call
 // ('b' barrier, 'r' reduction, 'c' a broadcast or multicast), `variant` a reduction's
 // opcode (with the datatype and count, the shape the members must agree on).
-// `site_scope` (when not empty) names the group in the check instead of `scope`: a
-// broadcast's, whose members need not see the same view (a member that left between the
-// sender's call and a receiver's does not fail it), counts its generations per view but
-// names only the group.
+// The check names `scope` whole (for a group: its members as the call sees them, so that
+// an identity is never made twice by one task: each view's generations start at 0, and a
+// check naming only the group gave two views' rounds of one number the same identity).
 class CallIdentity {
  public:
-  CallIdentity(const std::string& scope, uint32_t addr, uint32_t kind, uint32_t variant, int datatype, size_t count,
-               const std::string& site_scope = {});
+  CallIdentity(const std::string& scope, uint32_t addr, uint32_t kind, uint32_t variant, int datatype, size_t count);
   ~CallIdentity();
   CallIdentity(const CallIdentity&) = delete;
   CallIdentity& operator=(const CallIdentity&) = delete;

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 using cop::lib::HostArea;
@@ -90,5 +92,32 @@ TEST(HostArea, WaitsEndWhenTheDriverIsGone) {
   task.set_timeout(0);
   task.set_link_check([] { return true; });
   EXPECT_EQ(reduce_part(task, 5, true, 1), CopErrLinkDown);
+  EXPECT_EQ(a.slots_in_use(), 0);
+}
+
+// A broadcast receiver from any sender (srctid -1) counts every local member as a
+// receiver, the local sender too (it cannot know who sends): it allocates the slot for
+// 2 readers. The sender publishes for the 1 there is; once that one has its words the
+// slot is free, not left waiting for a second reader until swept (issue 34: such a
+// leftover slot met a later call of the same key).
+TEST(HostArea, ASenderSetsTheReadersOfASlotAReceiverFromAnySenderAllocated) {
+  Area a;
+  HostArea receiver(a.w.get(), 0), sender(a.w.get(), 1);
+  receiver.set_timeout(5000);
+  sender.set_timeout(5000);
+  std::atomic<int> rc{1};
+  std::vector<uint64_t> got(1);
+  std::thread t([&] {
+    rc = receiver.receive(77, 2, got, [](std::span<uint64_t>, const std::function<bool()>& filled) {
+      while (!filled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return 0;
+    });
+  });
+  while (!a.holds(77)) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the receiver allocated it
+  const std::vector<uint64_t> words = {527};
+  EXPECT_EQ(sender.publish(77, 1, words), 0);
+  t.join();
+  EXPECT_EQ(rc.load(), 0);
+  EXPECT_EQ(got[0], 527u);
   EXPECT_EQ(a.slots_in_use(), 0);
 }

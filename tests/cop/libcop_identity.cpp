@@ -2,7 +2,8 @@
 // answer belongs to its call. One task a node (no host area between a sender and its
 // receivers): a broadcast of PVM_LONG received as PVM_DOUBLE, a receive asking fewer
 // elements than were sent, a receiver that timed out once, and a task one call ahead
-// of the others on a tag, which gets errors until every member calls cop_resync. A value
+// of the others on a tag, which gets errors until every member calls cop_resync, and a
+// broadcast after a member left (view_checks: not the earlier view's round). A value
 // that is not the call's own, with rc 0, is a failure.
 #include "libcop_check.h"
 
@@ -120,12 +121,60 @@ void resync_checks(Checker& c) {
   cop_setopt(CopTimeout, old);
 }
 
+// A broadcast after a member left is not the earlier view's round of the same number.
+// Generations restart at 0 with each view of a group's members (cop.h "Operation
+// identity"), so the identity must name the view: when it named the group only, round 0
+// after the leave had round 0 before it's identity, and a receiver whose own receive of
+// that earlier round had timed out took its late words, with rc 0 (cop_difftest seed 1:
+// a member killed, then a receive on the tag got the broadcast of 19 steps before).
+// Views asked of the group server on every call (CopGroupCache 0): each call sees the
+// leave at once. Instance 2 leaves; instance 3 is the receiver that timed out.
+void view_checks(Checker& c) {
+  if (g_size < 4) return;
+  char group[sizeof kGroup + 8];
+  std::snprintf(group, sizeof group, "%s-view", kGroup);
+  const int old_cache = cop_setopt(CopGroupCache, 0), old_timeout = cop_setopt(CopTimeout, 2000);
+  const int inst = pvm_joingroup(group);
+  pvm_barrier(group, g_size);
+  const int sender = pvm_gettid(group, 0);
+  constexpr int kTag = 600;
+  auto round = [&](long base, const std::string& what) {
+    long v[2] = {base, base + 1};
+    if (inst == 0) return c.rc(cop_bcast(v, 2, PVM_LONG, group, kTag, COP_SEND, -1), 0, what + ": send");
+    v[0] = v[1] = -1;
+    const int rc = cop_bcast(v, 2, PVM_LONG, group, kTag, COP_RECV, sender);
+    c.rc(rc, 0, what + ": receive");
+    if (rc == 0) c.expect(v[0] == base && v[1] == base + 1, what + ": received with rc 0 must be its own round's (" +
+                                                                std::to_string(base) + "), got " + std::to_string(v[0]));
+  };
+  if (inst == 3) {  // round 0 of the first view: this receiver gives up before the sender sends
+    cop_setopt(CopTimeout, 300);
+    long none[2];
+    c.rc(cop_bcast(none, 2, PVM_LONG, group, kTag, COP_RECV, sender), CopErrTimeout,
+         "views: a receive before its sender sends");
+    cop_setopt(CopTimeout, 2000);
+  }
+  pvm_barrier(group, g_size);
+  if (inst != 3) round(100, "views: round 0 of the first view");
+  pvm_barrier(group, g_size);  // round 0's words are on their way to instance 3's node
+  if (inst == 2) pvm_lvgroup(group);
+  if (inst != 2) {
+    pvm_barrier(group, g_size - 1);
+    round(200, "views: round 0 after a member left");
+    pvm_lvgroup(group);
+  }
+  cop_setopt(CopGroupCache, old_cache);
+  cop_setopt(CopTimeout, old_timeout);
+}
+
 }  // namespace
 
 void run_identity(Checker& c) {
   cast_checks(c);
   pvm_barrier(kGroup, g_size);
   resync_checks(c);
+  pvm_barrier(kGroup, g_size);
+  view_checks(c);
 }
 
 }  // namespace libcop_check

@@ -104,7 +104,8 @@ void run_loops(Checker& c, int iters) {
 //   part 1: the receiver fetching a broadcast for its host is killed; a new receiver on
 //           its node and tag gets the data;
 //   part 2: the same with a second receiver already waiting on the slot: it fetches in
-//           the killed one's place;
+//           the killed one's place (the data, or CopErrTimeout: it and the sender saw
+//           the group before and after the kill);
 //   part 3: the last task to enter a barrier (doing the channel part for its host) is
 //           killed; its waiting partner gets CopErrPartnerDied.
 constexpr int kKillCount = 8;
@@ -131,7 +132,7 @@ int kill_child(const std::string& role, char* group, int tag, int srctid) {
         rc = cop_barrier(group, 3, tag);
       } else {
         rc = cop_bcast(buf, kKillCount, PVM_DOUBLE, group, tag, COP_RECV, srctid);
-        for (int i = 0; i < kKillCount; ++i) ok &= buf[i] == 1000.0 + tag + i;
+        for (int i = 0; i < kKillCount && rc == 0; ++i) ok &= buf[i] == 1000.0 + tag + i;  // data of a success
       }
     }
     pvm_lvgroup(group);
@@ -280,7 +281,12 @@ struct KillParent {
     if (!step(wait_size(g, 2), "part 2: the killed receiver stayed in the group")) return;
     tell(t.first, kGoTag);
     expect(t.first, 0, "part 2: cop_bcast send");
-    expect(t.b, 0, "part 2: the receiver that waited beside the killed one");
+    // The receiver called while the killed one was a member, the sender after: they see
+    // two views of the group, whose broadcasts' identities differ (cop.h "Operation
+    // identity": a view's generations start at 0, so naming the view is what keeps an
+    // earlier view's round from passing for a later one's). It fetches in the killed
+    // one's place and gets the data or, views apart, a bounded CopErrTimeout.
+    expect_one_of(t.b, {0, CopErrTimeout}, "part 2: the receiver that waited beside the killed one");
   }
 
   void part3() {

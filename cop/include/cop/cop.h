@@ -118,9 +118,12 @@
  * the group's tag word, of every kind, failed ones included: a call counts once it
  * is past the argument checks above and has its tag; counted per view of the group's
  * members, so a join or a leave starts every member, the newcomer too, at 0), and a
- * check of the job, the group window and tag, the members (a broadcast: the group
- * name only), the kind of call, the datatype, the count and a reduction's function
- * (a multicast's "group" is its recipients). It travels beside the thesis's words
+ * check of the job, the group window and tag, the members as the call sees them
+ * (the view whose generations it counts, so no two calls of one task share an
+ * identity), the kind of call, the datatype, the count and a reduction's function
+ * (a multicast's "group" is its recipients). Tasks that see different members (a
+ * receiver that called before a member died, a sender after) get an error
+ * (CopErrTimeout), never the other view's words. It travels beside the thesis's words
  * (cop/link.h, link version 5). So:
  *   - the controller refuses a contribution of another identity (another round,
  *     datatype, count or job): CopErrMismatch to the tasks that contributed it and
