@@ -32,7 +32,10 @@ modes=("${@:-direct normal}")
 work=$(mktemp -d /tmp/libcop-test.XXXXXX)
 cleanup() {
   "$stack_cmd" stop --dir "$work/stack" >/dev/null 2>&1 || true
-  "$bin/copbench-pvmd-local" stop "$work/pvm" >/dev/null 2>&1 || true
+  local d
+  for d in "$work/pvm" "$work/pvma" "$work/pvmb"; do  # machines mode has two more
+    [ -d "$d" ] && { "$bin/copbench-pvmd-local" stop "$d" >/dev/null 2>&1 || true; }
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -119,8 +122,8 @@ machines)
   unset COP_JOB
   run_machine() {
     eval "$("$bin/copbench-pvmd-local" start "$work/pvm$1")"
-    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario collectives --rounds 100
-    local r=$?
+    local r=0
+    "$bin/cop_libcop_check" --stack "$work/stack" --nodes 4 --tasks 2 --access direct --scenario collectives --rounds 100 || r=$?
     "$bin/copbench-pvmd-local" stop "$work/pvm$1" >/dev/null 2>&1 || true
     return $r
   }
