@@ -54,6 +54,23 @@ void add_machine(nlohmann::json& ctx) {
   if (!info.load_avg.empty()) ctx["load_avg"] = info.load_avg;
 }
 
+// The window method's entries of an aggregate: its W, clock and invalid calls (none for
+// a point timed another way).
+void add_window(nlohmann::json& e, const Summary& s) {
+  if (s.window <= 0) return;
+  e["timed_calls"] = s.timed_calls;
+  e["invalid_calls"] = s.invalid_calls;
+  e["window_us"] = s.window * kMicro;
+  e["late_tolerance_us"] = s.late_tolerance * kMicro;
+  e["window_widenings"] = s.widenings;
+  e["clock_bound_us"] = s.clock_bound * kMicro;
+  e["clock"] = s.clock;
+  e["clock_basis"] = s.clock_basis;
+  e["clock_offset_us"] = s.clock_offset * kMicro;
+  e["clock_offset_bound_us"] = s.clock_offset_bound * kMicro;
+  if (s.clock_injected_error >= 0) e["clock_injected_error_us"] = s.clock_injected_error * kMicro;
+}
+
 }  // namespace
 
 nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResult>& points) {
@@ -113,19 +130,7 @@ nlohmann::json make_gbench_json(const RunContext& c, const std::vector<PointResu
       if (!s.modelled_reps.empty()) e["modelled_us"] = median_of(s.modelled_reps) * kMicro;
       if (!s.method.empty()) e["timing_method"] = s.method;
       e["kept_reps"] = s.reps.size();
-      if (s.window > 0) {  // the window method: its W, clock and invalid calls
-        e["timed_calls"] = s.timed_calls;
-        e["invalid_calls"] = s.invalid_calls;
-        e["window_us"] = s.window * kMicro;
-        e["late_tolerance_us"] = s.late_tolerance * kMicro;
-        e["window_widenings"] = s.widenings;
-        e["clock_bound_us"] = s.clock_bound * kMicro;
-        e["clock"] = s.clock;
-        e["clock_basis"] = s.clock_basis;
-        e["clock_offset_us"] = s.clock_offset * kMicro;
-        e["clock_offset_bound_us"] = s.clock_offset_bound * kMicro;
-        if (s.clock_injected_error >= 0) e["clock_injected_error_us"] = s.clock_injected_error * kMicro;
-      }
+      add_window(e, s);
       e["warnings"] = summary_warnings(s);
       benches.push_back(std::move(e));
     };
