@@ -84,6 +84,18 @@ uint8_t Controller::partition_of(int channel, Sender from) const {
   return p == kChannelPartition ? channel_partition(channel) : p;
 }
 
+bool Controller::acts_in(int channel, Sender from, uint8_t ppn) const {
+  // A level 2's channel acts in its own partition and in those of the level-1's jobs
+  // (server: a level-1 joins each job at its level 2 under a slot, its TKNO here).
+  if (config_.level == 2 && !from.supervisor) {
+    if (channel_partition(channel) == ppn) return true;
+    const size_t first = size_t(channel - 1) * config_.tasks_per_channel;
+    return std::find(task_ppn_.begin() + long(first), task_ppn_.begin() + long(first + config_.tasks_per_channel),
+                     ppn) != task_ppn_.begin() + long(first + config_.tasks_per_channel);
+  }
+  return partition_of(channel, from) == ppn;
+}
+
 bool Controller::in_partition(int channel, uint8_t ppn) const {
   return channel_partition(channel) == ppn || (ppn <= wire::kMaxPpn && ppn_tasks_[ppn] > 0);
 }
@@ -322,9 +334,8 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
   if (!from.supervisor && names_task(msg.ins.opcode) && msg.ins.tkno != from.tkno) return Error::protection;
   // The task's partition (its job's, ch. V), else the channel's: a task of another job
   // on this channel or any other cannot name this one's.
-  const uint8_t ppn = partition_of(channel, from);
   // The operating system (supervisor mode) assigns partitions, so it is not confined to one.
-  if (msg.ins.ppn != ppn && !msg.ins.supervisor) return Error::partition;
+  if (!msg.ins.supervisor && !acts_in(channel, from, msg.ins.ppn)) return Error::partition;
   if (msg.ins.x && config_.level == 1) {
     if (!config_.has_parent) return Error::channel_range;  // no level-2 controller is attached to this one
     return forward(channel, msg, from, out);
@@ -345,7 +356,7 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
       return Error::none;
     case Opcode::PROBE: {
       Message reply = wire::make(Opcode::PROBE, msg.ins.tkno);
-      reply.ins.ppn = ppn;
+      reply.ins.ppn = partition_of(channel, from);
       reply.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
       reply.addr.chno = static_cast<uint8_t>(poll_);  // the poll counter names the channel
       answer(channel, reply, out);

@@ -416,6 +416,9 @@ class Controller {
   wire::Error check_mask(uint64_t mask, uint8_t ppn) const;
   // The partition `from`'s commands on `channel` act in (its job's, else the channel's).
   uint8_t partition_of(int channel, Sender from) const;
+  // Whether a command of `from` on `channel` may name partition `ppn` (its task's, at
+  // a level 2 the channel's own or one of its level-1's jobs').
+  bool acts_in(int channel, Sender from, uint8_t ppn) const;
   // Whether `channel` may take part in partition `ppn` (its own, or a job's).
   bool in_partition(int channel, uint8_t ppn) const;
   // The last contribution is in: the result (or the barrier exit) goes to the

@@ -17,6 +17,15 @@
 // Else the partition was freed (and cleared) meanwhile, or this is another copd: the
 // re-join is refused with epoch_lost and the task is told on its next command, never
 // given the cleared partition as if it were its own.
+//
+// Two levels (seed 000 ch. IV, Figure 5; ch. V: the PPN travels with every command
+// through both levels): the level 2 keeps the table of the whole two-level system,
+// its members being its level-1 controllers' jobs. A level-1 copd with a parent asks
+// its level 2 for a job it does not hold yet (a JOIN of its own on its parent link,
+// TKNO = the job's slot on this level-1), holds it with the PPN and epoch the level 2
+// gave (adopt), and gives it back (TASK_END of the slot) when its last task here
+// ends. So a job has one PPN on every level-1 and at the level 2, and two jobs never
+// share one: the level 2 lets a level-1 act only in the partitions its jobs hold.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,13 +47,35 @@ class Jobs {
   // Sets `ppn` and `epoch` (the partition's).
   link::JoinRefusal join(int channel, uint16_t tkno, const std::string& id, uint32_t uid, int wanted,
                          uint32_t had_epoch, uint8_t& ppn, uint32_t& epoch);
+  // A job given back: its PPN, and its slot (two levels: the level 2's TKNO for it).
+  struct Freed {
+    uint8_t ppn;
+    uint16_t slot;
+  };
   // The task ended: the job's PPN when it was the job's last task (free again).
-  std::optional<uint8_t> leave(int channel, uint16_t tkno);
+  std::optional<Freed> leave(int channel, uint16_t tkno);
+  // Two levels: job `id` of user `uid`, which the level 2 gave partition `ppn` of epoch
+  // `epoch`, held here under `slot` (no task yet: the JOINs waiting for it follow).
+  void adopt(const std::string& id, uint32_t uid, uint8_t ppn, uint32_t epoch, uint16_t slot);
+  // A job held with no task (its JOINs never came): given back.
+  std::optional<Freed> release_if_empty(const std::string& id);
+  // The job is gone at the level 2 (its epoch lost): forgotten here; its members.
+  std::vector<std::pair<int, uint16_t>> drop(const std::string& id);
+  struct Held {
+    std::string id;
+    uint32_t uid;
+    uint8_t ppn;
+    uint32_t epoch;
+    uint16_t slot;
+  };
+  std::vector<Held> held() const;
   // The PPN of job `id` of user `uid` when task (channel, tkno) is its member.
   std::optional<uint8_t> member_of(int channel, uint16_t tkno, const std::string& id, uint32_t uid) const;
   // The epoch of job `id`'s partition (0: no such job).
   uint32_t epoch_of(const std::string& id) const;
   bool member(int channel, uint16_t tkno) const { return members_.count({channel, tkno}) > 0; }
+  // Whether a job holds PPN `ppn` (two levels under one shared partition: several may).
+  bool in_use(int ppn) const;
   size_t jobs() const { return jobs_.size(); }
 
  private:
@@ -53,8 +84,8 @@ class Jobs {
     uint32_t uid;
     int tasks;
     uint32_t epoch;  // random, nonzero: this life of the partition
+    uint16_t slot;   // two levels: the level 2's TKNO for this job of the level-1
   };
-  bool in_use(int ppn) const;
   int partitions_;
   std::map<std::string, Job> jobs_;
   std::map<std::pair<int, uint16_t>, std::string> members_;

@@ -68,7 +68,7 @@ Error Controller::route_down(const Message& msg, Sender from, std::vector<Delive
   if (!msg.ins.z) return Error::channel_range;
   const int target = msg.addr.cntno + 1;
   if (target > config_.channels) return Error::channel_range;
-  if (channel_partition(target) != msg.ins.ppn && !msg.ins.supervisor) return Error::partition;
+  if (!msg.ins.supervisor && !acts_in(target, Sender{}, msg.ins.ppn)) return Error::partition;
   emit(channel_bit(target), msg, out);
   out.back().hop = Hop{Hop::command, from};
   passed_on_ = true;

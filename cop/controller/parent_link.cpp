@@ -137,6 +137,10 @@ void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wi
       }
       break;
     case FrameType::registered:
+      // Requests numbered after the last one the level 2 did in this session; one in
+      // flight goes again under the next number (JOIN and TASK_END of a slot are idempotent).
+      request_seq_ = f.seq;
+      request_sent_ = 0;
       driver_key_ = link::driver_key(opt_.key, f.channel, f.session, nc_);
       down_key_ = link::session_key(down_base_, f.session);
       if (f.session != session_) {
@@ -144,6 +148,7 @@ void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wi
         // one again, after we gave up on it: its stream runs on).
         if (f.session != stream_session_) rx_next_ = 1;
         session_ = stream_session_ = f.session;
+        new_session_ = true;
         log_(link::LogLevel::info, fmt::format("registered with the level-2 controller {} as channel {} (session {})",
                                                link::to_string(opt_.parent), opt_.cntno + 1, session_));
         if (opt_.on_registered) opt_.on_registered();
@@ -167,7 +172,8 @@ void ParentLink::handle(const Frame& f, std::span<const uint8_t> bytes, const wi
     case FrameType::sup_ack:
       if (f.session != session_) break;
       last_heard_ = Clock::now();
-      if (in_flight_ && f.seq == frame_.seq) in_flight_ = false;
+      if (f.info[3] == link::kRequestAck) take_request_ack(f);
+      else if (in_flight_ && f.seq == frame_.seq) in_flight_ = false;
       break;
     case FrameType::frame_nack:
       if (in_flight_ && f.seq == frame_.seq) transmit();
@@ -214,6 +220,9 @@ bool ParentLink::fail(const std::string& why, std::vector<Tag>& lost) {
   queue_.clear();
   lost.assign(waiting_.begin(), waiting_.end());
   waiting_.clear();
+  for (JobRequest& r : requests_) answers_.push_back(JobAnswer{std::move(r), {}, true});
+  requests_.clear();
+  request_sent_ = 0;
   registering_at_ = Clock::time_point{};
   return true;
 }
@@ -250,6 +259,7 @@ bool ParentLink::tick(std::vector<Tag>& lost) {
     resends_ = backoff_ = 0;
     transmit();
   }
+  send_request();
   // The stream's acknowledgment rides on the next frame up; alone after kAckDelay.
   if (ack_due_ && now - ack_due_since_ >= kAckDelay) send_ack(false);
   // Heartbeats numbered: the level 2 renews the lease only for one after the last (a
@@ -271,8 +281,48 @@ int ParentLink::next_timeout_ms() const {
   if (in_flight_) until = std::min(until, sent_at_ + std::chrono::milliseconds(int64_t(opt_.ack_timeout_ms) << std::min(backoff_, 5)));
   if (!queue_.empty()) until = now;
   if (ack_due_) until = std::min(until, ack_due_since_ + kAckDelay);
+  if (!requests_.empty()) until = std::min(until, request_sent_ ? request_at_ + kRequestResend : now);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
   return int(std::clamp<long long>(ms + 1, 0, 50));
+}
+
+void ParentLink::request(JobRequest r) { requests_.push_back(std::move(r)); }
+
+std::vector<JobAnswer> ParentLink::take_answers() { return std::exchange(answers_, {}); }
+
+bool ParentLink::take_new_session() { return std::exchange(new_session_, false); }
+
+void ParentLink::send_request() {
+  if (requests_.empty() || !registered()) return;
+  const auto now = Clock::now();
+  if (request_sent_ != 0 && now - request_at_ < kRequestResend) return;
+  if (request_sent_ == 0) {
+    if (++request_seq_ == 0) request_seq_ = 1;
+    request_sent_ = request_seq_;
+  }
+  const JobRequest& r = requests_.front();
+  Frame f = header(r.type);
+  f.seq = request_sent_;
+  f.tkno = r.slot;
+  if (r.type == FrameType::join) {
+    f.info[1] = r.had_epoch;
+    f.info[2] = r.uid;
+    f.info[3] = r.had_ppn;
+    f.text = r.job;
+  }
+  send(f);
+  request_at_ = now;
+}
+
+void ParentLink::take_request_ack(const Frame& f) {
+  // Only the answer of the request in flight, as the level 2 did it (`ack`: its last one).
+  if (requests_.empty() || request_sent_ == 0 || f.seq != request_sent_ || f.ack != request_sent_ ||
+      f.tkno != requests_.front().slot)
+    return;
+  answers_.push_back(JobAnswer{std::move(requests_.front()), {f.info[0], f.info[1], f.info[2]}, false});
+  requests_.pop_front();
+  request_sent_ = 0;
+  send_request();
 }
 
 }  // namespace cop::controller

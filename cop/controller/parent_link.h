@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <array>
 #include <vector>
 
 #include <cop/link.h>
@@ -59,6 +60,24 @@ struct ParentLinkOptions {
   std::function<void()> on_registered;
 };
 
+// A request this level-1 makes of its level 2 as the driver of its channel there
+// (jobs.h "Two levels"): JOIN a job under a slot (its TKNO there), or TASK_END the
+// slot (the job's last task here ended). Sent in order, one at a time, resent until
+// the level 2's SUP_ACK of a request (cop/link.h "Driver requests' answers").
+struct JobRequest {
+  link::FrameType type = link::FrameType::join;
+  uint16_t slot = 0;
+  std::string job;
+  uint32_t uid = 0;
+  uint32_t had_ppn = 0;    // a re-join: 1 + the PPN the job had
+  uint32_t had_epoch = 0;  // and that partition's epoch
+};
+struct JobAnswer {
+  JobRequest request;
+  std::array<uint32_t, 3> info{};  // a JOIN's: 1 + PPN (0: refused), JoinRefusal, epoch
+  bool link_down = false;          // never answered: the level 2 went down
+};
+
 class ParentLink {
  public:
   using Log = std::function<void(link::LogLevel, const std::string&)>;
@@ -79,6 +98,12 @@ class ParentLink {
   // true when the level 2 has just been declared down: what was queued or in
   // flight is dropped, and `lost` gets the operations still waiting for it.
   bool tick(std::vector<Tag>& lost);
+  // Jobs (jobs.h "Two levels"): a request queued; the answers that came since the last call.
+  void request(JobRequest r);
+  std::vector<JobAnswer> take_answers();
+  // True once after each registration with a session new to us (the level 2 kept
+  // none of ours: this level-1's jobs are to be joined again there).
+  bool take_new_session();
   int next_timeout_ms() const;
  private:
   using Clock = std::chrono::steady_clock;
@@ -88,6 +113,8 @@ class ParentLink {
   void send_ack(bool gap);
   void take_reply(const link::Frame& f, const wire::Limits& limits, std::vector<Delivery>& down);
   bool fail(const std::string& why, std::vector<Tag>& lost);
+  void send_request();
+  void take_request_ack(const link::Frame& f);
 
   ParentLinkOptions opt_;
   int fd_;
@@ -119,6 +146,14 @@ class ParentLink {
   bool refused_ = false;
   // Operations this level-1 took up and whose result or release has not come down.
   std::set<Tag> waiting_;
+  // Job requests: the oldest in flight (numbered when first sent), answers not yet taken.
+  std::deque<JobRequest> requests_;
+  uint32_t request_seq_ = 0;   // the last request number used (REGISTERED's seq sets it)
+  uint32_t request_sent_ = 0;  // the front's number, 0 while unsent
+  Clock::time_point request_at_{};
+  std::vector<JobAnswer> answers_;
+  bool new_session_ = false;
+  static constexpr std::chrono::milliseconds kRequestResend{30};  // as copdrv's
 };
 
 }  // namespace cop::controller

@@ -254,8 +254,22 @@ class Server {
   void nack_malformed(int channel, Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::DecodeError& err);
   void handle_driver_request(int channel, const link::Frame& f);
   // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..2] (1 + PPN,
-  // JoinRefusal, the partition's epoch).
-  std::array<uint32_t, 3> join_job(int channel, const link::Frame& f);
+  // JoinRefusal, the partition's epoch). nullopt: a level-1 asked its level 2 for the
+  // job; the JOIN is done (and answered) when the answer comes (take_job_answers).
+  std::optional<std::array<uint32_t, 3>> join_job(int channel, const link::Frame& f);
+  // The join in this controller's own table (one level, or a level 2's level-1 jobs).
+  std::array<uint32_t, 3> join_here(int channel, const link::Frame& f);
+  // Two levels (server_levels.cpp, jobs.h "Two levels"). A level-1: a JOIN of a job it
+  // does not hold waits for the level 2's answer; what the level 2 answered; its jobs
+  // joined again at a new registration, and lost when the level 2 no longer has them;
+  // a job given back (TASK_END of its slot). A level 2: a level-1's slot given back.
+  std::optional<std::array<uint32_t, 3>> join_through_parent(int channel, const link::Frame& f);
+  void take_job_answers();
+  void joined_above(const JobAnswer& a);
+  void rejoin_jobs();
+  void lose_job(const std::string& job, const std::string& why);
+  void give_back_slot(const Jobs::Freed& freed);
+  void leave_slot(int channel, uint16_t slot);
   // A re-join into a partition that is gone: refused epoch_lost, logged.
   std::array<uint32_t, 3> lost_join(int channel, const link::Frame& f, const std::string& why);
   // Task tkno of channel c left its job: a job left without tasks frees its partition.
@@ -314,6 +328,15 @@ class Server {
   // clear its partition, task address spaces included, under the tasks).
   std::map<std::pair<int, uint16_t>, Clock::time_point> away_;
   std::unique_ptr<ParentLink> parent_;
+  // A level-1's jobs asked of its level 2: the slot asked under, and the JOINs (one per
+  // channel) waiting for the answer; a refusal is kept until they have had it.
+  struct Asking {
+    uint16_t slot = 0;
+    bool answered = false;
+    link::JoinRefusal refusal = link::JoinRefusal::none;
+    std::map<int, link::Frame> waiting;
+  };
+  std::map<std::string, Asking> asking_;
   // Level 2: channels whose last frame is to be confirmed (force: a resend, confirmed again).
   std::vector<std::pair<int, bool>> confirm_;
   std::vector<Channel> channels_;

@@ -124,6 +124,7 @@ void Server::handle_prove(const Frame& f, std::span<const uint8_t> bytes, const 
   ok.session = ch.session;
   ok.nonce = f.nonce;
   ok.ack = epoch_;  // copd's epoch (cop/link.h): another value is another life of copd
+  ok.seq = ch.sup_seq;  // the last driver request done in this session (cop/link.h)
   ok.cycles = controller_.cycles();
   ok.info = {uint32_t(config_.controller.channels), config_.controller.tasks_per_channel,
              config_.controller.tas_words, config_.controller.gas_words};
@@ -143,7 +144,11 @@ void Server::handle_driver_request(int c, const Frame& f) {
       log_limited(fmt::format("channel {}: {} of TKNO {} beyond the channel's {} tasks ignored", c,
                               link::frame_type_name(f.type), f.tkno, ch.tasks.size()));
     } else if (f.type == FrameType::join) {
-      ch.sup_answer = join_job(c, f);
+      const auto answer = join_job(c, f);
+      if (!answer) return;  // asked of the level 2: done (and answered) when its answer comes
+      ch.sup_answer = *answer;
+    } else if (config_.controller.level == 2) {
+      leave_slot(c, f.tkno);  // a level-1's TASK_END: its job's last task there ended
     } else {
       ch.sup_answer = {};
       // The task's job, when its JOIN came first (copdrv sends it before the ENROL, so
@@ -177,7 +182,9 @@ void Server::handle_driver_request(int c, const Frame& f) {
   ack.channel = static_cast<uint16_t>(c);
   ack.tkno = f.tkno;
   ack.seq = f.seq;
+  ack.ack = ch.sup_seq;
   ack.session = ch.session;
+  ack.info[3] = link::kRequestAck;
   if (f.seq == ch.sup_seq) {
     ack.info[0] = ch.sup_answer[0];
     ack.info[1] = ch.sup_answer[1];
@@ -186,25 +193,34 @@ void Server::handle_driver_request(int c, const Frame& f) {
   send_frame(ack, ch.addr, &ch.down_key);
 }
 
-std::array<uint32_t, 3> Server::join_job(int c, const Frame& f) {
+std::optional<std::array<uint32_t, 3>> Server::join_job(int c, const Frame& f) {
+  // With one partition (--partitions 1) every job shares the channels' own. Its
+  // epoch is copd's: it is lost only with copd.
+  if (config_.controller.partitions < 2) {
+    if (f.info[3] != 0 && f.info[1] != epoch_) return lost_join(c, f, "copd restarted since it joined");
+    return std::array<uint32_t, 3>{1u + controller_.channel_partition(c), 0, epoch_};
+  }
+  // A level-1 under a level 2 holds the partitions its level 2 gives (jobs.h "Two levels").
+  if (config_.controller.level == 1 && config_.controller.has_parent) return join_through_parent(c, f);
+  const auto answer = join_here(c, f);
+  // A level 2's member is a level-1 controller's job: that channel acts in its partition now.
+  if (config_.controller.level == 2)
+    controller_.set_task_partition(c, f.tkno, answer[0] != 0 ? uint8_t(answer[0] - 1) : Controller::kChannelPartition);
+  return answer;
+}
+
+std::array<uint32_t, 3> Server::join_here(int c, const Frame& f) {
   Channel& ch = chan(c);
   const std::string job = f.text;
   const uint32_t uid = f.info[2];
   // A re-join (info[3] = 1 + the PPN it had) names the partition's epoch it had (info[1]).
   const bool again = f.info[3] != 0;
-  // Not done for two levels: the partition of a level-1 controller's nodes is the
-  // level 2's SAS word [c] (a two-level partition takes whole level-1 controllers).
-  // With one partition (--partitions 1) every job shares the channels' own. Its
-  // epoch is copd's: it is lost only with copd.
-  if (config_.controller.level != 1 || config_.controller.has_parent || config_.controller.partitions < 2) {
-    if (again && f.info[1] != epoch_) return lost_join(c, f, "copd restarted since it joined");
-    return {1u + controller_.channel_partition(c), 0, epoch_};
-  }
   uint8_t ppn = 0;
   uint32_t epoch = 0;
   // The number's task back after its channel's lease ran out, re-joined by its
   // driver with the PPN it had: it keeps its place (and its job the partition's words).
-  if (away_.erase({c, f.tkno}) > 0 && again)
+  // A level-1 controller joins its jobs again at every new registration, gone or not.
+  if ((away_.erase({c, f.tkno}) > 0 || config_.controller.level == 2) && again)
     if (const auto kept = jobs_.member_of(c, f.tkno, job, uid);
         kept && *kept + 1u == f.info[3] && jobs_.epoch_of(job) == f.info[1]) {
       ch.joined[f.tkno] = *kept;
@@ -242,9 +258,10 @@ std::array<uint32_t, 3> Server::lost_join(int c, const Frame& f, const std::stri
 
 void Server::leave_job(int c, uint16_t tkno) {
   if (const auto freed = jobs_.leave(c, tkno)) {
-    controller_.clear_partition(*freed);
+    if (!jobs_.in_use(freed->ppn)) controller_.clear_partition(freed->ppn);
+    give_back_slot(*freed);
     // Said always: a task of the job that comes back after this gets epoch_lost.
-    log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task left); its epoch ends", *freed));
+    log_(link::LogLevel::info, fmt::format("partition {} free (its job's last task left); its epoch ends", freed->ppn));
   }
 }
 

@@ -93,6 +93,7 @@ void Server::take_from_parent(const Frame& f, std::span<const uint8_t> bytes) {
   std::vector<Delivery> down;
   parent_->handle(f, bytes, config_.controller.limits(), down);
   for (const Delivery& d : down) route_from_parent(d);
+  take_job_answers();
 }
 
 void Server::route_from_parent(const Delivery& down) {
@@ -134,7 +135,9 @@ void Server::route_from_parent(const Delivery& down) {
 void Server::parent_tick() {
   if (!parent_) return;
   std::vector<ParentLink::Tag> lost;
-  if (!parent_->tick(lost)) return;
+  const bool down = parent_->tick(lost);
+  take_job_answers();
+  if (!down) return;
   // The level 2 is gone: every task waiting for it gets NACK link_down.
   for (int c = 1; c <= config_.controller.channels; ++c) {
     Channel& ch = chan(c);
@@ -154,6 +157,123 @@ void Server::parent_tick() {
     nack.data1 = wire::nack_data(wire::Error::link_down, Opcode::BENTRY);
     route_from_parent(Delivery{0, nack, controller_.cycles(), true, false, Hop{}});
   }
+}
+
+namespace {
+
+JobRequest slot_end(uint16_t slot) {
+  JobRequest r;
+  r.type = FrameType::task_end;
+  r.slot = slot;
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::array<uint32_t, 3>> Server::join_through_parent(int c, const Frame& f) {
+  const std::string job = f.text;
+  // Held here already (another task of the job, on any channel): joined as on one level.
+  if (jobs_.epoch_of(job) != 0) return join_here(c, f);
+  auto it = asking_.find(job);
+  if (it != asking_.end() && it->second.answered) {
+    // The level 2 refused the job: each JOIN that waited for it is refused the same way.
+    const link::JoinRefusal why = it->second.refusal;
+    it->second.waiting.erase(c);
+    if (it->second.waiting.empty()) asking_.erase(it);
+    if (why == link::JoinRefusal::epoch_lost) return lost_join(c, f, "the level 2 no longer has its partition");
+    log_limited(fmt::format("channel {}: task {} refused job '{}' by the level 2 ({})", c, f.tkno, job, uint32_t(why)));
+    return std::array<uint32_t, 3>{0, uint32_t(why), 0};
+  }
+  if (it == asking_.end()) {
+    // The lowest slot that no held job and no question in flight has.
+    std::optional<uint16_t> slot;
+    const auto held = jobs_.held();
+    for (int k = 0; k < config_.controller.partitions && !slot; ++k)
+      if (std::none_of(asking_.begin(), asking_.end(), [&](const auto& a) { return a.second.slot == k; }) &&
+          std::none_of(held.begin(), held.end(), [&](const Jobs::Held& h) { return h.slot == k; }))
+        slot = uint16_t(k);
+    if (!slot) return std::array<uint32_t, 3>{0, uint32_t(link::JoinRefusal::no_partition), 0};
+    Asking ask;
+    ask.slot = *slot;
+    it = asking_.emplace(job, std::move(ask)).first;
+    parent_->request(JobRequest{FrameType::join, *slot, job, f.info[2], f.info[3], f.info[1]});
+  }
+  it->second.waiting[c] = f;  // this channel's JOIN: done when the answer comes
+  return std::nullopt;
+}
+
+void Server::take_job_answers() {
+  if (!parent_) return;
+  if (parent_->take_new_session()) rejoin_jobs();
+  for (const JobAnswer& a : parent_->take_answers()) {
+    if (a.request.type != FrameType::join) continue;
+    const auto it = asking_.find(a.request.job);
+    if (it != asking_.end() && !it->second.answered && it->second.slot == a.request.slot) {
+      joined_above(a);
+      continue;
+    }
+    // A held job joined again (rejoin_jobs): it keeps its partition, or it is lost.
+    const auto held = jobs_.held();
+    const auto h = std::find_if(held.begin(), held.end(), [&](const Jobs::Held& j) { return j.id == a.request.job; });
+    if (h == held.end() || a.link_down || h->slot != a.request.slot) continue;
+    if (a.info[0] != 1u + h->ppn || a.info[2] != h->epoch)
+      lose_job(h->id, a.info[0] == 0 ? "the level 2 refused it again" : "the level 2 gave it another partition");
+  }
+}
+
+void Server::joined_above(const JobAnswer& a) {
+  Asking& ask = asking_.at(a.request.job);
+  const uint32_t ppn = a.info[0] - 1;
+  ask.answered = true;
+  if (a.link_down) {
+    ask.refusal = link::JoinRefusal::no_parent;
+  } else if (a.info[0] == 0) {
+    ask.refusal = static_cast<link::JoinRefusal>(a.info[1]);
+  } else if (ppn >= uint32_t(config_.controller.partitions)) {
+    ask.refusal = link::JoinRefusal::no_partition;  // a partition this level-1 has not: given back
+    parent_->request(slot_end(ask.slot));
+  } else {
+    jobs_.adopt(a.request.job, a.request.uid, uint8_t(ppn), a.info[2], ask.slot);
+  }
+  // The JOINs that waited: done now, each answered at once.
+  const std::map<int, Frame> waiting = std::move(ask.waiting);
+  ask.waiting.clear();
+  if (ask.refusal == link::JoinRefusal::none) asking_.erase(a.request.job);
+  for (const auto& [c, f] : waiting) handle_driver_request(c, f);
+  asking_.erase(a.request.job);  // refused: each waiting JOIN has had its refusal
+  // Held for JOINs that were not done after all (their driver moved on): given back.
+  if (const auto freed = jobs_.release_if_empty(a.request.job)) give_back_slot(*freed);
+}
+
+void Server::rejoin_jobs() {
+  for (const Jobs::Held& h : jobs_.held())
+    parent_->request(JobRequest{FrameType::join, h.slot, h.id, h.uid, 1u + h.ppn, h.epoch});
+}
+
+void Server::lose_job(const std::string& job, const std::string& why) {
+  const auto held = jobs_.held();
+  const auto h = std::find_if(held.begin(), held.end(), [&](const Jobs::Held& j) { return j.id == job; });
+  if (h == held.end()) return;
+  // Its tasks get epoch_lost on every command until they enrol again (cop.h "Epochs"):
+  // the words their partition had are gone with the level 2's.
+  for (const auto& [c, t] : jobs_.drop(job)) {
+    away_.erase({c, t});
+    Channel& ch = chan(c);
+    if (t < ch.tasks.size() && ch.tasks[t].enrolled) ch.tasks[t].lost = true;
+  }
+  if (!jobs_.in_use(h->ppn)) controller_.clear_partition(h->ppn);
+  log_(link::LogLevel::warn, fmt::format("job '{}' lost ({}): its tasks get epoch_lost until they enrol again", job, why));
+}
+
+void Server::give_back_slot(const Jobs::Freed& freed) {
+  if (config_.controller.level == 1 && parent_) parent_->request(slot_end(freed.slot));
+}
+
+void Server::leave_slot(int c, uint16_t slot) {
+  away_.erase({c, slot});
+  chan(c).joined.erase(slot);
+  leave_job(c, slot);
+  controller_.set_task_partition(c, slot, Controller::kChannelPartition);
 }
 
 }  // namespace cop::controller

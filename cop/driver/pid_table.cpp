@@ -150,10 +150,13 @@ uint32_t Driver::enrol_task(int slot, uint64_t token, const std::string& job, ui
   if (answered && joined == 0) {
     const auto why_not = static_cast<link::JoinRefusal>(ours ? answer & 0xFFFFu : 0);
     free_slot(slot);
-    rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition : CopErrNotPermitted;
+    rep.status = why_not == link::JoinRefusal::no_partition ? CopErrNoPartition
+                 : why_not == link::JoinRefusal::no_parent  ? CopErrLinkDown
+                                                            : CopErrNotPermitted;
     std::snprintf(rep.detail, sizeof rep.detail, "copd refused job '%s' of uid %d: %s", job.c_str(), int(uid),
                   why_not == link::JoinRefusal::other_user     ? "it is another user's job"
                   : why_not == link::JoinRefusal::no_partition ? "every partition belongs to another job"
+                  : why_not == link::JoinRefusal::no_parent    ? "its level-1 copd could not reach the level 2"
                                                                : "bad job id");
     return 0;
   }

@@ -3,18 +3,21 @@
 # and, for each seed, a fresh COP stack of scripts/cop-stack (4 nodes), the seed's program on
 # it, the stack stopped again. A failure is reproducible from its seed (--seed S).
 #   difftest.sh BUILD_BIN_DIR COP_STACK_SCRIPT [--seeds "S1 S2 ..." | --seed S | --budget SECONDS [--start-seed S]]
-#               [--features LIST] [--steps K] [--tasks T] [--keep-going 0|1] [-- cop_difftest options...]
+#               [--features LIST] [--steps K] [--tasks T] [--max-errors N] [-- cop_difftest options...]
 #   --budget: seeds start-seed, start-seed+1, ... (default: the time's seconds) until SECONDS have passed.
+#   COP_PER_CONTROLLER=K: a two-level stack (K channels a level-1 copd, scripts/cop-stack).
 #   --features jobs: every program runs twice at once, as two jobs (COP_JOB difftest-a-S and
 #     difftest-b-S) of two private PVM machines on the one stack, the same group names and tags;
 #     jobs-default: the same with COP_JOB unset (each job named by libcop's default).
+#   --max-errors N: also fail when the programs' libcop calls returned more than N errors in all
+#     (for classes without faults, where an error means one job or call disturbed another).
 # Prints each run's DIFFTEST line and, at the end, the seeds that failed and the totals per kind.
 # Exit 0: every program right (errors allowed); 1: a wrong value, a fetch-and-add history out of
 # bounds, a hang, or a stack that did not start; 2: bad usage.
 set -euo pipefail
 bin=$1 stack_cmd=$2
 shift 2
-seeds="" budget="" start="" features="" steps=40 tasks=8 extra=()
+seeds="" budget="" start="" features="" steps=40 tasks=8 max_errors="" extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
     --features) features=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --tasks) tasks=$2; shift 2 ;;
+    --max-errors) max_errors=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "difftest.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -55,6 +59,8 @@ run_job() {
     eval "$exports"
     unset COP_JOB
     if [ "$jobs" = named ]; then export COP_JOB=difftest-$([ "$job" = 0 ] && echo a || echo b)-$seed PVM_EXPORT=COP_JOB; fi
+    # Two levels (COP_PER_CONTROLLER, read by scripts/cop-stack too): libcop's mapping in every task.
+    [ -z "${COP_PER_CONTROLLER:-}" ] || export COP_PER_CONTROLLER PVM_EXPORT=COP_PER_CONTROLLER${PVM_EXPORT:+:$PVM_EXPORT}
     "$bin/cop_difftest" --stack "$work/stack" --seed "$seed" --features "$features" --steps "$steps" \
       --tasks "$tasks" --job "$job" "$@" "${extra[@]}"
   )
@@ -99,4 +105,9 @@ done
 echo "cop_difftest: $n program(s) in $((SECONDS - t0)) s; failed seeds:${failed:- none}"
 grep '^DIFFTEST' "$work/all.out" | awk '{for (i = 6; i < NF; i += 2) s[$i] += $(i + 1)} END {
   printf "cop_difftest totals:"; for (k in s) printf " %s %d", k, s[k]; printf "\n" }'
+errors=$(grep '^DIFFTEST' "$work/all.out" | awk '{for (i = 6; i < NF; i += 2) if ($i == "errors") e += $(i + 1)} END {print e + 0}')
+if [ -n "$max_errors" ] && [ "$errors" -gt "$max_errors" ]; then
+  echo "cop_difftest: $errors errors, more than --max-errors $max_errors: FAIL"
+  exit 1
+fi
 [ -z "$failed" ]

@@ -109,6 +109,14 @@
 // partition's epoch. A re-join into a partition (or copd) of another epoch is
 // refused epoch_lost, the task's ENROL still enrols it, and copd answers its
 // every command NACK epoch_lost (wire.h).
+//
+// Driver requests' answers: a SUP_ACK of a request (ENROL, JOIN, TASK_END) says
+// info[3] = kRequestAck and, in `ack`, the last request copd has done (a SUP_ACK
+// without it, at a level 2, confirms a level-1's COMMAND frame). REGISTERED's `seq`
+// is the last request copd has done in the session it gives (0: a new one), so a
+// sender whose count started again (a level-1 copd restarted on its address, kept in
+// its session) numbers its next request after it and is never answered with the
+// answer of an earlier request of the same number.
 #pragma once
 #include <cop/wire.h>
 
@@ -188,6 +196,7 @@ enum class FrameType : uint8_t {
 };
 
 inline constexpr size_t kMaxJobId = 64;
+inline constexpr uint32_t kRequestAck = 1;  // a SUP_ACK's info[3]: the answer of a driver request
 enum class JoinRefusal : uint32_t {
   none = 0,
   other_user = 1,    // the job is another user's on this controller
@@ -195,6 +204,7 @@ enum class JoinRefusal : uint32_t {
   bad_request = 3,   // the task is not enrolled, or the job id is empty or too long
   epoch_lost = 4,    // a re-join naming a partition (PPN, epoch) that is gone: copd enrols the
                      // task all the same and answers its every command NACK epoch_lost
+  no_parent = 5,     // two levels: the level-1 copd could not reach its level 2 for the job's partition
 };
 
 enum class EntryKind : uint8_t { command = 0, answer = 1, broadcast = 2 };
