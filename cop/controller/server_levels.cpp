@@ -172,8 +172,20 @@ JobRequest slot_end(uint16_t slot) {
 
 std::optional<std::array<uint32_t, 3>> Server::join_through_parent(int c, const Frame& f) {
   const std::string job = f.text;
-  // Held here already (another task of the job, on any channel): joined as on one level.
-  if (jobs_.epoch_of(job) != 0) return join_here(c, f);
+  // The epoch a task holds names both lives its words depend on: its job's partition at
+  // the level 2 and this level-1 copd (its task address spaces are here): the level 2's
+  // epoch XOR copd's. A re-join naming another life of either is refused epoch_lost. (An
+  // XOR of 0 reads as no epoch, which is refused too: an error, never old words.)
+  if (jobs_.epoch_of(job) != 0) {
+    Frame g = f;
+    if (g.info[3] != 0) g.info[1] ^= epoch_;
+    auto answer = join_here(c, g);
+    if (answer[0] != 0) answer[2] ^= epoch_;
+    return answer;
+  }
+  // A re-join into a job this level-1 does not hold: its words here are gone (copd
+  // restarted, or the job's last task here left and it was given back and cleared).
+  if (f.info[3] != 0) return lost_join(c, f, "this level-1 copd holds its job no longer");
   auto it = asking_.find(job);
   if (it != asking_.end() && it->second.answered) {
     // The level 2 refused the job: each JOIN that waited for it is refused the same way.
@@ -196,7 +208,7 @@ std::optional<std::array<uint32_t, 3>> Server::join_through_parent(int c, const 
     Asking ask;
     ask.slot = *slot;
     it = asking_.emplace(job, std::move(ask)).first;
-    parent_->request(JobRequest{FrameType::join, *slot, job, f.info[2], f.info[3], f.info[1]});
+    parent_->request(JobRequest{FrameType::join, *slot, job, f.info[2], 0, 0});
   }
   it->second.waiting[c] = f;  // this channel's JOIN: done when the answer comes
   return std::nullopt;

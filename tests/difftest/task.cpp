@@ -419,27 +419,30 @@ int task_main(int argc, char** argv) {
   c.self_check = std::strcmp(argv[10], "1") == 0;
   pvm_recv(pvm_parent(), kStartTag);
   pvm_upkint(c.tids.data(), tasks, 1);
-  const int tid = cop_mytid();
+  // An enrolment that fails (copd restarted by the other job's faults meanwhile) is an
+  // error, and the task runs the program all the same (its calls give errors): the
+  // others wait for it in PVM's barriers, and must not hang for it.
+  int tid = cop_mytid();
+  for (int again = 0; tid < 0 && again < 2; ++again) tid = cop_mytid();
   if (tid < 0) {
     c.t.lines += "  cop_mytid: " + std::string(cop_strerror(tid)) + "\n";
     c.t.errors[0]++;
-  } else {
-    cop_setopt(CopTimeout, std::atoi(argv[9]));
-    pvm_joingroup(const_cast<char*>(c.sync.c_str()));
-    for (size_t g = 0; g < p.groups.size(); ++g)
-      if (p.initial[g].count(me)) pvm_joingroup(c.group(int(g)));
-    pvm_barrier(const_cast<char*>(c.sync.c_str()), tasks);
-    for (const Step& s : p.steps) {
-      if (!c.m.alive.count(me)) break;
-      pvm_initsend(PvmDataDefault);
-      pvm_pkint(&c.step, 1, 1);
-      pvm_send(pvm_parent(), kStepTag);
-      run_step(c, s);
-      c.m.apply(s);
-      c.step++;
-    }
-    finish(c);
   }
+  cop_setopt(CopTimeout, std::atoi(argv[9]));
+  pvm_joingroup(const_cast<char*>(c.sync.c_str()));
+  for (size_t g = 0; g < p.groups.size(); ++g)
+    if (p.initial[g].count(me)) pvm_joingroup(c.group(int(g)));
+  pvm_barrier(const_cast<char*>(c.sync.c_str()), tasks);
+  for (const Step& s : p.steps) {
+    if (!c.m.alive.count(me)) break;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&c.step, 1, 1);
+    pvm_send(pvm_parent(), kStepTag);
+    run_step(c, s);
+    c.m.apply(s);
+    c.step++;
+  }
+  finish(c);
   c.t.pack();
   pvm_send(pvm_parent(), kReportTag);
   pvm_barrier(const_cast<char*>(c.sync.c_str()), int(c.m.alive.size()));  // nobody leaves while others still call

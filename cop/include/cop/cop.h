@@ -243,9 +243,13 @@
  * same job. Two jobs of one virtual machine using a PVM group of the same name: each
  * job's calls take only its own tasks as the group's members (a task publishes its
  * partition with its place, table mapping; another partition's is left out), with
- * PVM's instance numbers (roots) as they are, and a count (cop_barrier) counts them. Not done: a two-level COP gives all jobs of a level-1 controller
- * its one partition (the level 2's SAS word), so jobs are isolated there by
- * copdrv's user check only.
+ * PVM's instance numbers (roots) as they are, and a count (cop_barrier) counts them.
+ * Two levels: the level-2 copd gives the partitions of the whole system, so a job has
+ * one PPN on every level-1 controller and at the level 2, and two jobs never share one
+ * there either (a level-1 asks its level 2 for a job it does not hold yet: a task's
+ * first cop_mytid of a job on a level-1 costs one more round trip). A task's epoch
+ * there names both its job's partition at the level 2 and its level-1 copd's life
+ * (its task address space is there): a restart of either gives CopErrEpochLost.
  */
 #ifndef COP_COP_H
 #define COP_COP_H
