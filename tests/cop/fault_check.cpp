@@ -56,6 +56,11 @@ constexpr int kReportTag = 4343;
 // copd goes on; each task's errors of a round to task 0; task 0's word to the others.
 constexpr int kHelloTag = 4344, kOverTag = 4345, kRoundTag = 4346, kNextTag = 4347;
 constexpr int kMaxOutageRounds = 1200;  // tags of their own per round stay within 65536 words
+// Rounds kept for after the outage, until the stack has recovered: rounds that fail at once
+// (link down, a few ms each) while the drivers register again. 100 were used up once on a
+// loaded machine (cop_fault_outage_long: "never recovered"); the rounds before the outage
+// ends wait for it (a condition), so the reserve costs no round of the outage itself.
+constexpr int kRecoveryRounds = 400;
 char kGroup[] = "copfault";
 constexpr int kFaaTag = 5;  // the counter: word 5 of task 0's task address space
 
@@ -177,7 +182,7 @@ void run_outage(Tally& during, Tally& after, int after_rounds, int inst, const s
       // A long outage (copd stopped 15 s): rounds failing at once (link down) would use
       // up the rounds' tags before it ends. Near that bound task 0 waits for the
       // parent's word that the outage is over (a condition, bounded by 60 s).
-      if (!over && r + after_rounds + 100 >= kMaxOutageRounds) {
+      if (!over && r + after_rounds + kRecoveryRounds >= kMaxOutageRounds) {
         timeval until_over{60, 0};
         if (pvm_trecv(pvm_parent(), kOverTag, &until_over) > 0) over = true;
       }
