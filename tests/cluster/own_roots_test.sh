@@ -114,7 +114,12 @@ YML
 run_campaign() {
   on node1 "cd /root && COPBENCH_COP_SUBNET=$cop_subnet $build/bin/copbench campaign run $COPBENCH_CLUSTER_STATE/own-roots.yml --cluster $inv --results /root/results-$1 --quiet"
 }
-run_campaign ok >"$work/campaign.out" 2>&1 || fail "the campaign failed (see $work/campaign.out)"
+# The campaign's log and statuses lie in node1's own root, gone at down: kept beside campaign.out.
+run_campaign ok >"$work/campaign.out" 2>&1 || {
+  on node1 'tail -n 40 /root/results-ok/*/campaign.log; cat /root/results-ok/*/status/*.json' >"$work/campaign.log" 2>&1
+  cat "$work/campaign.log" >&2
+  fail "the campaign failed (see $work/campaign.out and campaign.log)"
+}
 on node1 'cat /root/results-ok/*/manifest.json' >"$work/manifest.json" || fail "no manifest on node1"
 on node1 'ls /root/results-ok/*/raw' >"$work/raw.txt"
 [ "$(grep -c '\.json$' "$work/raw.txt")" = 4 ] || fail "not every point has a result: $(tr '\n' ' ' <"$work/raw.txt")"
