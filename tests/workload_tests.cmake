@@ -52,7 +52,7 @@ function(copbench_workload_tests)
     string(APPEND text "set(_w_${var} [==[${W_${var}}]==])\n")
   endforeach()
   string(APPEND text "set(_w_RUNNER [==[${runner}]==])\nset(_w_COPBENCH [==[${COPBENCH}]==])\n"
-                     "set(_w_EXPECT_ERROR [==[${PROJECT_SOURCE_DIR}/tests/suite/expect_error.sh]==])\n"
+                     "set(_w_EXPECT_OUTPUT [==[${EXPECT_OUTPUT}]==])\n"
                      "include([==[${CMAKE_CURRENT_FUNCTION_LIST_DIR}/workload_tests_ctest.cmake]==])\n")
   file(WRITE ${file} "${text}")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${file})

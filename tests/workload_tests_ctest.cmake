@@ -81,7 +81,7 @@ foreach(_w_i RANGE ${_w_last})
     endif()
   elseif(_w_NOT_OFFERED)
     _w_test_name("${_w_NOT_OFFERED}" "${_w_name}" _w_test)
-    add_test(${_w_test} ${_w_EXPECT_ERROR} "is not offered by ${_w_BACKEND}" ${_w_COPBENCH} run ${_w_name}
+    add_test(${_w_test} ${_w_EXPECT_OUTPUT} error "is not offered by ${_w_BACKEND}" ${_w_COPBENCH} run ${_w_name}
              --backend ${_w_BACKEND} --nodes 2)
     set_tests_properties(${_w_test} PROPERTIES LABELS "${_w_LABELS}" TIMEOUT 60)
   endif()

@@ -36,40 +36,5 @@ dir=$(ls -d "$work"/results/cop-vs-pvm-* 2>/dev/null | head -1)
 [ -z "$(ls "$dir/status" 2>/dev/null)" ] || fail "points did not run: $(cat "$dir"/status/*.json)"
 "$copbench" report "$dir" --out "$work/report" --no-plots >/dev/null || fail "copbench report exited $?"
 
-python3 - "$dir/raw" "$work/report/tables/summary.csv" <<'EOF' || exit 1
-import csv, json, os, sys
-raw, summary = sys.argv[1], sys.argv[2]
-def ctx(point):
-    return json.load(open(os.path.join(raw, point + ".json")))["context"]
-# The lookup each point's tasks were told (rank 0's reading; the tasks get the same
-# variable through PVM_EXPORT) and the runner's record of the run's env.
-for point, groups, env in [("barrier.cop-direct.n2.native", "static", None),
-                           ("barrier.cop-direct.n2.native.COPBENCH_COP_GROUPS=default", "default", "COPBENCH_COP_GROUPS=default"),
-                           ("reduce.cop-direct.n2.native.COPBENCH_COP_GROUPS=ask", "ask", "COPBENCH_COP_GROUPS=ask"),
-                           ("barrier.cop-direct.n4.native.k2", "static", None)]:  # after the env runs
-    c = ctx(point)
-    if c.get("cop_groups") != groups or c.get("campaign_env") != env:
-        sys.exit(f"FAIL: {point}: cop_groups {c.get('cop_groups')!r}, campaign_env {c.get('campaign_env')!r}; "
-                 f"expected {groups!r}, {env!r}")
-rows = list(csv.DictReader(open(summary)))
-def num(r, k):
-    v = (r.get(k) or "").replace(" !", "").rstrip("x")
-    try:
-        return float(v)
-    except ValueError:
-        sys.exit(f"FAIL: summary: {k} is {r.get(k)!r} at {r['nodes']} nodes, {r['point']}")
-cols = ["cop/direct µs", "cop/direct+COPBENCH_COP_GROUPS=default µs", "cop/direct+COPBENCH_COP_GROUPS=ask µs",
-        "pvm/direct µs", "cop modelled µs", "pvm ÷ cop", "cop floor µs", "cop ÷ floor"]
-for point in ("barrier/nodes:2", "reduce/double/size:8"):
-    rs = [r for r in rows if r["point"] == point and r["nodes"] == "2"]
-    if len(rs) != 1:
-        sys.exit(f"FAIL: summary: {len(rs)} rows for {point} at 2 nodes")
-    for k in cols:
-        if not num(rs[0], k) > 0:
-            sys.exit(f"FAIL: summary: {k} = {rs[0][k]} for {point}")
-    print(point, {k: rs[0][k] for k in cols})
-rs = [r for r in rows if r["point"] == "barrier/nodes:4" and r["nodes"] == "4"]
-if len(rs) != 1 or not num(rs[0], "cop/direct+2level µs") > 0:
-    sys.exit(f"FAIL: summary: no two-level barrier at 4 nodes: {rs}")
-EOF
+python3 "$(dirname "$0")/../lib/checks.py" cop-vs-pvm-report "$dir/raw" "$work/report/tables/summary.csv" || exit 1
 echo "cop-vs-pvm.yml: 27 points; CI-sized (10 points) run and reported with cop, pvm, each group lookup, modelled, floor and two levels"

@@ -46,39 +46,7 @@ dir=$(ls -d "$work"/results/emulation-* 2>/dev/null | head -1)
 
 table=$work/report/tables/emulation.csv
 [ -f "$table" ] || fail "no tables/emulation.csv"
-python3 - "$table" "$work/report/tables/summary.csv" <<'EOF' || exit 1
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-ops = ["barrier", "reduce/double/size:8", "broadcast/size:8", "broadcast/size:16384", "reduce/int/size:8192",
-       "reduce/double/size:8192"]
-def num(r, k):
-    v = r[k].replace(" !", "").rstrip("x")
-    try:
-        return float(v)
-    except ValueError:
-        sys.exit(f"FAIL: emulation table: {k} is '{r[k]}' at {r['nodes']} nodes, {r['operation']}")
-for n in ("2", "4"):
-    for op in ops:
-        rs = [r for r in rows if r["nodes"] == n and r["operation"] == op]
-        if len(rs) != 1:
-            sys.exit(f"FAIL: emulation table: {len(rs)} rows for {op} at {n} nodes")
-        r = rs[0]
-        for k in ("cop µs", "floor µs", "cop ÷ floor", "floor CPU µs/op/channel", "copd CPU µs/op/channel"):
-            if not num(r, k) > 0:
-                sys.exit(f"FAIL: emulation table: {k} = {r[k]} at {n} nodes, {op}")
-        if abs(num(r, "cop ÷ floor") / (num(r, "cop µs") / num(r, "floor µs")) - 1) > 0.02:
-            sys.exit(f"FAIL: cop ÷ floor {r['cop ÷ floor']} is not cop / floor at {n} nodes, {op}")
-        for k in ("copd I/O threads", "copd poll", "COP_POLL_US"):
-            if not r[k] or r[k] == "—":
-                sys.exit(f"FAIL: emulation table: no {k} at {n} nodes, {op}")
-summary = list(csv.DictReader(open(sys.argv[2])))
-floors = [r for r in summary if r["benchmark"] == "barrier" and r.get("cop floor µs", "—") not in ("—", "")]
-if len(floors) != 2:
-    sys.exit(f"FAIL: summary: the barrier rows at 2 and 4 nodes have no cop floor ({len(floors)} have)")
-for r in floors:
-    if not float(r["cop ÷ floor"].rstrip("x")) > 0:
-        sys.exit(f"FAIL: summary: cop ÷ floor {r['cop ÷ floor']}")
-EOF
+python3 "$(dirname "$0")/../lib/checks.py" emulation-report "$table" "$work/report/tables/summary.csv" || exit 1
 for p in emulation-cop-over-floor barrier-vs-nodes emulation-barrier-vs-nodes; do
   [ -s "$work/report/plots/$p.png" ] || fail "no plot $p.png"
 done

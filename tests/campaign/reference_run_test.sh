@@ -23,25 +23,10 @@ printf 'reference: %s\ntolerance: 25%%\n' "${old#"$work"/}" >>"$work/new.yml"
   fail "the run naming a reference failed: $(cat "$work/new.out")"
 new=$(sed -n 's/^results: //p' "$work/new.out")
 [ -d "$new" ] || fail "no results directory in: $(cat "$work/new.out")"
-python3 - "$new" "$old" <<'PY'
-import json, os, sys
-new, old = sys.argv[1], sys.argv[2]
-m = json.load(open(os.path.join(new, "manifest.json")))
-assert m.get("reference_campaign") == old, (m.get("reference_campaign"), old)
-assert m.get("tolerance") == "25%", m.get("tolerance")
-PY
+python3 "$(dirname "$0")/../lib/checks.py" reference-manifest "$new" "$old"
 "$copbench" report "$new" >"$work/report.out" 2>&1 || fail "report failed: $(cat "$work/report.out")"
 table="$new/tables/reference-campaign.csv"
 [ -f "$table" ] || fail "no $table: $(cat "$work/report.out")"
-python3 - "$table" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-assert len(rows) >= 2, rows
-verdicts = {"faster", "slower", "same"}
-for r in rows:
-    v = [x for x in r.values() if x in verdicts]
-    assert v, r
-print(f"{len(rows)} points compared with the reference run")
-PY
+python3 "$(dirname "$0")/../lib/checks.py" reference-verdicts "$table"
 grep -q "reference" "$new/index.md" || fail "index.md does not mention the reference campaign"
 echo "ok"

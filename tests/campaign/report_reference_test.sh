@@ -43,13 +43,7 @@ grep -qxF "$summary" "$work/compare.out" || fail "copbench compare counts differ
 mkdir -p "$work/b-run" "$work/elsewhere"
 cp -r "$data/reference-new/raw" "$work/b-run/"
 cp -r "$data/reference-old" "$work/reference-old"
-python3 - "$data/reference-new/manifest.json" "$work/b-run/manifest.json" "$work/elsewhere/judged.yml" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-del m["reference_campaign"], m["tolerance"]
-m["file"] = sys.argv[3]
-json.dump(m, open(sys.argv[2], "w"), indent=2)
-EOF
+python3 "$(dirname "$0")/../lib/checks.py" strip-reference "$data/reference-new/manifest.json" "$work/b-run/manifest.json" "$work/elsewhere/judged.yml"
 printf 'name: reference-new\nreference: ../reference-old\ntolerance: 60%%\nruns: []\n' >"$work/b-run/campaign.yml"
 "$copbench" report "$work/b-run" --no-plots >"$work/b.out" 2>&1 || fail "report (campaign file copy) failed: $(cat "$work/b.out")"
 grep -qF "Every point against the reference campaign ../reference-old (tolerance 60 %): 7 points: 0 faster, 0 slower, 5 same within tolerance" \

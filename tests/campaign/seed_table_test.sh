@@ -19,19 +19,7 @@ diff -u "$data/seed-tables-expected/$table.csv" "$work/tables/$table.csv" || fai
 # expect ROW-PREFIX BACKEND NODES POINT DIVIDED-BY VALUE: the row (first match of the
 # prefix) read POINT (÷ DIVIDED-BY) of BACKEND at NODES and printed VALUE.
 expect() {
-  python3 - "$pairing" "$@" <<'EOF' || fail "row '$1' on $2: expected $4 ÷ '$5' at $3 nodes = $6"
-import csv, sys
-path, row, backend, nodes, point, over, value = sys.argv[1:]
-lines = [r for r in csv.DictReader(open(path, newline="")) if r["row"].startswith(row) and r["backend"] == backend]
-if not lines:
-    sys.exit(f"no pairing line for row '{row}' on {backend}")
-got = lines[0]
-want = {"nodes": nodes, "point": point, "divided by": over, "value": value}
-bad = {k: got[k] for k in want if got[k] != want[k]}
-if bad:
-    print(f"got {bad}, want {want}")
-    sys.exit(1)
-EOF
+  python3 "$(dirname "$0")/../lib/checks.py" pairing "$pairing" "$@" || fail "row '$1' on $2: expected $4 ÷ '$5' at $3 nodes = $6"
 }
 
 # verdict ROW-PREFIX COLUMN TEXT: the row's (first match) cell in the table's column COLUMN

@@ -65,64 +65,17 @@ scancel "$job"
 wait_runner
 [ "$rc" -ne 0 ] || fail "a campaign with a cancelled job and refused points exited 0"
 dir=$(ls -d "$work"/slurm-*)
-py() { /usr/bin/python3 - "$dir" "$@"; }
+# checks COMMAND ARGS...: tests/lib/checks.py with Debian's python3 (/usr/bin), as before.
+checks() { /usr/bin/python3 "$(dirname "$0")/../lib/checks.py" "$@"; }
 
-py "$job" <<'PY' || fail "first run: see above"
-import json, os, sys
-d, job = sys.argv[1], sys.argv[2]
-m = json.load(open(f"{d}/manifest.json"))
-st = json.load(open(f"{d}/status/barrier.mpi.n2.native.json"))
-assert st["status"] == "failed", st
-assert st["reason"].startswith(f"Slurm job {job} CANCELLED"), st["reason"]
-assert m["jobs"]["barrier.mpi.n2.native"] == [job], m.get("jobs")
-assert m["sessions"][0]["launcher"] == "slurm", m["sessions"]
-log = open(f"{d}/campaign.log").read()
-done = sorted(f[:-5] for f in os.listdir(f"{d}/raw"))
-want = sorted(f"{b}.{k}.n{n}.native" for b in ("barrier", "echo") for k in ("mpi", "armci", "pvm-direct-raw")
-              for n in (2, 3) if (b, k, n) != ("barrier", "mpi", 2))
-cop = sorted(p for p in done if ".cop-" in p)
-assert [(p.split(".")[0], p.split(".")[2]) for p in cop] == [("barrier", "n2"), ("barrier", "n3"), ("echo", "n2"),
-                                                              ("echo", "n3")], cop
-assert sorted(set(done) - set(cop)) == want, (done, want)
-subnet = os.environ["COPBENCH_COP_SUBNET"]
-for p in done:
-    r = json.load(open(f"{d}/raw/{p}.json"))
-    c = r["context"]
-    by = "a pvmd of the allocated hosts" if ".pvm-" in p or ".cop-" in p else "mpirun inside the allocation"
-    assert c["launcher"] == "slurm" and c["slurm_started_by"].startswith(by), c
-    assert m["jobs"][p] == [c["slurm_job"]], (p, m["jobs"].get(p), c["slurm_job"])
-    assert f"slurm job {c['slurm_job']}: point {p}" in log, p
-    if ".cop" in p:
-        import ipaddress, re
-        n = int(p.split(".")[2][1:])
-        s = re.fullmatch(r"job-private: copd ([0-9.]+):([0-9]+), copdrv channels 1\.\.(\d+) on (.*)", c["cop_stack"])
-        assert s and ipaddress.ip_address(s[1]) in ipaddress.ip_network(subnet), (c, subnet)
-        assert int(s[3]) == n and len(s[4].split()) == n, c
-        assert "job-private COP stack" in c["slurm_started_by"], c
-        for x in r["benchmarks"]:
-            assert x.get("error_occurred") is not True, (p, x)
-for p in os.listdir(f"{d}/status"):
-    s = json.load(open(f"{d}/status/{p}"))
-    assert p == "barrier.mpi.n2.native.json", s
-print("first run: cancelled point failed with Slurm's reason; 15 mpi/armci/pvm/cop points done as Slurm jobs")
-PY
+checks slurm-first-run "$dir" "$job" || fail "first run: see above"
 
 set +e
 "$copbench" campaign run "$campaign" "${cluster[@]}" --launcher slurm --resume "$dir" --quiet >"$work/second.out" 2>&1
 set -e
 grep -q "16 points: 15 already done, 1 ran, 0 not offered, 0 skipped, 0 failed" "$work/second.out" ||
   fail "resume: $(cat "$work/second.out")"
-py "$job" <<'PY' || fail "resume: see above"
-import json, os, sys
-d, job = sys.argv[1], sys.argv[2]
-m = json.load(open(f"{d}/manifest.json"))
-r = json.load(open(f"{d}/raw/barrier.mpi.n2.native.json"))
-jobs = m["jobs"]["barrier.mpi.n2.native"]
-assert len(jobs) == 2 and jobs[0] == job and r["context"]["slurm_job"] == jobs[1], (jobs, r["context"])
-assert not os.path.exists(f"{d}/status/barrier.mpi.n2.native.json")
-assert not [f for f in os.listdir(f"{d}/jobs")], os.listdir(f"{d}/jobs")  # the jobs' files are removed
-print("resume: the cancelled point ran again as job", jobs[1])
-PY
+checks slurm-resume "$dir" "$job" || fail "resume: see above"
 # Nothing of a job stays on any host: no pvmd or COP stack directory (each host has its
 # own /tmp), no job's copd (--listen ADDR:0) or copdrv (--dir /tmp/copbench-slurm-cop.*).
 leftovers() {
@@ -158,14 +111,7 @@ job=$(squeue -h -n copbench-barrier.cop-direct-raw.n3.native -o %i | head -1)
 scancel "$job"
 wait_runner
 [ "$rc" -ne 0 ] || fail "a campaign whose cop job was cancelled exited 0"
-/usr/bin/python3 - "$work"/cancel/cancel-* "$job" <<'PY' || fail "cancelled cop job: see above"
-import json, os, sys
-d, job = sys.argv[1], sys.argv[2]
-st = [json.load(open(f"{d}/status/{f}")) for f in os.listdir(f"{d}/status")]
-assert len(st) == 1 and st[0]["status"] == "failed", st
-assert st[0]["reason"].startswith(f"Slurm job {job} CANCELLED"), st[0]["reason"]
-print("cancelled cop job", job, "failed:", st[0]["reason"])
-PY
+checks slurm-cancelled "$work"/cancel/cancel-* "$job" || fail "cancelled cop job: see above"
 # The job's script stops them on SIGTERM (within Slurm's KillWait): wait for that, bounded.
 nothing_left() { left=$(leftovers); [ -z "$left" ]; }
 WAIT_EVERY_S=0.2 wait_until 60 nothing_left || fail "the cancelled cop job left daemons or directories: $left"
@@ -181,39 +127,12 @@ runs:
 YML
 "$copbench" campaign run "$work/two-level.yml" "${cluster[@]}" --launcher slurm --results "$work/two-level" --quiet \
   >"$work/two-level.out" 2>&1 || fail "two levels in a Slurm job: $(cat "$work/two-level.out")"
-/usr/bin/python3 - "$work"/two-level/two-level-* <<'PY' || fail "two levels in a Slurm job: see above"
-import ipaddress, json, os, re, sys
-d = sys.argv[1]
-subnet = ipaddress.ip_network(os.environ["COPBENCH_COP_SUBNET"])
-r = json.load(open(f"{d}/raw/barrier.cop-direct.n3.native.k2.json"))
-c = r["context"]
-s = re.fullmatch(r"job-private: copd-l2 ([0-9.]+):\d+, level-1 copd ([0-9.]+):\d+ ([0-9.]+):\d+ of 2 channels, copdrv on (.*)",
-                 c["cop_stack"])
-assert s and all(ipaddress.ip_address(s[i]) in subnet for i in (1, 2, 3)) and len(s[4].split()) == 3, c
-assert c["cop_per_controller"] == 2 and c["launcher"] == "slurm", c
-assert r["benchmarks"] and all(x.get("error_occurred") is not True for x in r["benchmarks"]), r["benchmarks"]
-print("two levels in a Slurm job:", c["cop_stack"])
-PY
+checks slurm-two-level "$work"/two-level/two-level-* || fail "two levels in a Slurm job: see above"
 left=$(leftovers)
 [ -z "$left" ] || fail "the two-level cop job left daemons or directories: $left"
 
 # The same campaign without Slurm: the same points, in kind.
 "$copbench" campaign run "$campaign" "${cluster[@]}" --results "$work/direct" --quiet >"$work/direct.out" 2>&1 ||
   fail "without --launcher slurm: $(cat "$work/direct.out")"
-/usr/bin/python3 - "$dir" "$work"/direct/slurm-* <<'PY' || fail "kind: see above"
-import json, os, sys
-a, b = sys.argv[1], sys.argv[2]
-n = 0
-for p in sorted(os.listdir(f"{a}/raw")):
-    ra, rb = json.load(open(f"{a}/raw/{p}")), json.load(open(f"{b}/raw/{p}"))
-    assert rb["context"].get("launcher") != "slurm"
-    na = sorted(x["name"] for x in ra["benchmarks"])
-    nb = sorted(x["name"] for x in rb["benchmarks"])
-    assert na == nb and na, (p, na, nb)
-    for x in ra["benchmarks"] + rb["benchmarks"]:
-        assert x.get("error_occurred") is not True, (p, x)
-    n += 1
-assert len(os.listdir(f"{b}/raw")) == 16, os.listdir(f"{b}/raw")  # every point
-print(f"in kind: {n} points through Slurm match the same points without it; all 16 points run without it")
-PY
+checks slurm-in-kind "$dir" "$work"/direct/slurm-* || fail "kind: see above"
 echo "ok"

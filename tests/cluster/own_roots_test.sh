@@ -53,15 +53,7 @@ trap cleanup EXIT
 "$cluster" up 3 --own-roots >"$work/up.log" 2>&1 || fail "cluster up 3 --own-roots failed (see $work/up.log)"
 grep -qx 'CLUSTER_ROOTS=own' "$COPBENCH_CLUSTER_STATE/cluster.env" || fail "cluster.env does not record own roots"
 inv="$COPBENCH_CLUSTER_STATE/inventory.yml"
-python3 - "$inv" "$repo/ansible/inventory/example-cluster.yml" <<'PY' || fail "the inventory is not example-cluster.yml with the cluster filled in"
-import sys, yaml
-inv, example = (yaml.safe_load(open(p)) for p in sys.argv[1:3])
-v, e = inv["all"]["vars"], example["all"]["vars"]
-assert v["copbench_shared_root"] is False and v["copbench_shared_home"] is False, "roots or homes shared"
-for key in ("copbench_checkout", "copbench_suite_install", "copbench_log_dir"):
-    assert v[key] == e[key], f"{key}: {v[key]!r}, the example has {e[key]!r}"
-assert sorted(inv["all"]["children"]["compute"]["hosts"]) == ["node1", "node2", "node3"]
-PY
+python3 "$here/../lib/checks.py" inventory-like-example "$inv" "$repo/ansible/inventory/example-cluster.yml" || fail "the inventory is not example-cluster.yml with the cluster filled in"
 checkout=$(sed -n 's/^    copbench_checkout: //p' "$inv")
 build=$(sed -n 's/^    copbench_build: //p' "$inv")
 [ -n "$checkout" ] && [ -n "$build" ] || fail "the inventory names no copbench_checkout / copbench_build"
@@ -93,8 +85,7 @@ else
 fi
 for h in $hosts; do
   rec=$(on "$h" cat "$build/copbench-install.json") || fail "$h has no install record ($build/copbench-install.json)"
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(r["mode"] != sys.argv[2] or r["commit"] != sys.argv[3])' \
-    "$rec" "$mode" "$commit" || fail "$h's install record is not mode $mode, commit $commit: $rec"
+  python3 "$here/../lib/checks.py" install-record "$rec" "$mode" "$commit" || fail "$h's install record is not mode $mode, commit $commit: $rec"
 done
 [ ! -e "$build/bin/copbench" ] || fail "$build/bin/copbench exists on this machine: the hosts' copies are not theirs alone"
 on node1 "test -e /root/.copbench/env.sh" && on node2 "test -e /root/.copbench/env.sh" ||
@@ -123,18 +114,16 @@ YML
 run_campaign() {
   on node1 "cd /root && COPBENCH_COP_SUBNET=$cop_subnet $build/bin/copbench campaign run $COPBENCH_CLUSTER_STATE/own-roots.yml --cluster $inv --results /root/results-$1 --quiet"
 }
-run_campaign ok >"$work/campaign.out" 2>&1 || fail "the campaign failed (see $work/campaign.out)"
+# The campaign's log and statuses lie in node1's own root, gone at down: kept beside campaign.out.
+run_campaign ok >"$work/campaign.out" 2>&1 || {
+  on node1 'tail -n 40 /root/results-ok/*/campaign.log; cat /root/results-ok/*/status/*.json' >"$work/campaign.log" 2>&1
+  cat "$work/campaign.log" >&2
+  fail "the campaign failed (see $work/campaign.out and campaign.log)"
+}
 on node1 'cat /root/results-ok/*/manifest.json' >"$work/manifest.json" || fail "no manifest on node1"
 on node1 'ls /root/results-ok/*/raw' >"$work/raw.txt"
 [ "$(grep -c '\.json$' "$work/raw.txt")" = 4 ] || fail "not every point has a result: $(tr '\n' ' ' <"$work/raw.txt")"
-python3 - "$work/manifest.json" "$mode" "$hosts" <<'PY' || fail "the manifest does not record the install mode and every host's commit"
-import json, sys
-m, mode, hosts = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3].split()
-i = m["install"]
-assert i["mode"] == mode, i
-assert sorted(i["hosts"]) == sorted(hosts), i
-assert all(h["mode"] == mode and h["commit"] == m["commit"] for h in i["hosts"].values()), i
-PY
+python3 "$here/../lib/checks.py" install-manifest "$work/manifest.json" "$mode" "$hosts" || fail "the manifest does not record the install mode and every host's commit"
 
 # Idempotent: nothing changes on a second run.
 "$cluster" provision "${extra[@]}" >"$work/site.yml.2.log" 2>&1 || fail "the second site.yml run failed (see $work/site.yml.2.log)"

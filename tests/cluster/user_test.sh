@@ -95,18 +95,7 @@ cache=$(ccache -k cache_dir 2>/dev/null || true)
 ccache_env=""
 if [ -n "$cache" ] && [ -d "$cache" ]; then
   in_mnt node1 mkdir -p "$ccache_at" &&
-  python3 - "$cache" "$(init_pid node1)" "$ccache_at" <<'PY' && in_mnt node1 mount -o remount,bind,ro "$ccache_at" || fail "binding the compiler cache into node1"
-import ctypes, os, sys
-src, pid, dst = sys.argv[1:]
-libc = ctypes.CDLL(None, use_errno=True)
-AT_FDCWD, OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, MOVE_MOUNT_F_EMPTY_PATH = -100, 1, 0o2000000, 4
-fd = libc.syscall(428, AT_FDCWD, src.encode(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)  # open_tree
-if fd < 0: sys.exit(f"open_tree {src}: {os.strerror(ctypes.get_errno())}")
-ns = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY)
-if libc.setns(ns, 0x00020000) != 0: sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
-if libc.syscall(429, fd, b"", AT_FDCWD, dst.encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:  # move_mount
-    sys.exit(f"move_mount {dst}: {os.strerror(ctypes.get_errno())}")
-PY
+  python3 "$here/../lib/checks.py" move-mount "$cache" "$(init_pid node1)" "$ccache_at" && in_mnt node1 mount -o remount,bind,ro "$ccache_at" || fail "binding the compiler cache into node1"
   ccache_env="CCACHE_DIR=$ccache_at CCACHE_READONLY=1 CCACHE_TEMPDIR=/tmp/ccache-$user"
 fi
 
@@ -158,27 +147,7 @@ grep -q "8 points: 0 already done, 8 ran, 0 not offered, 0 skipped, 0 failed" <<
 
 dir=$(ls -d "$home"/results/user-* 2>/dev/null | head -1)
 [ -n "$dir" ] || fail "no results directory"
-jobs=$(/usr/bin/python3 - "$dir" <<'PY'
-
-import json, os, sys
-d = sys.argv[1]
-m = json.load(open(f"{d}/manifest.json"))
-done = sorted(f[:-5] for f in os.listdir(f"{d}/raw"))
-assert len(done) == 8 and not os.listdir(f"{d}/status"), (done, os.listdir(f"{d}/status"))
-for b in ("mpi", "armci", "pvm", "cop"):
-    assert sum(1 for p in done if p.split(".")[1].split("-")[0] == b) == 2, (b, done)
-jobs = []
-for p in done:
-    r = json.load(open(f"{d}/raw/{p}.json"))
-    c = r["context"]
-    assert c["launcher"] == "slurm" and m["jobs"][p] == [c["slurm_job"]], (p, c)
-    if ".cop" in p:
-        assert "job-private COP stack" in c["slurm_started_by"] and c["cop_stack"].startswith("job-private: copd "), c
-    assert r["benchmarks"] and all(x.get("error_occurred") is not True for x in r["benchmarks"]), (p, r["benchmarks"])
-    jobs.append(c["slurm_job"])
-print(" ".join(jobs))
-PY
-) || fail "the campaign's results: see above"
+jobs=$(/usr/bin/python3 "$here/../lib/checks.py" user-campaign "$dir") || fail "the campaign's results: see above"
 echo "points: 8 done and verified, Slurm jobs $jobs"
 for j in $jobs; do
   got=$("$cluster" exec node1 scontrol show job -o "$j" | grep -o 'UserId=[^ ]*')

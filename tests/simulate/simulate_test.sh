@@ -26,19 +26,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 case $case in
   calibrate)
     "$copbench" simulate calibrate "$data/calibrate-run" --out "$out/cal.xml" || fail "calibrate exited $?"
-    python3 - "$out/cal.xml" <<'PY' || exit 1
-import sys, xml.etree.ElementTree as ET
-text = open(sys.argv[1]).read()
-cluster = ET.parse(sys.argv[1]).getroot().find("zone/cluster")
-want = {"id": "calibrated", "bw": "100000000Bps", "lat": "25.0000us", "bb_bw": "100000000Bps", "radical": "0-4095"}
-bad = [f"{k}={cluster.get(k)!r} (want {v!r})" for k, v in want.items() if cluster.get(k) != v]
-for needed in ("calibrate-fixture", "echo/size:4", "bandwidth/size:32768", "alpha 50.000 us"):
-    if needed not in text:
-        bad.append(f"comment lacks {needed!r}")
-if "900" in text:
-    bad.append("pvm's points were fitted too")
-sys.exit("FAIL: " + "; ".join(bad) if bad else 0)
-PY
+    python3 "$(dirname "$0")/../lib/checks.py" calibrated-platform "$out/cal.xml" || exit 1
     ;;
   one-size)
     msg=$("$copbench" simulate calibrate "$data/one-size-run" --out "$out/cal.xml" 2>&1) && fail "calibrate succeeded"

@@ -77,19 +77,9 @@ copbench=$tmp/build/bin/copbench
 "$copbench" list >"$tmp/list.txt" || fail "copbench list failed"
 grep -Eq '^throwaway +offered +offered +offered' "$tmp/list.txt" || { cat "$tmp/list.txt"; fail "throwaway is not listed as offered"; }
 "$copbench" list --json >"$tmp/list.json" || fail "copbench list --json failed"
-python3 - "$tmp/list.json" <<'EOF' || fail "copbench list --json does not show throwaway as a benchmark offered by mpi"
-import json, sys
-w = {x["name"]: x for x in json.load(open(sys.argv[1]))["workloads"]}["throwaway"]
-assert w["kind"] == "benchmark" and w["needs"] == ["barrier", "broadcast"] and "mpi" in w["offered_by"], w
-assert w["smoke"]["sizes"] == [8], w
-EOF
+python3 "$(dirname "$0")/../lib/checks.py" throwaway-listed "$tmp/list.json" || fail "copbench list --json does not show throwaway as a benchmark offered by mpi"
 
 "$copbench" run throwaway --backend mpi --nodes 2 --sizes 8,64 --reps 2 --max-reps 3 --iters 3 --warmup 1 \
   --timeout 120 --json >"$tmp/run.json" 2>"$tmp/run.err" || { cat "$tmp/run.err"; fail "copbench run throwaway failed"; }
-python3 - "$tmp/run.json" <<'EOF' || fail "the run wrote no throwaway points"
-import json, sys
-names = {b["name"].split("_")[0] for b in json.load(open(sys.argv[1]))["benchmarks"]}
-want = {"throwaway/size:8", "throwaway/size:64"}
-assert want <= names, sorted(names)
-EOF
+python3 "$(dirname "$0")/../lib/checks.py" throwaway-ran "$tmp/run.json" || fail "the run wrote no throwaway points"
 echo "ok: a benchmark added as one file is built, listed and runs"

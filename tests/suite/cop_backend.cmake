@@ -40,7 +40,7 @@ set_tests_properties(suite_run_reduce_cop_running_stack PROPERTIES TIMEOUT 180 L
 
 # No channel driver where it is said to be: one line saying how to start the stack.
 add_test(NAME suite_error_cop_no_driver
-         COMMAND ${EXPECT_ERROR} "cop_mytid failed.*start the COP stack" ${COPBENCH} run barrier --backend cop --nodes 2)
+         COMMAND ${EXPECT_OUTPUT} error "cop_mytid failed.*start the COP stack" ${COPBENCH} run barrier --backend cop --nodes 2)
 set_tests_properties(suite_error_cop_no_driver PROPERTIES TIMEOUT 120 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=${CMAKE_CURRENT_BINARY_DIR}/no-cop-stack-here")
 
@@ -48,7 +48,7 @@ set_tests_properties(suite_error_cop_no_driver PROPERTIES TIMEOUT 120 LABELS "su
 # daemons, never a private loopback stack: without a running pvmd it says so and stops.
 set(COP_TWO_HOSTS ${CMAKE_CURRENT_BINARY_DIR}/cop-two-hosts)
 add_test(NAME suite_error_cop_cluster_no_pvmd
-         COMMAND ${EXPECT_ERROR} "cop: no pvmd is running .*a cop run on the cluster of .* uses the cluster's virtual machine"
+         COMMAND ${EXPECT_OUTPUT} error "cop: no pvmd is running .*a cop run on the cluster of .* uses the cluster's virtual machine"
                  sh -c "printf '198.18.7.1\\n198.18.7.2\\n' > ${COP_TWO_HOSTS} && exec ${COPBENCH} run barrier --backend cop --nodes 2 --hostfile ${COP_TWO_HOSTS}")
 set_tests_properties(suite_error_cop_cluster_no_pvmd PROPERTIES TIMEOUT 60 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=${CMAKE_CURRENT_BINARY_DIR}/no-pvm-here")
@@ -56,6 +56,6 @@ set_tests_properties(suite_error_cop_cluster_no_pvmd PROPERTIES TIMEOUT 60 LABEL
 # How libcop finds a group's members (COPBENCH_COP_GROUPS, cop_backend.cpp): a value that
 # is none of static, default, ask is one line and a non-zero exit, before any task runs.
 add_test(NAME suite_error_cop_groups
-         COMMAND ${EXPECT_ERROR} "COPBENCH_COP_GROUPS='sometimes' \\(static, default, ask" ${COPBENCH} run barrier --backend cop --nodes 2)
+         COMMAND ${EXPECT_OUTPUT} error "COPBENCH_COP_GROUPS='sometimes' \\(static, default, ask" ${COPBENCH} run barrier --backend cop --nodes 2)
 set_tests_properties(suite_error_cop_groups PROPERTIES TIMEOUT 120 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=;COP_STACK_DIR=;COP_DRIVER_1=;COPBENCH_COP_GROUPS=sometimes")

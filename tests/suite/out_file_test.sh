@@ -14,25 +14,13 @@ fi
 
 "$copbench" run echo --backend mpi --nodes 2 --sizes 0,8 "${tiny[@]}" --out "$dir/a.json" >/dev/null
 "$copbench" run echo --backend mpi --nodes 2 --sizes 0,8 "${tiny[@]}" --out "$dir/b.json" >/dev/null
-PYTHONPATH="$(dirname "$0")/../lib" python3 - "$dir/a.json" <<'PY'
-import sys
-from checks import result
-j = result(sys.argv[1])
-ctx = j["context"]
-for key in ["backend", "route", "nodes", "tasks_per_node", "link_profile", "host_name", "commit", "timer"]:
-    assert key in ctx, key
-assert ctx["backend"] == "mpi" and ctx["nodes"] == "2"
-names = {b["name"] for b in j["benchmarks"]}
-assert "echo/size:8_median" in names and "echo/size:0" in names, names
-for b in j["benchmarks"]:
-    assert b["time_unit"] == "us" and "real_time" in b and "cpu_time" in b
-PY
+python3 "$(dirname "$0")/../lib/checks.py" out-file "$dir/a.json"
 ls -a "$dir" | grep -q '\.tmp\.' && { echo "temporary file left behind"; exit 1; }
 
 # compare.py goes with Debian's python3 (python3-scipy), not whatever python3 is first on PATH.
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-if "$py" -c "import scipy" 2>/dev/null; then
+if "$py" "$(dirname "$0")/../lib/checks.py" module scipy 2>/dev/null; then
   "$py" /usr/share/benchmark/compare.py benchmarks "$dir/a.json" "$dir/b.json" | tee "$dir/compare.txt"
   grep -q 'echo/size:8' "$dir/compare.txt"
 else

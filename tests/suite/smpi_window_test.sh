@@ -25,41 +25,4 @@ while [ "$n" -le "$max" ]; do
   done
   n=$((n * 2))
 done
-python3 - "$out" "$max" <<'PY'
-import json, math, sys
-out, top = sys.argv[1], int(sys.argv[2])
-points = {"broadcast": "broadcast/size:8", "barrier": "barrier/nodes:{n}", "reduce": "reduce/double/size:8"}
-def median(bench, n, method=""):
-    name = points[bench].format(n=n)
-    if method:
-        head, _, tail = name.rpartition("/")
-        name = f"{head}/method:{method}/{tail}"
-    for b in json.load(open(f"{out}/{bench}.{n}.json"))["benchmarks"]:
-        if b.get("run_name") == name and b.get("aggregate_name") == "median":
-            return b
-    sys.exit(f"FAIL: no {name} in {bench}.{n}.json")
-nodes, n = [], 2
-while n <= top:
-    nodes.append(n); n *= 2
-bad = []
-for bench in points:
-    t = [median(bench, n)["real_time"] for n in nodes]
-    monotonic = bench != "broadcast"
-    print(bench, " ".join(f"{n}:{x:.3f}" for n, x in zip(nodes, t)))
-    print(bench, "method:sync", " ".join(f"{n}:{median(bench, n, 'sync')['real_time']:.3f}" for n in nodes))
-    for n in nodes:
-        if median(bench, n).get("invalid_calls", 0):
-            bad.append(f"{bench} at {n} nodes: invalid calls in a simulation")
-    for (a, x), (b, y) in zip(zip(nodes, t), zip(nodes[1:], t[1:])):
-        if monotonic and y < x * (1 - 1e-9):
-            bad.append(f"{bench} got faster from {a} to {b} nodes: {x} -> {y} us")
-hop = median("broadcast", 2)["real_time"]
-for n in nodes:
-    t = median("broadcast", n)["real_time"]
-    hops = math.ceil(math.log2(n)) if n >= 1024 else 1
-    if t < hops * hop * (1 - 1e-9):
-        bad.append(f"broadcast at {n} nodes: {t} us < {hops} one-hop times of {hop} us")
-if bad:
-    sys.exit("FAIL: " + "; ".join(bad))
-print(f"ok: window-method barrier and reduce never faster as nodes double (2..{top}); broadcast >= one hop, >= log2 N hops from 1024")
-PY
+python3 "$(dirname "$0")/../lib/checks.py" smpi-window "$out" "$max"
