@@ -30,6 +30,15 @@ struct PointResult {
   Summary summary;
 };
 
+// A --param of an application, declared once (Benchmark::params()): its name, the value
+// taken when the run names none, and the values it may take (lo..hi, inclusive).
+struct ParamSpec {
+  std::string name;
+  double fallback = 0;
+  double lo = 0, hi = 0;
+  bool integer = true;  // an integer ("frames=3"); else any number in range (md's "dt=0.001")
+};
+
 class Reporter {
  public:
   virtual ~Reporter() = default;
@@ -50,10 +59,14 @@ class Benchmark {
   virtual std::vector<std::size_t> default_sizes() const { return {}; }
   // Ranks the benchmark needs (echo: a peer), on however many nodes they are placed.
   virtual int min_ranks() const { return 1; }
-  // The --param names this benchmark takes (applications: apps/), and a check of their
-  // values that throws std::invalid_argument naming the bad one (run before any rank starts).
-  virtual std::vector<std::string> option_names() const { return {}; }
-  virtual void check_options(const RunParams&) const {}
+  // The --param options this workload takes (applications: apps/), each declared once
+  // with its default and range; the workload reads a value with param_int / param_number.
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  // The --param names it takes (default: those of params()), and a check of their values
+  // that throws std::invalid_argument naming the bad one, run before any rank starts
+  // (default: every declared one in its range; an override that checks more calls it).
+  virtual std::vector<std::string> option_names() const;
+  virtual void check_options(const RunParams& p) const;
   // The smallest run that still checks its answer: the run tests generated from `copbench
   // list --json` (tests/workload_tests.cmake) and the cluster's every-microbenchmark
   // campaign use it. Default: size 8 where the benchmark takes sizes, no --param.
@@ -61,6 +74,13 @@ class Benchmark {
   virtual std::map<std::string, std::string> smoke_params() const { return {}; }
   virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
 };
+
+// The value of `bench`'s declared parameter `name` in `p` (its fallback when `p` names
+// none). Throws std::invalid_argument "WORKLOAD: --param KEY=VALUE: expected an integer
+// (a number) from LO to HI" for a value that is not one in range, std::logic_error for a
+// name the workload did not declare.
+long param_int(const RunParams& p, const Benchmark& bench, std::string_view name);
+double param_number(const RunParams& p, const Benchmark& bench, std::string_view name);
 
 // Parses "0,8,1K,64K" (bytes; K = 1024, M = 1024^2). Throws std::invalid_argument naming
 // the bad item.
