@@ -250,6 +250,12 @@ class Md final : public Benchmark {
   // Multicast is used where offered and replaced by broadcast where not; point-to-point
   // is send/recv where offered and one-member multicasts where not (both labelled).
   std::vector<Op> needs() const override { return {Op::barrier, Op::reduce, Op::broadcast}; }
+  // Table V's breakdown (frac_* and calls_* counters): the report's Table V table.
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.time_breakdown = true;
+    return t;
+  }
   std::vector<std::size_t> default_sizes() const override { return {66}; }
   std::vector<ParamSpec> params() const override {
     return {{"steps", 256, 0, 1000000}, {"dt", 0.002, 1e-6, 0.01, false}, {"drift", 1e-3, 0.0, 1.0, false}};

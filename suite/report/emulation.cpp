@@ -53,12 +53,14 @@ std::string setting(const PointMedian& m, const char* key) {
 }  // namespace
 
 std::optional<double> cop_floor_of(const CampaignResults& results, const PointMedian& m) {
-  if (m.mode.backend != "cop" || m.loop) return std::nullopt;
+  // Only a backend with a floor (backends.json offers floor-loops: cop) has a twin there.
+  const BackendSpec* spec = find_backend_spec(m.mode.backend);
+  if (!spec || !spec->offers(Op::floor_loops) || m.loop) return std::nullopt;
   if (auto own = counter(m, "floor_us")) return own;
   const std::string twin = kPrefix + m.run_name;
   for (const auto& e : results.medians)
     if (e.benchmark == kEmulation && !e.loop && e.run_name == twin && e.nodes == m.nodes && e.tasks == m.tasks &&
-        e.mode.profile == m.mode.profile && e.mode.backend == "cop")
+        e.mode.profile == m.mode.profile && e.mode.backend == m.mode.backend)
       if (auto f = counter(e, "floor_us")) return f;
   return std::nullopt;
 }

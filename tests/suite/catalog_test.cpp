@@ -50,7 +50,36 @@ TEST(Catalog, EqualsBackendsJson) {
     EXPECT_EQ(s.routes, strings(entry, "routes"));
     EXPECT_EQ(s.encodings, strings(entry, "encodings"));
     EXPECT_EQ(names_of(s.offered), strings(entry, "offered"));
+    EXPECT_EQ(s.report_order, entry.value("report_order", BackendSpec::kAfterTheOrdered));
+    const std::vector<std::string> traits = strings(entry, "traits");
+    const auto has = [&traits](const char* t) { return std::find(traits.begin(), traits.end(), t) != traits.end(); };
+    EXPECT_EQ(s.studied, has("studied"));
+    EXPECT_EQ(s.modelled, has("modelled"));
+    EXPECT_EQ(s.private_stack, has("private stack"));
+    EXPECT_EQ(s.simulates, entry.value("simulates", ""));
   }
+}
+
+// What the report reads instead of backend names: one studied backend (the one it divides
+// by), distinct places of the ordered ones, and every simulated backend simulating a
+// backend of the catalog that is not itself simulated.
+TEST(Catalog, ReportTraitsAreConsistent) {
+  int studied = 0;
+  std::vector<int> orders;
+  for (const BackendSpec& s : all_backend_specs()) {
+    studied += s.studied ? 1 : 0;
+    if (s.report_order != BackendSpec::kAfterTheOrdered) {
+      EXPECT_EQ(std::count(orders.begin(), orders.end(), s.report_order), 0) << s.name;
+      orders.push_back(s.report_order);
+    }
+    if (s.simulates.empty()) continue;
+    const BackendSpec* real = find_backend_spec(s.simulates);
+    ASSERT_NE(real, nullptr) << s.name << " simulates " << s.simulates;
+    EXPECT_TRUE(real->simulates.empty()) << s.name;
+    EXPECT_NE(real->report_order, BackendSpec::kAfterTheOrdered) << s.name;
+  }
+  EXPECT_EQ(studied, 1);
+  EXPECT_TRUE(studied_backend().studied);
 }
 
 // smpi's broadcast from 1024 ranks on (backends.json mpirun_args_from_ranks): below,

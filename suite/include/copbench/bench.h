@@ -39,6 +39,26 @@ struct ParamSpec {
   bool integer = true;  // an integer ("frames=3"); else any number in range (md's "dt=0.001")
 };
 
+// How `copbench report` shows a workload's points, declared by the workload so that the
+// report (suite/report/) names none. A family is a point name without its size or node
+// count ("lock/mcs", "reduce/double"); placements aside ("echo/on-host" is "echo").
+struct ReportTraits {
+  // What a plot's title says a family's time is, after its name: the locks'
+  // " (acquire + release)", echo's " latency (round trip / 2)".
+  std::string time_is;
+  // The x axis of its time-vs-nodes plots: "nodes", the locks' "contending nodes".
+  std::string nodes_axis = "nodes";
+  // Its families on which smpi's calibrated platform is checked against mpi measured
+  // (report/validation.cpp): the operations the calibration's link model should predict.
+  std::vector<std::string> validated_families;
+  // Its points at 2 nodes time `bytes` one way between two hosts: `copbench simulate
+  // calibrate` fits a link's latency and bandwidth to them (report/simulate.cpp).
+  bool link_probe = false;
+  // Its points carry thesis Table V's time breakdown (frac_* and calls_* counters,
+  // apps/common.h): the report's Table V table (report/tables.cpp).
+  bool time_breakdown = false;
+};
+
 class Reporter {
  public:
   virtual ~Reporter() = default;
@@ -72,6 +92,7 @@ class Benchmark {
   // campaign use it. Default: size 8 where the benchmark takes sizes, no --param.
   virtual std::vector<std::size_t> smoke_sizes() const;
   virtual std::map<std::string, std::string> smoke_params() const { return {}; }
+  virtual ReportTraits report_traits() const { return {}; }
   virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
 };
 
