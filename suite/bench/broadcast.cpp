@@ -12,6 +12,7 @@ class Broadcast final : public Benchmark {
   ReportTraits report_traits() const override {
     ReportTraits t;
     t.validated_families = {"broadcast"};
+    t.validated_sizes = {1024};
     return t;
   }
   std::vector<std::size_t> default_sizes() const override { return {0, 8, 64, 512, 4096, 16384, 65536}; }

@@ -20,6 +20,7 @@ class Reduce final : public Benchmark {
   ReportTraits report_traits() const override {
     ReportTraits t;
     t.validated_families = {"reduce/double", "reduce/int"};
+    t.validated_sizes = {8};
     return t;
   }
   std::vector<Op> optional_ops() const override { return {Op::reduce_roots}; }

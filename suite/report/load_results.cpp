@@ -37,8 +37,12 @@ int BackendMode::rank() const {
   return spec ? spec->report_order : BackendSpec::kAfterTheOrdered;
 }
 
+std::string workload_of(const PointMedian& m) {
+  return m.benchmark.empty() ? m.run_name.substr(0, m.run_name.find('/')) : m.benchmark;
+}
+
 ReportTraits traits_of(const PointMedian& m) {
-  const Benchmark* b = find_benchmark(m.benchmark.empty() ? m.run_name.substr(0, m.run_name.find('/')) : m.benchmark);
+  const Benchmark* b = find_benchmark(workload_of(m));
   return b ? b->report_traits() : ReportTraits{};
 }
 

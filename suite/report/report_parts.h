@@ -69,9 +69,11 @@ struct PointMedian {
   // threads and polling, COP_POLL_US), where it names them.
   std::map<std::string, std::string> settings;
 };
-// The report traits its workload declares (copbench/bench.h): of the result's
-// copbench_benchmark, else (a result without one) of its name's first part; none for a
-// workload this build does not know.
+// The point's workload: the result's copbench_benchmark, else (a result without one) its
+// name's first part.
+std::string workload_of(const PointMedian& m);
+// The report traits its workload declares (copbench/bench.h); none for a workload this
+// build does not know.
 ReportTraits traits_of(const PointMedian& m);
 // The point's counter `key`, when its result has it.
 inline std::optional<double> counter(const PointMedian& m, const std::string& key) {

@@ -63,12 +63,12 @@ bool smpi_validated(const PointMedian& m) {
   const std::string system = simulated_system(m);
   if (system.empty() || system == studied_backend().name || simulated_platform(m.mode.profile) != kCalibrated)
     return false;
-  const std::vector<std::string> validated = traits_of(m).validated_families;
-  if (m.nodes < 2 || m.nodes > 4 || std::find(validated.begin(), validated.end(), m.plot_family) == validated.end())
+  const ReportTraits traits = traits_of(m);
+  const auto& families = traits.validated_families;
+  const auto& sizes = traits.validated_sizes;
+  if (m.nodes < 2 || m.nodes > 4 || std::find(families.begin(), families.end(), m.plot_family) == families.end())
     return false;
-  if (m.plot_family.rfind("reduce", 0) == 0) return m.bytes && *m.bytes == 8;
-  if (m.plot_family == "broadcast") return m.bytes && *m.bytes == 1024;
-  return true;
+  return sizes.empty() || (m.bytes && std::find(sizes.begin(), sizes.end(), *m.bytes) != sizes.end());
 }
 
 void add_curve_point(PlotSpec& p, const std::string& label, double x, double y) {

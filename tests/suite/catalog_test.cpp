@@ -212,6 +212,19 @@ TEST(Workloads, DeclaredParametersHoldTheirRanges) {
   }
 }
 
+// What a workload declares for the report (ReportTraits) is about its own points: a
+// validated family is one of its names, sizes only where families are, an axis named.
+TEST(Workloads, ReportTraitsAreAboutTheirOwnPoints) {
+  for (const Benchmark* b : all_benchmarks()) {
+    SCOPED_TRACE(std::string(b->name()));
+    const ReportTraits t = b->report_traits();
+    for (const std::string& family : t.validated_families)
+      EXPECT_TRUE(family == b->name() || family.rfind(std::string(b->name()) + "/", 0) == 0) << family;
+    EXPECT_TRUE(t.validated_sizes.empty() || !t.validated_families.empty());
+    EXPECT_FALSE(t.nodes_axis.empty());
+  }
+}
+
 class Twin final : public Benchmark {
  public:
   std::string_view name() const override { return all_benchmarks().front()->name(); }

@@ -51,12 +51,18 @@ struct ReportTraits {
   // Its families on which smpi's calibrated platform is checked against mpi measured
   // (report/validation.cpp): the operations the calibration's link model should predict.
   std::vector<std::string> validated_families;
+  // The sizes in bytes those families are checked at; empty: every size.
+  std::vector<double> validated_sizes;
   // Its points at 2 nodes time `bytes` one way between two hosts: `copbench simulate
   // calibrate` fits a link's latency and bandwidth to them (report/simulate.cpp).
   bool link_probe = false;
   // Its points carry thesis Table V's time breakdown (frac_* and calls_* counters,
   // apps/common.h): the report's Table V table (report/tables.cpp).
   bool time_breakdown = false;
+  // Its points are other points' floors, named "<workload>/<that point>" (the emulation
+  // benchmark, suite/bench/emulation.cpp): the report's emulation table and the floor
+  // beside a curve (report/emulation.cpp).
+  bool floors_of_points = false;
 };
 
 class Reporter {
