@@ -12,6 +12,7 @@ class Barrier final : public Benchmark {
   ReportTraits report_traits() const override {
     ReportTraits t;
     t.validated_families = {"barrier"};
+    t.modelled_calls = {{"barrier", Op::barrier, false, false}};  // cop_barrier: one word, no data
     return t;
   }
 

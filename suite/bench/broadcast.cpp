@@ -13,6 +13,7 @@ class Broadcast final : public Benchmark {
     ReportTraits t;
     t.validated_families = {"broadcast"};
     t.validated_sizes = {1024};
+    t.modelled_calls = {{"broadcast", Op::broadcast, false, true}};
     return t;
   }
   std::vector<std::size_t> default_sizes() const override { return {0, 8, 64, 512, 4096, 16384, 65536}; }

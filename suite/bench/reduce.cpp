@@ -21,6 +21,7 @@ class Reduce final : public Benchmark {
     ReportTraits t;
     t.validated_families = {"reduce/double", "reduce/int"};
     t.validated_sizes = {8};
+    t.modelled_calls = {{"reduce/double", Op::reduce, true, true}, {"reduce/int", Op::reduce, false, true}};
     return t;
   }
   std::vector<Op> optional_ops() const override { return {Op::reduce_roots}; }

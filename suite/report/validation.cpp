@@ -97,11 +97,14 @@ std::optional<CopCall> cop_call_of(const PointMedian& m) {
   };
   if (m.nodes < 2 || m.nodes > 4096) return std::nullopt;
   const uint64_t n = uint64_t(m.nodes);
-  if (m.plot_family == "barrier") return CopCall{Function::barrier_spmd, DataType::integer, n, 1};
-  if (m.plot_family == "reduce/double" || m.plot_family == "reduce/int")
-    return CopCall{Function::reduce, m.plot_family == "reduce/double" ? DataType::floating : DataType::integer, n,
-                   elements_of()};
-  if (m.plot_family == "broadcast") return CopCall{Function::bcast, DataType::integer, n, elements_of()};
+  for (const ModelledCall& c : traits_of(m).modelled_calls) {  // declared by the workload
+    if (c.family != m.plot_family) continue;
+    // The libcop functions of seed 000 ch. V: the SPMD barrier, reduce, bcast.
+    const Function f = c.op == Op::barrier ? Function::barrier_spmd : c.op == Op::reduce ? Function::reduce
+                                                                                         : Function::bcast;
+    if (c.op != Op::barrier && c.op != Op::reduce && c.op != Op::broadcast) return std::nullopt;
+    return CopCall{f, c.floating ? DataType::floating : DataType::integer, n, c.per_element ? elements_of() : 1};
+  }
   return std::nullopt;
 }
 

@@ -213,13 +213,16 @@ TEST(Workloads, DeclaredParametersHoldTheirRanges) {
 }
 
 // What a workload declares for the report (ReportTraits) is about its own points: a
-// validated family is one of its names, sizes only where families are, an axis named.
+// validated or modelled family is one of its names, sizes only where families are, an
+// axis named.
 TEST(Workloads, ReportTraitsAreAboutTheirOwnPoints) {
   for (const Benchmark* b : all_benchmarks()) {
     SCOPED_TRACE(std::string(b->name()));
     const ReportTraits t = b->report_traits();
     for (const std::string& family : t.validated_families)
       EXPECT_TRUE(family == b->name() || family.rfind(std::string(b->name()) + "/", 0) == 0) << family;
+    for (const ModelledCall& c : t.modelled_calls)
+      EXPECT_TRUE(c.family == b->name() || c.family.rfind(std::string(b->name()) + "/", 0) == 0) << c.family;
     EXPECT_TRUE(t.validated_sizes.empty() || !t.validated_families.empty());
     EXPECT_FALSE(t.nodes_axis.empty());
   }

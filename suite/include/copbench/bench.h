@@ -39,6 +39,17 @@ struct ParamSpec {
   bool integer = true;  // an integer ("frames=3"); else any number in range (md's "dt=0.001")
 };
 
+// The COP call one of a workload's families times, for the report's model of it (the
+// libcop-call model and ch. VI's analytic one, report/validation.cpp): its operation
+// (barrier, reduce, broadcast), on doubles or integers, of one word or of the point's
+// elements (its `elements` counter, else bytes / 8).
+struct ModelledCall {
+  std::string family;
+  Op op = Op::barrier;
+  bool floating = false;
+  bool per_element = true;
+};
+
 // How `copbench report` shows a workload's points, declared by the workload so that the
 // report (suite/report/) names none. A family is a point name without its size or node
 // count ("lock/mcs", "reduce/double"); placements aside ("echo/on-host" is "echo").
@@ -63,6 +74,8 @@ struct ReportTraits {
   // benchmark, suite/bench/emulation.cpp): the report's emulation table and the floor
   // beside a curve (report/emulation.cpp).
   bool floors_of_points = false;
+  // The families of its points the COP model has a call for (sim-cop's validation).
+  std::vector<ModelledCall> modelled_calls;
 };
 
 class Reporter {
