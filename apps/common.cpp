@@ -9,29 +9,6 @@
 
 namespace copbench::apps {
 
-long option_int(const RunParams& p, std::string_view app, const std::string& key, long fallback, long lo, long hi) {
-  auto it = p.options.find(key);
-  if (it == p.options.end()) return fallback;
-  const std::string& s = it->second;
-  long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || v < lo || v > hi)
-    throw std::invalid_argument(fmt::format("{}: --param {}={}: expected an integer from {} to {}", app, key, s, lo, hi));
-  return v;
-}
-
-double option_double(const RunParams& p, std::string_view app, const std::string& key, double fallback, double lo,
-                     double hi) {
-  auto it = p.options.find(key);
-  if (it == p.options.end()) return fallback;
-  const std::string& s = it->second;
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || !(v >= lo && v <= hi))
-    throw std::invalid_argument(fmt::format("{}: --param {}={}: expected a number from {} to {}", app, key, s, lo, hi));
-  return v;
-}
-
 Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once) {
   TimingConfig c = config;
   c.iterations = 1;

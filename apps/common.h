@@ -17,12 +17,6 @@
 
 namespace copbench::apps {
 
-// An integer --param, or `fallback` when absent; throws std::invalid_argument naming the
-// application, the key and the allowed range.
-long option_int(const RunParams& p, std::string_view app, const std::string& key, long fallback, long lo, long hi);
-double option_double(const RunParams& p, std::string_view app, const std::string& key, double fallback, double lo,
-                     double hi);
-
 // Runs `once` (all ranks; returns this rank's seconds for the run) under the suite's
 // Libsplit-C protocol with one iteration per repetition: the first run is thrown out,
 // later ones 3x above the mean of the next three are discarded; every rank ends with the

@@ -42,6 +42,14 @@ BackendSpec spec_of(const nlohmann::json& entry) {
   s.routes = strings(entry, "routes");
   s.encodings = strings(entry, "encodings");
   for (const std::string& op : strings(entry, "offered")) s.offered.push_back(op_named(op));
+  s.report_order = entry.value("report_order", BackendSpec::kAfterTheOrdered);
+  for (const std::string& trait : strings(entry, "traits")) {
+    bool& flag = trait == "studied" ? s.studied : trait == "modelled" ? s.modelled : s.private_stack;
+    if (trait != "studied" && trait != "modelled" && trait != "private stack")
+      throw std::logic_error("baselines/backends.json: unknown trait '" + trait + "' of " + s.name);
+    flag = true;
+  }
+  s.simulates = entry.value("simulates", "");
   return s;
 }
 
@@ -67,6 +75,12 @@ std::vector<std::string> BackendSpec::mpirun_args_at(int ranks) const {
 
 bool BackendSpec::offers(Op op) const {
   return std::find(offered.begin(), offered.end(), op) != offered.end();
+}
+
+const BackendSpec& studied_backend() {
+  for (const BackendSpec& s : all_backend_specs())
+    if (s.studied) return s;
+  throw std::logic_error("baselines/backends.json: no backend is 'studied'");
 }
 
 const BackendSpec* find_backend_spec(std::string_view name) {

@@ -238,22 +238,21 @@ class HaloApp final : public Benchmark {
   // send/recv where offered, else one-member multicasts (label p2p_via).
   std::vector<Op> needs() const override { return {}; }
   std::vector<std::size_t> default_sizes() const override { return {32, 64, 128}; }
-  std::vector<std::string> option_names() const override { return {"frames", "overlap"}; }
+  std::vector<ParamSpec> params() const override { return {{"frames", 100, 1, 1000000}, {"overlap", 1, 0, 1}}; }
   // The run tests' problem (copbench/bench.h): tiny, still checked against the serial answer.
   std::vector<std::size_t> smoke_sizes() const override { return {9}; }
   std::map<std::string, std::string> smoke_params() const override { return {{"frames", "3"}}; }
 
   void check_options(const RunParams& p) const override {
-    option_int(p, "halo", "frames", 100, 1, 1000000);
-    option_int(p, "halo", "overlap", 1, 0, 1);
+    Benchmark::check_options(p);
     check_sizes(p, "halo", "the image side", 1, 16384);
   }
 
   void run(Backend& b, const RunParams& params, Reporter& reporter) const override {
     check_options(params);
     require_p2p(b);
-    const int frames = static_cast<int>(option_int(params, "halo", "frames", 100, 1, 1000000));
-    const bool overlap = option_int(params, "halo", "overlap", 1, 0, 1) == 1;
+    const int frames = static_cast<int>(param_int(params, *this, "frames"));
+    const bool overlap = param_int(params, *this, "overlap") == 1;
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
       const int n = static_cast<int>(size);
       auto [pr, pc] = square_grid(b.ranks());

@@ -176,14 +176,13 @@ class Matmul final : public Benchmark {
   // is none (cop).
   std::vector<Op> needs() const override { return {Op::broadcast}; }
   std::vector<std::size_t> default_sizes() const override { return {500, 1000, 2000}; }
-  std::vector<std::string> option_names() const override { return {"panel", "reference_runs"}; }
+  std::vector<ParamSpec> params() const override { return {{"panel", 256, 1, 100000}, {"reference_runs", 3, 1, 100}}; }
   // The run tests' problem (copbench/bench.h): tiny, still checked against the serial answer.
   std::vector<std::size_t> smoke_sizes() const override { return {24}; }
   std::map<std::string, std::string> smoke_params() const override { return {{"panel", "5"}, {"reference_runs", "1"}}; }
 
   void check_options(const RunParams& p) const override {
-    option_int(p, "matmul", "panel", 256, 1, 100000);
-    option_int(p, "matmul", "reference_runs", 3, 1, 100);
+    Benchmark::check_options(p);
     check_sizes(p, "matmul", "n", 1, 8000);
   }
 
@@ -191,8 +190,8 @@ class Matmul final : public Benchmark {
     check_options(params);
     if (!b.offers(Op::echo) && !b.offers(Op::gather)) throw NotOffered(b.name(), Op::gather);
     openblas_set_num_threads(1);  // one core per node: the parallelism is the ranks'
-    const int panel = static_cast<int>(option_int(params, "matmul", "panel", 256, 1, 100000));
-    const int ref_runs = static_cast<int>(option_int(params, "matmul", "reference_runs", 3, 1, 100));
+    const int panel = static_cast<int>(param_int(params, *this, "panel"));
+    const int ref_runs = static_cast<int>(param_int(params, *this, "reference_runs"));
     for (std::size_t size : params.sizes.empty() ? default_sizes() : params.sizes) {
       const int n = static_cast<int>(size);
       if (n < b.ranks())

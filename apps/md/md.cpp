@@ -250,14 +250,22 @@ class Md final : public Benchmark {
   // Multicast is used where offered and replaced by broadcast where not; point-to-point
   // is send/recv where offered and one-member multicasts where not (both labelled).
   std::vector<Op> needs() const override { return {Op::barrier, Op::reduce, Op::broadcast}; }
+  // Table V's breakdown (frac_* and calls_* counters): the report's Table V table.
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.time_breakdown = true;
+    return t;
+  }
   std::vector<std::size_t> default_sizes() const override { return {66}; }
-  std::vector<std::string> option_names() const override { return {"steps", "dt", "drift"}; }
+  std::vector<ParamSpec> params() const override {
+    return {{"steps", 256, 0, 1000000}, {"dt", 0.002, 1e-6, 0.01, false}, {"drift", 1e-3, 0.0, 1.0, false}};
+  }
   // The run tests' problem (copbench/bench.h): tiny, still checked against the serial answer.
   std::vector<std::size_t> smoke_sizes() const override { return {12}; }
   std::map<std::string, std::string> smoke_params() const override { return {{"steps", "12"}}; }
 
   void check_options(const RunParams& p) const override {
-    settings(p, 66);
+    Benchmark::check_options(p);
     check_sizes(p, "md", "atoms", 2, 20000);
   }
 
@@ -310,12 +318,12 @@ class Md final : public Benchmark {
   }
 
  private:
-  static Settings settings(const RunParams& p, int atoms) {
+  Settings settings(const RunParams& p, int atoms) const {
     Settings s;
     s.atoms = atoms;
-    s.steps = static_cast<int>(option_int(p, "md", "steps", 256, 0, 1000000));
-    s.dt = option_double(p, "md", "dt", 0.002, 1e-6, 0.01);
-    s.drift = option_double(p, "md", "drift", 1e-3, 0.0, 1.0);
+    s.steps = static_cast<int>(param_int(p, *this, "steps"));
+    s.dt = param_number(p, *this, "dt");
+    s.drift = param_number(p, *this, "drift");
     return s;
   }
 

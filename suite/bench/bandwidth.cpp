@@ -15,6 +15,11 @@ class Bandwidth final : public Benchmark {
     return "ping-pong throughput vs size, peak and N1/2 (ParaStation2 Table 3)";
   }
   std::vector<Op> needs() const override { return {Op::echo}; }
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.link_probe = true;
+    return t;
+  }
   std::vector<std::size_t> default_sizes() const override { return powers_of_two(4, 32 * 1024, false); }
   int min_ranks() const override { return 2; }
 

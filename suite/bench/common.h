@@ -91,6 +91,13 @@ inline Batch every_rank_loop(Backend& b, std::function<void()> op, const std::st
 // The lock benchmarks (lock, ticket-lock, mcs-lock, queue-lock): every rank acquires and
 // releases as fast as it can (acquire_release: one cycle); one point lock/<kind>/nodes:N
 // with the label lock=<kind>, so the four compare point for point.
+// How the report shows the four (copbench/bench.h): one cycle's time over contending nodes.
+inline ReportTraits lock_report_traits() {
+  ReportTraits t;
+  t.time_is = " (acquire + release)";
+  t.nodes_axis = "contending nodes";
+  return t;
+}
 void measure_lock(Backend& b, const RunParams& params, Reporter& out, const std::string& kind,
                   std::function<void()> acquire_release);
 

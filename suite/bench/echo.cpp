@@ -14,6 +14,14 @@ class Echo final : public Benchmark {
     return "ping-pong rank 0 <-> a rank on another node (and on its own node), round trip / 2, 0 B to 64 KB";
   }
   std::vector<Op> needs() const override { return {Op::echo}; }
+  // Reported as latency (round trip / 2); a calibration fits the link to its points.
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.time_is = " latency (round trip / 2)";
+    t.validated_families = {"echo"};
+    t.link_probe = true;
+    return t;
+  }
   std::vector<std::size_t> default_sizes() const override { return powers_of_two(1, 64 * 1024, true); }
   int min_ranks() const override { return 2; }
 

@@ -123,6 +123,12 @@ class Emulation final : public Benchmark {
            "system ÷ floor and controller CPU per operation per channel";
   }
   std::vector<Op> needs() const override { return {Op::barrier, Op::reduce, Op::broadcast, Op::floor_loops}; }
+  // Its points are the floors of the barrier, reduce and broadcast points of their names.
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.floors_of_points = true;
+    return t;
+  }
   int min_ranks() const override { return 2; }
   // Without --sizes: issue 26's points, reduce 8 B (one double) and 8 KB (int and double),
   // broadcast 8 B and 16 KB; with sizes, reduce (int and double) and broadcast at each.

@@ -12,6 +12,7 @@ class Lock final : public Benchmark {
     return "contended acquire+release of the native lock, every rank";
   }
   std::vector<Op> needs() const override { return {Op::lock}; }
+  ReportTraits report_traits() const override { return lock_report_traits(); }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     measure_lock(b, params, out, "native", [&] {

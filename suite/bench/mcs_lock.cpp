@@ -16,6 +16,7 @@ class McsLock final : public Benchmark {
     return "seed 004 MCS queue lock on shared read/write/compare-and-swap, contended by every rank";
   }
   std::vector<Op> needs() const override { return {Op::shared_read, Op::shared_write, Op::shared_cas}; }
+  ReportTraits report_traits() const override { return lock_report_traits(); }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     const int me = b.rank();

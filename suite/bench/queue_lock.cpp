@@ -15,6 +15,7 @@ class QueueLock final : public Benchmark {
     return "seed 004 server queue lock (a lock server's FIFO queue), contended by every rank";
   }
   std::vector<Op> needs() const override { return {Op::server_lock}; }
+  ReportTraits report_traits() const override { return lock_report_traits(); }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     measure_lock(b, params, out, "server-queue", [&] {

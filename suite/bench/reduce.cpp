@@ -16,6 +16,14 @@ class Reduce final : public Benchmark {
     return "sum of an int / double array to rank 0 (and to several roots where offered)";
   }
   std::vector<Op> needs() const override { return {Op::reduce}; }
+  // The one-root families (not those of several roots, reduce/TYPE/roots:N).
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.validated_families = {"reduce/double", "reduce/int"};
+    t.validated_sizes = {8};
+    t.modelled_calls = {{"reduce/double", Op::reduce, true, true}, {"reduce/int", Op::reduce, false, true}};
+    return t;
+  }
   std::vector<Op> optional_ops() const override { return {Op::reduce_roots}; }
   std::vector<std::size_t> default_sizes() const override { return {8, 64, 512, 4096, 32768}; }
 

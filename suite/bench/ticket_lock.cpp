@@ -15,6 +15,7 @@ class TicketLock final : public Benchmark {
     return "seed 004 ticket lock on shared fetch-and-add + read, contended by every rank";
   }
   std::vector<Op> needs() const override { return {Op::shared_rmw, Op::shared_read}; }
+  ReportTraits report_traits() const override { return lock_report_traits(); }
 
   void run(Backend& b, const RunParams& params, Reporter& out) const override {
     // Both words start at zero (Backend's shared variables) and every acquire is matched

@@ -20,11 +20,6 @@ namespace copbench::campaign {
 namespace fs = std::filesystem;
 namespace {
 
-// Backends whose spec is not in the catalog yet but that campaigns may already name.
-const std::vector<std::string> kPlannedBackends = {"cop"};
-// cop's driver modes (thesis ch. V) before its spec lands; PVM's routes otherwise.
-const std::vector<std::string> kPlannedRoutes = {"normal", "direct"};
-
 const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "defaults", "compare",
                                            "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
@@ -132,8 +127,6 @@ const std::vector<std::string>& campaign_backend_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
     for (const auto& s : all_backend_specs()) v.push_back(s.name);
-    for (const auto& p : kPlannedBackends)
-      if (!contains(v, p)) v.push_back(p);
     return v;
   }();
   return names;
@@ -267,7 +260,7 @@ void read_modes(const Reader& r, RunEntry& e) {
   for (const auto& [b, at] : e.backends)
     if (!contains(backends_known, b)) r.throw_refusal(at, fmt::format("unknown backend '{}' (known: {})", b, joined(backends_known)));
   if (run["routes"]) {
-    std::vector<std::string> all_routes = kPlannedRoutes;
+    std::vector<std::string> all_routes;  // every backend's (backends.json "routes")
     for (const auto& s : all_backend_specs())
       for (const auto& rt : s.routes)
         if (!contains(all_routes, rt)) all_routes.push_back(rt);

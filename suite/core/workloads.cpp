@@ -1,11 +1,14 @@
 // The workload registry: every benchmark (suite/bench/) and application (apps/) adds
 // itself from its own file (RegisterWorkload, copbench/bench.h); nothing here names one.
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "copbench/bench.h"
 
@@ -34,6 +37,57 @@ Registry& registry() {
 
 std::string_view kind_name(WorkloadKind kind) {
   return kind == WorkloadKind::application ? "application" : "benchmark";
+}
+
+namespace {
+
+ParamSpec declared_param(const Benchmark& bench, std::string_view name) {
+  for (ParamSpec& spec : bench.params())
+    if (spec.name == name) return spec;
+  throw std::logic_error(fmt::format("{}: --param {} is not declared by params()", bench.name(), name));
+}
+
+// `spec`'s value in `p`, checked against its declaration (as an integer where it is one).
+double param_value(const RunParams& p, std::string_view workload, const ParamSpec& spec) {
+  auto it = p.options.find(spec.name);
+  if (it == p.options.end()) return spec.fallback;
+  const std::string& s = it->second;
+  const char* end = s.data() + s.size();
+  if (spec.integer) {
+    long v = 0;
+    auto [stop, ec] = std::from_chars(s.data(), end, v);
+    const auto lo = static_cast<long>(spec.lo), hi = static_cast<long>(spec.hi);
+    if (ec != std::errc{} || stop != end || v < lo || v > hi)
+      throw std::invalid_argument(
+          fmt::format("{}: --param {}={}: expected an integer from {} to {}", workload, spec.name, s, lo, hi));
+    return static_cast<double>(v);
+  }
+  double v = 0;
+  auto [stop, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc{} || stop != end || !(v >= spec.lo && v <= spec.hi))
+    throw std::invalid_argument(
+        fmt::format("{}: --param {}={}: expected a number from {} to {}", workload, spec.name, s, spec.lo, spec.hi));
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> Benchmark::option_names() const {
+  std::vector<std::string> names;
+  for (const ParamSpec& spec : params()) names.push_back(spec.name);
+  return names;
+}
+
+void Benchmark::check_options(const RunParams& p) const {
+  for (const ParamSpec& spec : params()) param_value(p, name(), spec);
+}
+
+long param_int(const RunParams& p, const Benchmark& bench, std::string_view name) {
+  return static_cast<long>(param_value(p, bench.name(), declared_param(bench, name)));
+}
+
+double param_number(const RunParams& p, const Benchmark& bench, std::string_view name) {
+  return param_value(p, bench.name(), declared_param(bench, name));
 }
 
 std::vector<std::size_t> Benchmark::smoke_sizes() const {

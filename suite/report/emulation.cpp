@@ -10,12 +10,11 @@
 namespace copbench::report {
 namespace {
 
-constexpr const char* kEmulation = "emulation";
-const std::string kPrefix = "emulation/";
-
-// "barrier", "reduce/double/size:8", ...: the emulation point's operation.
+// "barrier", "reduce/double/size:8", ...: the emulation point's operation (its name after
+// "<workload>/", ReportTraits::floors_of_points).
 std::string operation_of(const PointMedian& m) {
-  std::string op = m.run_name.rfind(kPrefix, 0) == 0 ? m.run_name.substr(kPrefix.size()) : m.run_name;
+  const std::string prefix = workload_of(m) + "/";
+  std::string op = m.run_name.rfind(prefix, 0) == 0 ? m.run_name.substr(prefix.size()) : m.run_name;
   if (auto at = op.find("/nodes:"); at != std::string::npos) op.erase(at);
   return op;
 }
@@ -32,7 +31,7 @@ int operation_rank(const std::string& op) {
 std::vector<const PointMedian*> emulation_points(const CampaignResults& results) {
   std::vector<const PointMedian*> v;
   for (const auto& m : results.medians)
-    if (m.benchmark == kEmulation && !m.loop) v.push_back(&m);
+    if (!m.loop && traits_of(m).floors_of_points) v.push_back(&m);
   std::sort(v.begin(), v.end(), [](auto* a, auto* b) {
     return std::make_tuple(a->mode.profile, a->nodes, a->tasks, operation_rank(operation_of(*a)), operation_of(*a),
                            a->mode) < std::make_tuple(b->mode.profile, b->nodes, b->tasks,
@@ -53,12 +52,13 @@ std::string setting(const PointMedian& m, const char* key) {
 }  // namespace
 
 std::optional<double> cop_floor_of(const CampaignResults& results, const PointMedian& m) {
-  if (m.mode.backend != "cop" || m.loop) return std::nullopt;
+  // Only a backend with a floor (backends.json offers floor-loops: cop) has a twin there.
+  const BackendSpec* spec = find_backend_spec(m.mode.backend);
+  if (!spec || !spec->offers(Op::floor_loops) || m.loop) return std::nullopt;
   if (auto own = counter(m, "floor_us")) return own;
-  const std::string twin = kPrefix + m.run_name;
   for (const auto& e : results.medians)
-    if (e.benchmark == kEmulation && !e.loop && e.run_name == twin && e.nodes == m.nodes && e.tasks == m.tasks &&
-        e.mode.profile == m.mode.profile && e.mode.backend == "cop")
+    if (!e.loop && e.run_name == workload_of(e) + "/" + m.run_name && e.nodes == m.nodes && e.tasks == m.tasks &&
+        e.mode.profile == m.mode.profile && e.mode.backend == m.mode.backend && traits_of(e).floors_of_points)
       if (auto f = counter(e, "floor_us")) return f;
   return std::nullopt;
 }

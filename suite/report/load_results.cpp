@@ -33,9 +33,17 @@ std::string BackendMode::label(bool with_profile) const {
 }
 
 int BackendMode::rank() const {
-  static const std::vector<std::string> order = {"cop", "pvm", "mpi", "armci"};
-  auto it = std::find(order.begin(), order.end(), backend);
-  return static_cast<int>(it - order.begin());
+  const BackendSpec* spec = find_backend_spec(backend);
+  return spec ? spec->report_order : BackendSpec::kAfterTheOrdered;
+}
+
+std::string workload_of(const PointMedian& m) {
+  return m.benchmark.empty() ? m.run_name.substr(0, m.run_name.find('/')) : m.benchmark;
+}
+
+ReportTraits traits_of(const PointMedian& m) {
+  const Benchmark* b = find_benchmark(workload_of(m));
+  return b ? b->report_traits() : ReportTraits{};
 }
 
 int placement_rank(const std::string& placement) {
@@ -136,11 +144,13 @@ PointMedian median_of(const json& b, std::string run_name, const PointMedian& fi
   return m;
 }
 
-// A point's variant is a mode of its own: cop at two levels (campaign `per_controller:`,
-// seed 000 ch. IV), one curve over the node counts whatever K each took
-// ("cop/direct+2level/raw"), and a run's `env:` ("cop/direct+COPBENCH_COP_GROUPS=ask").
+// A point's variant is a mode of its own: a backend on a private stack (backends.json: cop)
+// at two levels (campaign `per_controller:`, seed 000 ch. IV), one curve over the node
+// counts whatever K each took ("cop/direct+2level/raw"), and a run's `env:`
+// ("cop/direct+COPBENCH_COP_GROUPS=ask").
 void add_variant(BackendMode& mode, bool two_level, std::string env) {
-  if (mode.backend == "cop" && two_level) mode.route += "+2level";
+  const BackendSpec* spec = find_backend_spec(mode.backend);
+  if (spec && spec->private_stack && two_level) mode.route += "+2level";
   std::replace(env.begin(), env.end(), ' ', '+');
   if (!env.empty()) mode.route += (mode.route.empty() ? "" : "+") + env;
 }
@@ -151,8 +161,10 @@ PointMedian file_part_of(const json& j, const fs::path& f) {
   PointMedian m;
   m.mode = BackendMode{ctx.value("backend", ""), ctx.value("route", ""), ctx.value("encoding", ""),
                        ctx.value("link_profile", "")};
-  // A backend with a single way of working names it in `route`; only listed routes are modes.
-  if (m.mode.backend != "pvm" && m.mode.backend != "cop") m.mode.route.clear();
+  // A backend with a single way of working names it in `route`; only listed routes
+  // (backends.json "routes") are modes.
+  const BackendSpec* spec = find_backend_spec(m.mode.backend);
+  if (!spec || spec->routes.empty()) m.mode.route.clear();
   add_variant(m.mode, ctx.contains("cop_per_controller"), ctx.value("campaign_env", ""));
   m.benchmark = ctx.value("copbench_benchmark", "");
   m.nodes = std::atoi(ctx.value("nodes", "0").c_str());

@@ -23,12 +23,6 @@ std::string sanitize(std::string s) {
   return s;
 }
 
-std::string what_of(const std::string& family) {
-  if (family.rfind("lock", 0) == 0) return family + " (acquire + release)";
-  if (family == "echo") return "echo latency (round trip / 2)";
-  return family;
-}
-
 void add_point(PlotSpec& p, const std::string& label, double x, double y) {
   if (!p.curves.count(label)) p.curve_order.push_back(label);
   p.curves[label].emplace_back(x, y);
@@ -100,11 +94,16 @@ struct PlotFamily {
   std::set<int> nodes;
 };
 
+// The traits of the workload whose points make up the family (copbench/bench.h).
+ReportTraits traits_of(const PlotFamily& f) { return f.points.empty() ? ReportTraits{} : traits_of(*f.points.front()); }
+
+std::string what_of(const PlotFamily& f) { return f.name + traits_of(f).time_is; }
+
 // Time vs message size at `n` nodes; nullopt when no point has a size there.
 std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFamily& f, int n) {
   PlotSpec p;
   p.stem = sanitize(f.name) + "-vs-size-n" + std::to_string(n);
-  p.title = fmt::format("{} vs message size, {} nodes — campaign {}, profile {}", what_of(f.name), n, f.campaign, f.profiles);
+  p.title = fmt::format("{} vs message size, {} nodes — campaign {}, profile {}", what_of(f), n, f.campaign, f.profiles);
   p.xlabel = "message size [bytes]";
   p.ylabel = "time per operation [µs]";
   p.log_x = true;
@@ -136,12 +135,12 @@ std::optional<PlotSpec> size_plot(const CampaignResults& results, const PlotFami
 
 // Time vs nodes at one size (or of an unsized family); nullopt when no point is there.
 std::optional<PlotSpec> nodes_plot(const CampaignResults& results, const PlotFamily& f, std::optional<double> s) {
-  const bool is_lock = f.name.rfind("lock", 0) == 0;
+  const std::string nodes_axis = traits_of(f).nodes_axis;
   PlotSpec p;
   p.stem = sanitize(f.name) + "-vs-nodes" + (s ? "-" + sanitize(size_text(*s)) : "");
-  p.title = fmt::format("{} vs {}{} — campaign {}, profile {}", what_of(f.name), is_lock ? "contending nodes" : "nodes",
+  p.title = fmt::format("{} vs {}{} — campaign {}, profile {}", what_of(f), nodes_axis,
                         s ? ", " + size_text(*s) + "B" : "", f.campaign, f.profiles);
-  p.xlabel = is_lock ? "contending nodes" : "nodes";
+  p.xlabel = nodes_axis;
   p.ylabel = "time per operation [µs]";
   std::vector<const PointMedian*> sorted;
   for (auto* m : f.points)

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "copbench/backend.h"
+#include "copbench/bench.h"
+#include "copbench/catalog.h"
 #include "copbench/report.h"
 
 namespace copbench::report {
@@ -29,7 +31,8 @@ struct BackendMode {
   std::string backend, route, encoding, profile;
   // "pvm/direct/raw", with " PROFILE" after it when `with_profile`.
   std::string label(bool with_profile) const;
-  // cop first (the system under study), then the baselines in the order the thesis names them.
+  // Its backend's report_order (backends.json): cop first (the system under study), then
+  // the baselines in the order the thesis names them, then the others.
   int rank() const;
   auto key() const { return std::make_tuple(profile, rank(), backend, route, encoding); }
   bool operator<(const BackendMode& o) const { return key() < o.key(); }
@@ -66,6 +69,12 @@ struct PointMedian {
   // threads and polling, COP_POLL_US), where it names them.
   std::map<std::string, std::string> settings;
 };
+// The point's workload: the result's copbench_benchmark, else (a result without one) its
+// name's first part.
+std::string workload_of(const PointMedian& m);
+// The report traits its workload declares (copbench/bench.h); none for a workload this
+// build does not know.
+ReportTraits traits_of(const PointMedian& m);
 // The point's counter `key`, when its result has it.
 inline std::optional<double> counter(const PointMedian& m, const std::string& key) {
   auto it = m.counters.find(key);
@@ -172,8 +181,12 @@ struct ReportTable {
 // The best (smallest) value of a backend over its modes on one profile.
 std::optional<double> best_of(const std::map<BackendMode, double>& values, const std::string& backend,
                               const std::string& profile);
+// The baselines of the ratio columns: the backends with a report_order but the studied
+// one (backends.json: pvm, mpi, armci), in that order.
+std::vector<std::string> ratio_baselines();
 std::vector<std::string> ratio_header();
-// The cop modelled time and the pvm, mpi and armci ratios to it, for one row and profile.
+// The studied backend's (cop's) modelled time and each baseline's ratio to it, for one row
+// and profile.
 std::vector<std::string> ratio_cells(const std::map<BackendMode, double>& values,
                                      const std::map<BackendMode, double>& modelled, const std::string& profile);
 

@@ -111,9 +111,10 @@ std::vector<std::string> seed_row_notes(const std::vector<SeedCell>& cells, cons
 // Our values of one row on one profile, per backend mode.
 struct ProfileValues {
   std::map<BackendMode, double> values, modelled;
-  // Ours for `backend`: for cop its modelled time where it has one.
+  // Ours for `backend`: for a modelled one (backends.json: cop) its modelled time where it has one.
   std::optional<double> best(const std::string& backend, const std::string& profile) const {
-    return best_of(backend == "cop" ? (modelled.empty() ? values : modelled) : values, backend, profile);
+    const BackendSpec* spec = find_backend_spec(backend);
+    return best_of(spec && spec->modelled ? (modelled.empty() ? values : modelled) : values, backend, profile);
   }
 };
 
@@ -179,7 +180,8 @@ void add_verdicts(const CampaignResults& results, const SeedLayout& l, const See
       v.profile = profile;
       auto m = pv.modelled.find(v);
       auto x = pv.values.find(v);
-      if (v.backend == "cop" && m != pv.modelled.end())
+      const BackendSpec* spec = find_backend_spec(v.backend);
+      if (spec && spec->modelled && m != pv.modelled.end())
         each.push_back(results.label(v, false) + ": " + spread_verdict(m->second, *pub));
       else if (x != pv.values.end())
         each.push_back(results.label(v, false) + ": " + spread_verdict(x->second, *pub));

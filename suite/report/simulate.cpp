@@ -28,7 +28,7 @@ LinkFit fit_link(const std::vector<PointMedian>& medians, const std::string& bac
   std::set<double> sizes;
   for (const PointMedian& p : medians) {
     if (p.mode.backend != backend || p.nodes != 2 || p.tasks != 1 || !p.bytes || p.loop) continue;
-    if (p.plot_family != "echo" && p.plot_family != "bandwidth") continue;
+    if (!traits_of(p).link_probe) continue;  // echo and bandwidth
     if (p.placement == "on-host") continue;  // the link is between hosts
     bytes.push_back(*p.bytes);
     us.push_back(p.median_us);

@@ -95,13 +95,28 @@ std::optional<double> best_of(const std::map<BackendMode, double>& values, const
   return best;
 }
 
-std::vector<std::string> ratio_header() { return {"cop modelled µs", "pvm ÷ cop", "mpi ÷ cop", "armci ÷ cop"}; }
+std::vector<std::string> ratio_baselines() {
+  std::vector<const BackendSpec*> ordered;
+  for (const BackendSpec& s : all_backend_specs())
+    if (!s.studied && s.report_order != BackendSpec::kAfterTheOrdered) ordered.push_back(&s);
+  std::stable_sort(ordered.begin(), ordered.end(), [](auto* a, auto* b) { return a->report_order < b->report_order; });
+  std::vector<std::string> names;
+  for (const BackendSpec* s : ordered) names.push_back(s->name);
+  return names;
+}
+
+std::vector<std::string> ratio_header() {
+  const std::string& studied = studied_backend().name;
+  std::vector<std::string> header = {studied + " modelled µs"};
+  for (const std::string& b : ratio_baselines()) header.push_back(b + " ÷ " + studied);
+  return header;
+}
 
 std::vector<std::string> ratio_cells(const std::map<BackendMode, double>& values,
                                      const std::map<BackendMode, double>& modelled, const std::string& profile) {
-  std::optional<double> cop = best_of(modelled, "cop", profile);
+  std::optional<double> cop = best_of(modelled, studied_backend().name, profile);
   std::vector<std::string> cells = {cop ? format_number(*cop) : "—"};
-  for (const char* b : {"pvm", "mpi", "armci"}) {
+  for (const std::string& b : ratio_baselines()) {
     std::optional<double> x = best_of(values, b, profile);
     cells.push_back(cop && x && *cop > 0 ? format_ratio(*x / *cop) : "—");
   }
@@ -282,7 +297,7 @@ std::vector<std::string> md_row(const CampaignResults& results, const PointMedia
   row.push_back(cell(cop ? std::optional<double>(cop->speedup_total) : counter("projected_cop_speedup"), true));
   std::optional<double> cop_time;
   for (const auto& o : results.medians)
-    if (o.benchmark == "md" && o.mode.backend == "cop" && o.run_name == m->run_name && o.nodes == m->nodes &&
+    if (o.benchmark == m->benchmark && o.mode.backend == studied_backend().name && o.run_name == m->run_name && o.nodes == m->nodes &&
         o.tasks == m->tasks && o.mode.profile == m->mode.profile && (!cop_time || o.median_us < *cop_time))
       cop_time = o.median_us;
   row.push_back(cop_time && *cop_time > 0 ? format_ratio(m->median_us / *cop_time) : "—");
@@ -299,7 +314,7 @@ std::vector<std::string> md_row(const CampaignResults& results, const PointMedia
 std::optional<ReportTable> md_table_v(const CampaignResults& results) {
   std::vector<const PointMedian*> md;
   for (const auto& m : results.medians)
-    if (m.benchmark == "md") md.push_back(&m);
+    if (traits_of(m).time_breakdown) md.push_back(&m);  // md
   if (md.empty()) return std::nullopt;
   std::sort(md.begin(), md.end(), [](auto* a, auto* b) {
     return std::tie(a->mode.profile, a->run_name, a->nodes, a->tasks, a->mode) <

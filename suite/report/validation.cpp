@@ -20,9 +20,28 @@ namespace {
 using campaign::simulated_platform;
 
 constexpr const char* kCalibrated = "calibrated";
-const std::set<std::string> kValidatedFamilies = {"echo", "barrier", "reduce/double", "reduce/int", "broadcast"};
 
 bool is_simulated(const PointMedian& m) { return !simulated_platform(m.mode.profile).empty(); }
+
+// The backend whose system the point's backend simulates (backends.json "simulates": sim-cop
+// cop, smpi mpi), "" for one that simulates none.
+std::string simulated_system(const PointMedian& m) {
+  const BackendSpec* spec = find_backend_spec(m.mode.backend);
+  return spec ? spec->simulates : "";
+}
+bool simulates_studied(const PointMedian& m) { return simulated_system(m) == studied_backend().name; }
+
+// The measured backends a simulated point's plot sets beside it: those the simulated ones
+// simulate (in the catalog's order: mpi, cop), then the other ratio baselines (pvm, armci).
+std::vector<std::string> measured_backends() {
+  std::vector<std::string> names;
+  for (const BackendSpec& s : all_backend_specs())
+    if (!s.simulates.empty() && std::find(names.begin(), names.end(), s.simulates) == names.end())
+      names.push_back(s.simulates);
+  for (const std::string& b : ratio_baselines())
+    if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  return names;
+}
 
 std::string relative_error(double simulated, double reference) {
   return reference > 0 ? fmt::format("{:+.1f} %", (simulated / reference - 1) * 100) : "—";
@@ -41,11 +60,15 @@ const PointMedian* measured_twin(const CampaignResults& measured, const PointMed
 
 // smpi's calibrated points that mpi measured: the check of the calibration.
 bool smpi_validated(const PointMedian& m) {
-  if (m.mode.backend != "smpi" || simulated_platform(m.mode.profile) != kCalibrated) return false;
-  if (m.nodes < 2 || m.nodes > 4 || !kValidatedFamilies.count(m.plot_family)) return false;
-  if (m.plot_family.rfind("reduce", 0) == 0) return m.bytes && *m.bytes == 8;
-  if (m.plot_family == "broadcast") return m.bytes && *m.bytes == 1024;
-  return true;
+  const std::string system = simulated_system(m);
+  if (system.empty() || system == studied_backend().name || simulated_platform(m.mode.profile) != kCalibrated)
+    return false;
+  const ReportTraits traits = traits_of(m);
+  const auto& families = traits.validated_families;
+  const auto& sizes = traits.validated_sizes;
+  if (m.nodes < 2 || m.nodes > 4 || std::find(families.begin(), families.end(), m.plot_family) == families.end())
+    return false;
+  return sizes.empty() || (m.bytes && std::find(sizes.begin(), sizes.end(), *m.bytes) != sizes.end());
 }
 
 void add_curve_point(PlotSpec& p, const std::string& label, double x, double y) {
@@ -74,11 +97,14 @@ std::optional<CopCall> cop_call_of(const PointMedian& m) {
   };
   if (m.nodes < 2 || m.nodes > 4096) return std::nullopt;
   const uint64_t n = uint64_t(m.nodes);
-  if (m.plot_family == "barrier") return CopCall{Function::barrier_spmd, DataType::integer, n, 1};
-  if (m.plot_family == "reduce/double" || m.plot_family == "reduce/int")
-    return CopCall{Function::reduce, m.plot_family == "reduce/double" ? DataType::floating : DataType::integer, n,
-                   elements_of()};
-  if (m.plot_family == "broadcast") return CopCall{Function::bcast, DataType::integer, n, elements_of()};
+  for (const ModelledCall& c : traits_of(m).modelled_calls) {  // declared by the workload
+    if (c.family != m.plot_family) continue;
+    // The libcop functions of seed 000 ch. V: the SPMD barrier, reduce, bcast.
+    const Function f = c.op == Op::barrier ? Function::barrier_spmd : c.op == Op::reduce ? Function::reduce
+                                                                                         : Function::bcast;
+    if (c.op != Op::barrier && c.op != Op::reduce && c.op != Op::broadcast) return std::nullopt;
+    return CopCall{f, c.floating ? DataType::floating : DataType::integer, n, c.per_element ? elements_of() : 1};
+  }
   return std::nullopt;
 }
 
@@ -191,7 +217,7 @@ struct ValidationRows {
   }
 
   void add_smpi(const PointMedian& m, const std::string& platform) {
-    const PointMedian* mpi = measured_twin(measured, m, "mpi");
+    const PointMedian* mpi = measured_twin(measured, m, simulated_system(m));
     const bool crowded = mpi && measured.machine.crowded(m.nodes);
     if (mpi) {
       const std::string point = fmt::format("{} at {} nodes", m.run_name, m.nodes);
@@ -244,7 +270,7 @@ std::optional<ReportTable> validation_table(const CampaignResults& simulated, co
     if (!is_simulated(m)) continue;
     rows.any = true;
     const std::string platform = simulated_platform(m.mode.profile);
-    if (m.mode.backend == "sim-cop") rows.add_sim_cop(m, platform);
+    if (simulates_studied(m)) rows.add_sim_cop(m, platform);
     else if (smpi_validated(m)) rows.add_smpi(m, platform);
   }
   if (!rows.any) return std::nullopt;
@@ -284,10 +310,10 @@ std::vector<PlotSpec> validation_plots(const CampaignResults& simulated, const C
     PlotSpec& p = plot_for(platform, m);
     add_curve_point(p, fmt::format("{} simulated ({})", m.mode.backend, platform), m.nodes, m.median_us);
     if (auto model = cop_model_us(m)) add_curve_point(p, "cop modelled (ch. VI analytic)", m.nodes, *model);
-    if (m.mode.backend == "sim-cop")
+    if (simulates_studied(m))
       if (auto model = cop_libcop_call_us(m))
         add_curve_point(p, fmt::format("cop modelled (libcop call, {}'s COP)", platform), m.nodes, *model);
-    for (const char* backend : {"mpi", "cop", "pvm", "armci"})
+    for (const std::string& backend : measured_backends())
       if (const PointMedian* real = measured_twin(measured, m, backend))
         add_curve_point(p, fmt::format("{} measured ({})", backend, real->mode.profile), m.nodes, real->median_us);
   }

@@ -40,9 +40,12 @@ Pairs collect(const CampaignResults& results) {
   for (const PointMedian& m : results.medians) {
     const std::string platform = simulated_platform(m.mode.profile);
     if (platform.empty() || m.tasks != 1 || m.loop) continue;
-    if (m.mode.backend != "sim-cop" && m.mode.backend != "smpi") continue;
+    // A simulated backend (backends.json "simulates"): of the studied system (sim-cop) or of
+    // the other one simulated (smpi: mpi).
+    const BackendSpec* spec = find_backend_spec(m.mode.backend);
+    if (!spec || spec->simulates.empty()) continue;
     Pair& p = all[platform][{m.plot_family, m.bytes.value_or(-1)}][m.nodes];
-    (m.mode.backend == "sim-cop" ? p.cop_us : p.mpi_us) = m.median_us;
+    (spec->simulates == studied_backend().name ? p.cop_us : p.mpi_us) = m.median_us;
   }
   // Only the node counts with both times: the table compares, it does not list.
   for (auto& [platform, ops] : all) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "copbench/catalog.h"
@@ -49,7 +50,36 @@ TEST(Catalog, EqualsBackendsJson) {
     EXPECT_EQ(s.routes, strings(entry, "routes"));
     EXPECT_EQ(s.encodings, strings(entry, "encodings"));
     EXPECT_EQ(names_of(s.offered), strings(entry, "offered"));
+    EXPECT_EQ(s.report_order, entry.value("report_order", BackendSpec::kAfterTheOrdered));
+    const std::vector<std::string> traits = strings(entry, "traits");
+    const auto has = [&traits](const char* t) { return std::find(traits.begin(), traits.end(), t) != traits.end(); };
+    EXPECT_EQ(s.studied, has("studied"));
+    EXPECT_EQ(s.modelled, has("modelled"));
+    EXPECT_EQ(s.private_stack, has("private stack"));
+    EXPECT_EQ(s.simulates, entry.value("simulates", ""));
   }
+}
+
+// What the report reads instead of backend names: one studied backend (the one it divides
+// by), distinct places of the ordered ones, and every simulated backend simulating a
+// backend of the catalog that is not itself simulated.
+TEST(Catalog, ReportTraitsAreConsistent) {
+  int studied = 0;
+  std::vector<int> orders;
+  for (const BackendSpec& s : all_backend_specs()) {
+    studied += s.studied ? 1 : 0;
+    if (s.report_order != BackendSpec::kAfterTheOrdered) {
+      EXPECT_EQ(std::count(orders.begin(), orders.end(), s.report_order), 0) << s.name;
+      orders.push_back(s.report_order);
+    }
+    if (s.simulates.empty()) continue;
+    const BackendSpec* real = find_backend_spec(s.simulates);
+    ASSERT_NE(real, nullptr) << s.name << " simulates " << s.simulates;
+    EXPECT_TRUE(real->simulates.empty()) << s.name;
+    EXPECT_NE(real->report_order, BackendSpec::kAfterTheOrdered) << s.name;
+  }
+  EXPECT_EQ(studied, 1);
+  EXPECT_TRUE(studied_backend().studied);
 }
 
 // smpi's broadcast from 1024 ranks on (backends.json mpirun_args_from_ranks): below,
@@ -70,29 +100,139 @@ TEST(Catalog, SmpiArgsFromRanks) {
   EXPECT_EQ(mpi->mpirun_args_at(4096), mpi->mpirun_args);
 }
 
-// Every workload registered itself from its own file: the microbenchmarks first, then
-// the applications, each group in its declared order, so `copbench list` and the report
-// never depend on the link order.
-TEST(Workloads, RegisteredInDeclaredOrder) {
-  std::vector<std::string> names, apps;
+// What every registered workload must declare, checked on each one, so that a new
+// workload is its one file (README.md, "Adding a workload") and needs no line here.
+
+// Registered from its own file, in the declared order: the microbenchmarks first, then
+// the applications, so `copbench list` and the report never depend on the link order.
+TEST(Workloads, MicrobenchmarksBeforeApplications) {
+  ASSERT_FALSE(all_benchmarks().empty());
+  bool application_seen = false;
   for (const Benchmark* b : all_benchmarks()) {
-    (kind_of(*b) == WorkloadKind::application ? apps : names).emplace_back(b->name());
-    if (kind_of(*b) == WorkloadKind::benchmark) {
-      EXPECT_TRUE(apps.empty()) << b->name() << " after an application";
-    }
+    const bool application = kind_of(*b) == WorkloadKind::application;
+    EXPECT_TRUE(application || !application_seen) << b->name() << " after an application";
+    application_seen = application_seen || application;
+    EXPECT_EQ(kind_name(kind_of(*b)), application ? "application" : "benchmark");
   }
-  ASSERT_GE(names.size(), 19u);
-  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 4),
-            (std::vector<std::string>{"echo", "bandwidth", "ring", "barrier"}));
-  EXPECT_EQ(apps, (std::vector<std::string>{"md", "matmul", "radixsort", "halo"}));
-  EXPECT_EQ(kind_name(kind_of(*find_benchmark("halo"))), "application");
+}
+
+// A name a campaign file, a command line and a result file's point name can carry, found
+// by find_benchmark; a description for `copbench list`.
+TEST(Workloads, EveryOneIsNamedAndDescribed) {
+  for (const Benchmark* b : all_benchmarks()) {
+    const std::string name(b->name());
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(name.empty());
+    EXPECT_TRUE(std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    }));
+    EXPECT_FALSE(b->description().empty());
+    EXPECT_EQ(find_benchmark(name), b);
+  }
+  EXPECT_EQ(find_benchmark("nope"), nullptr);
+}
+
+// Every operation a workload needs is offered by some backend, else it could never run;
+// missing_ops is exactly the needed operations the backend does not offer.
+TEST(Workloads, EveryOneRunsSomewhereAndMissingOpsAreTheUnofferedNeeds) {
+  for (const Benchmark* b : all_benchmarks()) {
+    SCOPED_TRACE(std::string(b->name()));
+    bool runs_somewhere = false;
+    for (const BackendSpec& spec : all_backend_specs()) {
+      std::vector<Op> unoffered;
+      for (Op op : b->needs())
+        if (!spec.offers(op)) unoffered.push_back(op);
+      EXPECT_EQ(missing_ops(*b, spec), unoffered) << spec.name;
+      runs_somewhere = runs_somewhere || unoffered.empty();
+    }
+    EXPECT_TRUE(runs_somewhere);
+  }
+}
+
+// The smoke run of the generated run tests: size 8 where a microbenchmark takes sizes,
+// none where it takes none; an application's own tiny problem, with only the parameters
+// it declares, accepted by its own check.
+TEST(Workloads, SmokeRunsAreAcceptedByTheirOwnChecks) {
+  for (const Benchmark* b : all_benchmarks()) {
+    SCOPED_TRACE(std::string(b->name()));
+    if (b->default_sizes().empty()) {
+      EXPECT_TRUE(b->smoke_sizes().empty());
+    }
+    if (kind_of(*b) == WorkloadKind::benchmark && !b->default_sizes().empty()) {
+      EXPECT_EQ(b->smoke_sizes(), std::vector<std::size_t>{8});
+    }
+    const std::vector<std::string> names = b->option_names();
+    RunParams smoke;
+    smoke.sizes = b->smoke_sizes();
+    for (const auto& [key, value] : b->smoke_params()) {
+      EXPECT_NE(std::find(names.begin(), names.end(), key), names.end()) << key << " is not declared";
+      smoke.options[key] = value;
+    }
+    EXPECT_NO_THROW(b->check_options(smoke));
+  }
+}
+
+// Each declared parameter (Benchmark::params()) is declared once, has its default inside
+// its range, and the check takes the range's ends and refuses a value past either, naming
+// the workload and the parameter; its default is what param_int / param_number return
+// when the run names none.
+TEST(Workloads, DeclaredParametersHoldTheirRanges) {
+  for (const Benchmark* b : all_benchmarks()) {
+    const std::vector<std::string> names = b->option_names();
+    for (const ParamSpec& spec : b->params()) {
+      SCOPED_TRACE(std::string(b->name()) + " " + spec.name);
+      EXPECT_EQ(std::count(names.begin(), names.end(), spec.name), 1);
+      EXPECT_LE(spec.lo, spec.fallback);
+      EXPECT_LE(spec.fallback, spec.hi);
+      if (spec.integer) {
+        EXPECT_EQ(spec.fallback, static_cast<double>(static_cast<long>(spec.fallback)));
+      }
+      EXPECT_EQ(param_number(RunParams{}, *b, spec.name), spec.fallback);
+      const auto with = [&](const std::string& value) {
+        RunParams p;
+        p.options[spec.name] = value;
+        return p;
+      };
+      const auto text = [&](double v) { return spec.integer ? std::to_string(static_cast<long>(v)) : fmt::format("{}", v); };
+      EXPECT_NO_THROW(b->check_options(with(text(spec.lo))));
+      EXPECT_NO_THROW(b->check_options(with(text(spec.hi))));
+      EXPECT_EQ(param_number(with(text(spec.hi)), *b, spec.name), spec.hi);
+      for (const std::string& bad : {text(spec.hi + 1), text(spec.lo - 1), std::string("x")}) {
+        try {
+          b->check_options(with(bad));
+          ADD_FAILURE() << bad << " was accepted";
+        } catch (const std::invalid_argument& e) {
+          const std::string what = e.what();
+          EXPECT_EQ(what.rfind(std::string(b->name()) + ": --param " + spec.name + "=" + bad + ": expected ", 0), 0u)
+              << what;
+        }
+      }
+    }
+    EXPECT_THROW(param_number(RunParams{}, *b, "not-declared"), std::logic_error);
+  }
+}
+
+// What a workload declares for the report (ReportTraits) is about its own points: a
+// validated or modelled family is one of its names, sizes only where families are, an
+// axis named.
+TEST(Workloads, ReportTraitsAreAboutTheirOwnPoints) {
+  for (const Benchmark* b : all_benchmarks()) {
+    SCOPED_TRACE(std::string(b->name()));
+    const ReportTraits t = b->report_traits();
+    for (const std::string& family : t.validated_families)
+      EXPECT_TRUE(family == b->name() || family.rfind(std::string(b->name()) + "/", 0) == 0) << family;
+    for (const ModelledCall& c : t.modelled_calls)
+      EXPECT_TRUE(c.family == b->name() || c.family.rfind(std::string(b->name()) + "/", 0) == 0) << c.family;
+    EXPECT_TRUE(t.validated_sizes.empty() || !t.validated_families.empty());
+    EXPECT_FALSE(t.nodes_axis.empty());
+  }
 }
 
 class Twin final : public Benchmark {
  public:
-  std::string_view name() const override { return "echo"; }
-  std::string_view description() const override { return "a second echo"; }
-  std::vector<Op> needs() const override { return {Op::echo}; }
+  std::string_view name() const override { return all_benchmarks().front()->name(); }
+  std::string_view description() const override { return "a second workload of the first one's name"; }
+  std::vector<Op> needs() const override { return {}; }
   void run(Backend&, const RunParams&, Reporter&) const override {}
 };
 
@@ -102,39 +242,12 @@ TEST(Workloads, SecondWorkloadOfANameIsRefused) {
   const std::size_t before = all_benchmarks().size();
   EXPECT_THROW(register_workload(twin, WorkloadKind::benchmark, 1), std::logic_error);
   EXPECT_EQ(all_benchmarks().size(), before);
-  EXPECT_NE(find_benchmark("echo"), &twin);
+  EXPECT_NE(find_benchmark(twin.name()), &twin);
 }
 
-// The smoke run of the generated run tests: size 8 where the benchmark takes sizes,
-// none where it takes none, the application's own tiny problem.
-TEST(Workloads, SmokeRuns) {
-  EXPECT_EQ(find_benchmark("echo")->smoke_sizes(), std::vector<std::size_t>{8});
-  EXPECT_TRUE(find_benchmark("barrier")->smoke_sizes().empty());
-  EXPECT_EQ(find_benchmark("md")->smoke_params().at("steps"), "12");
-}
-
-TEST(Catalog, KnowsTheBackendsAndBenchmarks) {
+TEST(Catalog, KnowsTheBackends) {
   for (const char* b : {"pvm", "mpi", "armci"}) EXPECT_NE(find_backend_spec(b), nullptr) << b;
   EXPECT_EQ(find_backend_spec("nope"), nullptr);
-  for (const char* b : {"echo", "barrier", "reduce", "broadcast", "multicast", "lock", "shared", "fence",
-                        "bandwidth", "ring", "overhead"})
-    EXPECT_NE(find_benchmark(b), nullptr) << b;
-}
-
-TEST(Catalog, NotOfferedWhereTheSystemLacksTheOperation) {
-  const BackendSpec& armci = *find_backend_spec("armci");
-  const BackendSpec& pvm = *find_backend_spec("pvm");
-  const BackendSpec& mpi = *find_backend_spec("mpi");
-  EXPECT_EQ(missing_ops(*find_benchmark("multicast"), armci), std::vector<Op>{Op::multicast});
-  EXPECT_EQ(missing_ops(*find_benchmark("fence"), pvm), std::vector<Op>{Op::fence});
-  EXPECT_EQ(missing_ops(*find_benchmark("scan"), pvm), std::vector<Op>{Op::scan});
-  // mpi offers every benchmark but the emulated COP's floor (cop's own transport).
-  for (const Benchmark* b : all_benchmarks()) {
-    if (b->name() == "emulation")
-      EXPECT_EQ(missing_ops(*b, mpi), std::vector<Op>{Op::floor_loops});
-    else
-      EXPECT_TRUE(missing_ops(*b, mpi).empty()) << b->name();
-  }
 }
 
 // Seed 004's fence and lock items: what each backend offers, and the fence benchmark's

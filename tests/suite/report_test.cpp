@@ -195,6 +195,40 @@ TEST_F(ReportTest, PlansOfFixedPoints) {
   EXPECT_EQ(plots[1].curves.at("mpi"), (std::vector<std::pair<double, double>>{{8, 5}, {1024, 12.5}}));
 }
 
+// A workload the report has never heard of, declaring how it is shown (copbench/bench.h
+// ReportTraits): its plot's title and axis come from that declaration, not its name.
+class SpinWait final : public Benchmark {
+ public:
+  std::string_view name() const override { return "spin-wait"; }
+  std::string_view description() const override { return "a test's workload"; }
+  std::vector<Op> needs() const override { return {}; }
+  ReportTraits report_traits() const override {
+    ReportTraits t;
+    t.time_is = " (one wait)";
+    t.nodes_axis = "waiting nodes";
+    return t;
+  }
+  void run(Backend&, const RunParams&, Reporter&) const override {}
+};
+
+TEST_F(ReportTest, PlotsSayWhatTheWorkloadDeclares) {
+  static const SpinWait spin;
+  if (!find_benchmark(spin.name())) register_workload(spin, WorkloadKind::benchmark, 999);
+  CampaignResults r;
+  r.profiles = {"native"};
+  for (int n : {2, 4}) {
+    r.medians.push_back(point("spin-wait", "spin/nodes:" + std::to_string(n), BackendMode{"mpi", "", "", "native"}, n, n));
+    r.medians.push_back(point("", "unknown/nodes:" + std::to_string(n), BackendMode{"mpi", "", "", "native"}, n, n));
+  }
+  r.index_modes();
+  std::vector<PlotSpec> plots = plan_plots(r, "traits");
+  ASSERT_EQ(plots.size(), 2u);
+  EXPECT_EQ(plots[0].title, "spin (one wait) vs waiting nodes — campaign traits, profile native");
+  EXPECT_EQ(plots[0].xlabel, "waiting nodes");
+  EXPECT_EQ(plots[1].title, "unknown vs nodes — campaign traits, profile native");  // no workload: no traits
+  EXPECT_EQ(plots[1].xlabel, "nodes");
+}
+
 // barrier on mpi at 2, 4 and 64 nodes of an emulated cluster on a 2-core machine: 4 and
 // 64 hosts outnumber the cores (2 and 32 per core), 2 do not.
 CampaignResults crowded_results(bool emulated) {

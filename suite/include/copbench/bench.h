@@ -30,6 +30,54 @@ struct PointResult {
   Summary summary;
 };
 
+// A --param of an application, declared once (Benchmark::params()): its name, the value
+// taken when the run names none, and the values it may take (lo..hi, inclusive).
+struct ParamSpec {
+  std::string name;
+  double fallback = 0;
+  double lo = 0, hi = 0;
+  bool integer = true;  // an integer ("frames=3"); else any number in range (md's "dt=0.001")
+};
+
+// The COP call one of a workload's families times, for the report's model of it (the
+// libcop-call model and ch. VI's analytic one, report/validation.cpp): its operation
+// (barrier, reduce, broadcast), on doubles or integers, of one word or of the point's
+// elements (its `elements` counter, else bytes / 8).
+struct ModelledCall {
+  std::string family;
+  Op op = Op::barrier;
+  bool floating = false;
+  bool per_element = true;
+};
+
+// How `copbench report` shows a workload's points, declared by the workload so that the
+// report (suite/report/) names none. A family is a point name without its size or node
+// count ("lock/mcs", "reduce/double"); placements aside ("echo/on-host" is "echo").
+struct ReportTraits {
+  // What a plot's title says a family's time is, after its name: the locks'
+  // " (acquire + release)", echo's " latency (round trip / 2)".
+  std::string time_is;
+  // The x axis of its time-vs-nodes plots: "nodes", the locks' "contending nodes".
+  std::string nodes_axis = "nodes";
+  // Its families on which smpi's calibrated platform is checked against mpi measured
+  // (report/validation.cpp): the operations the calibration's link model should predict.
+  std::vector<std::string> validated_families;
+  // The sizes in bytes those families are checked at; empty: every size.
+  std::vector<double> validated_sizes;
+  // Its points at 2 nodes time `bytes` one way between two hosts: `copbench simulate
+  // calibrate` fits a link's latency and bandwidth to them (report/simulate.cpp).
+  bool link_probe = false;
+  // Its points carry thesis Table V's time breakdown (frac_* and calls_* counters,
+  // apps/common.h): the report's Table V table (report/tables.cpp).
+  bool time_breakdown = false;
+  // Its points are other points' floors, named "<workload>/<that point>" (the emulation
+  // benchmark, suite/bench/emulation.cpp): the report's emulation table and the floor
+  // beside a curve (report/emulation.cpp).
+  bool floors_of_points = false;
+  // The families of its points the COP model has a call for (sim-cop's validation).
+  std::vector<ModelledCall> modelled_calls;
+};
+
 class Reporter {
  public:
   virtual ~Reporter() = default;
@@ -50,17 +98,29 @@ class Benchmark {
   virtual std::vector<std::size_t> default_sizes() const { return {}; }
   // Ranks the benchmark needs (echo: a peer), on however many nodes they are placed.
   virtual int min_ranks() const { return 1; }
-  // The --param names this benchmark takes (applications: apps/), and a check of their
-  // values that throws std::invalid_argument naming the bad one (run before any rank starts).
-  virtual std::vector<std::string> option_names() const { return {}; }
-  virtual void check_options(const RunParams&) const {}
+  // The --param options this workload takes (applications: apps/), each declared once
+  // with its default and range; the workload reads a value with param_int / param_number.
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  // The --param names it takes (default: those of params()), and a check of their values
+  // that throws std::invalid_argument naming the bad one, run before any rank starts
+  // (default: every declared one in its range; an override that checks more calls it).
+  virtual std::vector<std::string> option_names() const;
+  virtual void check_options(const RunParams& p) const;
   // The smallest run that still checks its answer: the run tests generated from `copbench
   // list --json` (tests/workload_tests.cmake) and the cluster's every-microbenchmark
   // campaign use it. Default: size 8 where the benchmark takes sizes, no --param.
   virtual std::vector<std::size_t> smoke_sizes() const;
   virtual std::map<std::string, std::string> smoke_params() const { return {}; }
+  virtual ReportTraits report_traits() const { return {}; }
   virtual void run(Backend& backend, const RunParams& params, Reporter& reporter) const = 0;
 };
+
+// The value of `bench`'s declared parameter `name` in `p` (its fallback when `p` names
+// none). Throws std::invalid_argument "WORKLOAD: --param KEY=VALUE: expected an integer
+// (a number) from LO to HI" for a value that is not one in range, std::logic_error for a
+// name the workload did not declare.
+long param_int(const RunParams& p, const Benchmark& bench, std::string_view name);
+double param_number(const RunParams& p, const Benchmark& bench, std::string_view name);
 
 // Parses "0,8,1K,64K" (bytes; K = 1024, M = 1024^2). Throws std::invalid_argument naming
 // the bad item.

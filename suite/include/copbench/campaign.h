@@ -20,8 +20,7 @@ class CampaignError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Backends a campaign may name: everything in the catalog plus those still being built
-// (cop). A point on a backend that is not built yet is recorded "not offered".
+// Backends a campaign may name: the catalog's (baselines/backends.json), in its order.
 const std::vector<std::string>& campaign_backend_names();
 
 // A link profile "simulated:NAME" is no cluster's: its points are the simulated backends'

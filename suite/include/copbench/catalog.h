@@ -34,9 +34,18 @@ struct BackendSpec {
   std::vector<std::string> encodings;  // PVM's data encodings; empty elsewhere
   std::vector<Op> offered;
   bool offers(Op op) const;
+  // How the report treats it (backends.json "report_order", "traits", "simulates"):
+  int report_order = kAfterTheOrdered;  // its columns' place; the baselines without one after
+  static constexpr int kAfterTheOrdered = 1000;
+  bool studied = false;        // the system under study: the tables divide the others' times by its
+  bool modelled = false;       // its points carry the libcop-call model's time (modelled_us)
+  bool private_stack = false;  // runs on a stack of its own a campaign lays out (a 2-level point is a mode)
+  std::string simulates;       // the backend whose system this simulated one simulates; "" if none
 };
 const std::vector<BackendSpec>& all_backend_specs();
 const BackendSpec* find_backend_spec(std::string_view name);
+// The backend whose spec says "studied" (backends.json), the one the report divides by.
+const BackendSpec& studied_backend();
 
 // Missing operations of `bench` on `spec`; empty when the pair is offered.
 std::vector<Op> missing_ops(const Benchmark& bench, const BackendSpec& spec);
