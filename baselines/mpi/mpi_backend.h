@@ -18,7 +18,7 @@ class MpiBackend final : public baselines::MpirunBackend {
   ~MpiBackend() override;               // frees them, MPI_Finalize
 
   std::string route() const override { return "default"; }
-  // mpi_backend.cpp: the harness's services on MPI_Barrier / MPI_Allreduce.
+  // mpi_backend.cpp: the harness's services on MPI_Barrier / MPI_Reduce and MPI_Bcast.
   void sync() override;
   void max_over_ranks(std::span<double> values) override;
 

@@ -34,7 +34,8 @@ struct Pair {
 // platform -> operation -> nodes -> the two times.
 using Pairs = std::map<std::string, std::map<OpKey, std::map<int, Pair>>>;
 
-// The sync method's points with one task per node (loop points overlap their calls).
+// The points of the method the report reads (load_results: the window method's by default)
+// with one task per node (loop points overlap their calls).
 Pairs collect(const CampaignResults& results) {
   Pairs all;
   for (const PointMedian& m : results.medians) {
@@ -104,8 +105,10 @@ std::optional<double> number(const std::string& text, const std::string& where, 
 
 constexpr const char* kRatioNote =
     "Open MPI ÷ COP: smpi's simulated time over sim-cop's on the same platform, the same operation and node count "
-    "(sync method, one task per node); above 1 the COP is faster. smpi runs Open MPI's collective algorithms "
-    "(SMPI's ompi selector; the broadcast from 1024 ranks on by the binomial tree, baselines/backends.json); sim-cop "
+    "(the collective method the report reads, the window method unless --collective-method names another; one "
+    "task per node); above 1 the COP is faster. smpi runs Open MPI's collective algorithms "
+    "(SMPI's ompi selector; the broadcast by the binomial tree, the barrier from 256 ranks on by the tree, "
+    "baselines/backends.json); sim-cop "
     "runs the controller core and libcop's commands on the platform's COP side.";
 
 }  // namespace

@@ -57,9 +57,9 @@ void set_platform_context(WorkerArgs& a) {
   if (a.platform.empty()) throw std::invalid_argument("worker: --platform is required (a simulated worker)");
   a.context.settings["simulated"] = "true";
   a.context.settings["coll_selector"] = simgrid::config::get_value<std::string>("smpi/coll-selector");
-  // The algorithms named in place of the selector's (backends.json: allreduce always,
-  // broadcast from 1024 ranks on); "" where the selector chooses.
-  for (const char* op : {"allreduce", "bcast"}) {
+  // The algorithms named in place of the selector's (backends.json: the barrier, the
+  // broadcast and the harness's allreduce at every rank count); "" where the selector chooses.
+  for (const char* op : {"allreduce", "barrier", "bcast"}) {
     const std::string chosen = simgrid::config::get_value<std::string>(std::string("smpi/") + op);
     if (!chosen.empty()) a.context.settings[std::string("smpi_") + op] = chosen;
   }

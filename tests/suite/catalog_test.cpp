@@ -82,19 +82,20 @@ TEST(Catalog, ReportTraitsAreConsistent) {
   EXPECT_TRUE(studied_backend().studied);
 }
 
-// smpi's broadcast from 1024 ranks on (backends.json mpirun_args_from_ranks): below,
-// SMPI's ompi selector chooses (its knomial gathers the node layout in n^2 simulated
-// messages at 1024 ranks and above); from 1024, the binomial tree, after the args of
-// every point.
+// smpi's broadcast by the binomial tree at every rank count and its barrier by the tree
+// from 256 ranks on (backends.json mpirun_args, mpirun_args_from_ranks): SMPI's ompi
+// selector switches their algorithms with the communicator size (binary tree, knomial,
+// binomial; Bruck's and the tree), which made a collective faster on more nodes (issue 35).
 TEST(Catalog, SmpiArgsFromRanks) {
   const BackendSpec* smpi = find_backend_spec("smpi");
   ASSERT_NE(smpi, nullptr);
-  EXPECT_EQ(smpi->mpirun_args_at(2), smpi->mpirun_args);
-  EXPECT_EQ(smpi->mpirun_args_at(1023), smpi->mpirun_args);
-  std::vector<std::string> from_1024 = smpi->mpirun_args;
-  from_1024.push_back("--cfg=smpi/bcast:binomial_tree");
-  EXPECT_EQ(smpi->mpirun_args_at(1024), from_1024);
-  EXPECT_EQ(smpi->mpirun_args_at(4096), from_1024);
+  const std::vector<std::string>& every = smpi->mpirun_args;
+  EXPECT_NE(std::find(every.begin(), every.end(), "--cfg=smpi/bcast:binomial_tree"), every.end());
+  EXPECT_EQ(smpi->mpirun_args_at(2), every);
+  EXPECT_EQ(smpi->mpirun_args_at(255), every);
+  std::vector<std::string> from_256 = every;
+  from_256.push_back("--cfg=smpi/barrier:ompi_tree");
+  for (int ranks : {256, 512, 1024, 4096}) EXPECT_EQ(smpi->mpirun_args_at(ranks), from_256) << ranks;
   const BackendSpec* mpi = find_backend_spec("mpi");
   ASSERT_NE(mpi, nullptr);
   EXPECT_EQ(mpi->mpirun_args_at(4096), mpi->mpirun_args);
