@@ -311,7 +311,7 @@ def smpi_binomial_hops(out, nodes, bad):
 
 
 @command("smpi-window", "DIR", "MAX_NODES", "BENCH...")
-def smpi_window(out, top, *benches):
+def smpi_window(out, top, benches):
     """smpi_window_test.sh (issue 35): on `present`, from 2 to MAX_NODES nodes (doubling), the
     window method's BENCHes (broadcast 8 B, barrier, reduce 8 B of doubles) never get faster
     as the nodes double and had no invalid call; the broadcast runs SMPI's binomial tree at
