@@ -65,12 +65,15 @@ void forget_operation(Window& w, uint64_t op_id) {
   pthread_mutex_unlock(&w.buffer_lock);
 }
 
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
+void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
   if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
   lock_robust(&w.buffer_lock);
   for (uint32_t i = 0; i < w.ooc_high; ++i) {
     OutOfContext& o = w.ooc[i];
     if (!o.used || static_cast<EntryKind>(o.kind) != EntryKind::broadcast || o.nwords < 2) continue;
+    // Another job's result on the same GAS words (its own partition, seed 000 ch. V): its
+    // task still waits for it, whatever this partition's words need.
+    if (wire::instruction_ppn(o.words[0]) != ppn) continue;
     const uint32_t tag = wire::address_msgtag(o.words[1]);
     if (tag < first || tag - first >= count) continue;
     const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
