@@ -346,4 +346,32 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
   EXPECT_EQ(window->resends.load(), 3u);
 }
 
+// Two jobs' tasks on one node share the channel and its out-of-context buffer, and may run
+// the same tags (issue 34). A job that forgets the results of its words before its own
+// barrier or reduction (forget_results) must leave the other job's result there: its task
+// still waits for it (before, it timed out, difftest class jobs on one level).
+TEST(OutOfContext, ForgettingAJobsWordsLeavesAnotherJobsResult) {
+  auto window = std::make_unique<cop::driver::Window>();
+  cop::driver::init_window(window.get(), ::getpid(), 1);
+  auto file = [&](uint8_t ppn, uint32_t tag) {
+    Message exit = cop::wire::make(Opcode::BENTRY, 0, cop::wire::Space::GAS, tag);
+    exit.ins.ppn = ppn;
+    const cop::link::Entry e = cop::link::make_entry(exit, cop::wire::Direction::to_node, cop::link::EntryKind::broadcast);
+    cop::driver::OutOfContext& o = window->ooc[window->ooc_high++];
+    o.used = 1;
+    o.kind = static_cast<uint8_t>(e.kind);
+    o.nwords = e.nwords;
+    std::copy(e.words.begin(), e.words.end(), o.words);
+    window->ooc_count++;
+  };
+  file(0, 5);
+  file(1, 5);
+  cop::driver::forget_results(*window, 0, 5, 1, false);
+  ASSERT_EQ(window->ooc_count, 1u);
+  EXPECT_EQ(window->ooc[0].used, 0);
+  EXPECT_EQ(window->ooc[1].used, 1);  // job 1's barrier exit, still for its task
+  cop::driver::forget_results(*window, 1, 5, 1, false);
+  EXPECT_EQ(window->ooc_count, 0u);
+}
+
 }  // namespace
