@@ -75,9 +75,9 @@ struct Wanted {
 enum class IdentityFate { take, later, drop, mismatch };
 IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack);
 
-// Drops every message of operation `op_id` the node holds out of context, and those
-// that come later (the window's ring of forgotten operations).
-void forget_operation(Window& w, uint64_t op_id);
+// Drops every message of operation `op_id` of partition `ppn` (the caller's job) the node
+// holds out of context, and those that come later (the window's ring of forgotten operations).
+void forget_operation(Window& w, uint8_t ppn, uint64_t op_id);
 
 // Drops what the node holds for the GAS words [first, first+count) of partition `ppn`
 // (the caller's job: two jobs on one node share the channel and its buffer) out of context:

@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 10;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities; 9: epochs, refusals; 10: UnsettledRange::ppn
+inline constexpr uint32_t kWindowVersion = 10;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities; 9: epochs, refusals; 10: UnsettledRange::ppn, forgotten_ppn
 inline constexpr int kUnsettledRanges = 64;
 // Operations a receiver found another call of (same round, other datatype or count:
 // channel_entries.cpp): their words still to come are dropped, not filed.
@@ -146,6 +146,9 @@ struct Window {
   // a ring of their identities; what still comes of them is dropped.
   uint64_t forgotten_ops[kForgottenOperations];
   uint32_t forgotten_next;
+  // The partition of each forgotten operation: two jobs share the channel, and another
+  // job's operation may carry the same identity (its 16-bit site a hash, wire.h).
+  uint8_t forgotten_ppn[kForgottenOperations];
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];
