@@ -1,7 +1,7 @@
 // The poll counter (seed 000 ch. IV-V): which channel's command the controller
 // services next. A command of an operation still in progress on its tags waits
-// (controller.h, "same-tag operations"); another partition's command does not wait
-// behind it; a locked sequence runs alone in its partition until its UNLOCK or the
+// (controller.h, "same-tag operations"); another task's command (of its job or another)
+// does not wait behind it; a locked sequence runs alone in its partition until its UNLOCK or the
 // deadlock timer (other partitions' commands run while it waits for its holder).
 #include "controller/controller.h"
 
