@@ -1,7 +1,7 @@
 // The poll counter (seed 000 ch. IV-V): which channel's command the controller
 // services next. A command of an operation still in progress on its tags waits
-// (controller.h, "same-tag operations"); another partition's command does not wait
-// behind it; a locked sequence runs alone in its partition until its UNLOCK or the
+// (controller.h, "same-tag operations"); another task's command (of its job or another)
+// does not wait behind it; a locked sequence runs alone in its partition until its UNLOCK or the
 // deadlock timer (other partitions' commands run while it waits for its holder).
 #include "controller/controller.h"
 
@@ -73,22 +73,32 @@ int Controller::serviceable(int channel, uint32_t excluded) const {
   if (q.empty()) return -1;
   if (excluded == 0 && !waits(channel, 0)) return 0;
   // The head waits for an operation in progress (or its partition is excluded: a
-  // locked one's). Commands of its partition stay behind it (channel order, as always);
-  // another partition's, another job's with its own operations, must not wait for it
-  // (two jobs on one channel would deadlock: each one's next operation behind the other's).
+  // locked one's). The commands of its sender stay behind it (each task's order, as
+  // always); another task's, of another job or of the same one, need not wait for it:
+  // two tasks on one channel would deadlock when the operation one waits for needs the
+  // other's contribution queued behind it (issue 34: the agree of a cop_scatter of one
+  // job behind its partner task's next reduction, difftest seed 9 with two jobs).
   const auto& counts = queued_ppn_[size_t(channel - 1)];
-  uint32_t blocked = excluded;
   size_t behind = 0;
   for (uint32_t p = 0; p <= wire::kMaxPpn; ++p)
     if (excluded & (1u << p)) behind += counts[p];
+  struct Held {
+    Sender from;
+    uint8_t ppn;
+  };
+  std::array<Held, 16> held{};  // senders whose earlier command waits
+  size_t nheld = 0;
   for (size_t i = 0; i < q.size() && behind < q.size(); ++i) {
-    const uint32_t ppn = q[i].msg.ins.ppn & wire::kMaxPpn;
-    if (blocked & (1u << ppn)) continue;
+    const uint8_t ppn = q[i].msg.ins.ppn & wire::kMaxPpn;
+    if (excluded & (1u << ppn)) continue;
+    if (std::any_of(held.begin(), held.begin() + long(nheld),
+                    [&](const Held& h) { return h.ppn == ppn && same_sender(h.from, q[i].from); }))
+      continue;
     // While another partition holds the lock a LOCK waits (one lock at a time), and its
-    // partition's commands with it.
+    // sender's commands with it.
     if (!waits(channel, i) && !(excluded != 0 && q[i].msg.ins.opcode == Opcode::LOCK)) return int(i);
-    blocked |= 1u << ppn;
-    behind += counts[ppn];
+    if (nheld == held.size()) return -1;  // that many tasks held: the rest wait too
+    held[nheld++] = Held{q[i].from, ppn};
   }
   return -1;
 }

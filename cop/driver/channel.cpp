@@ -177,7 +177,7 @@ Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64
   Error e = wait_for_outstanding();
   if (e == Error::none) e = result_error_;
   // Another call's operation met here is consumed whole: none of its words reaches the next receive.
-  if (mismatched_op_ != 0) forget_operation(*w_, mismatched_op_);
+  if (mismatched_op_ != 0) forget_operation(*w_, ppn_, mismatched_op_);
   wanted_ = nullptr;
   results_missing_ = 0;
   if (at_cycle) *at_cycle = result_cycle_;

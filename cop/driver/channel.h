@@ -75,11 +75,12 @@ struct Wanted {
 enum class IdentityFate { take, later, drop, mismatch };
 IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack);
 
-// Drops every message of operation `op_id` the node holds out of context, and those
-// that come later (the window's ring of forgotten operations).
-void forget_operation(Window& w, uint64_t op_id);
+// Drops every message of operation `op_id` of partition `ppn` (the caller's job) the node
+// holds out of context, and those that come later (the window's ring of forgotten operations).
+void forget_operation(Window& w, uint8_t ppn, uint64_t op_id);
 
-// Drops what the node holds for the GAS words [first, first+count) out of context:
+// Drops what the node holds for the GAS words [first, first+count) of partition `ppn`
+// (the caller's job: two jobs on one node share the channel and its buffer) out of context:
 // global results and NACKs, and broadcast data too when `broadcast_data`. libcop
 // calls it for words whose earlier operation failed for it, once the controller
 // has voided what was left there (all such messages are then in), and before a
@@ -88,7 +89,7 @@ void forget_operation(Window& w, uint64_t op_id);
 // With `keep` (a call's operation identity, not 0), what belongs to that call's round or a
 // later one of its site (identity_fate take or later: a sender already ahead) is kept: settle() runs
 // inside the next call, after whose start such words may be here already.
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
+void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
 
 class ChannelClient {
  public:

@@ -28,10 +28,10 @@ bool result_matches(const Wanted& w, const wire::Message& m) {
   return false;
 }
 
-bool forgotten(const Window& w, uint64_t op_id) {
+bool forgotten(const Window& w, uint8_t ppn, uint64_t op_id) {
   if (op_id == 0) return false;
-  for (uint64_t f : w.forgotten_ops)
-    if (f == op_id) return true;
+  for (int i = 0; i < kForgottenOperations; ++i)
+    if (w.forgotten_ops[i] == op_id && w.forgotten_ppn[i] == ppn) return true;
   return false;
 }
 
@@ -49,28 +49,34 @@ IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack) {
   return link::seq_after(g, t) ? IdentityFate::drop : IdentityFate::later;
 }
 
-void forget_operation(Window& w, uint64_t op_id) {
+void forget_operation(Window& w, uint8_t ppn, uint64_t op_id) {
   if (op_id == 0) return;
   lock_robust(&w.buffer_lock);
   for (uint32_t i = 0; i < w.ooc_high; ++i) {
     OutOfContext& o = w.ooc[i];
     if (!o.used || o.op_id != op_id) continue;
+    // Another job's result of the same identity (identities are per job, but hashed) is not this one.
+    if (static_cast<EntryKind>(o.kind) == EntryKind::broadcast && wire::instruction_ppn(o.words[0]) != ppn) continue;
     o.used = 0;
     w.ooc_count--;
   }
-  if (!forgotten(w, op_id)) {
+  if (!forgotten(w, ppn, op_id)) {
     w.forgotten_ops[w.forgotten_next % kForgottenOperations] = op_id;
+    w.forgotten_ppn[w.forgotten_next % kForgottenOperations] = ppn;
     w.forgotten_next++;
   }
   pthread_mutex_unlock(&w.buffer_lock);
 }
 
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
+void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
   if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
   lock_robust(&w.buffer_lock);
   for (uint32_t i = 0; i < w.ooc_high; ++i) {
     OutOfContext& o = w.ooc[i];
     if (!o.used || static_cast<EntryKind>(o.kind) != EntryKind::broadcast || o.nwords < 2) continue;
+    // Another job's result on the same GAS words (its own partition, seed 000 ch. V): its
+    // task still waits for it, whatever this partition's words need.
+    if (wire::instruction_ppn(o.words[0]) != ppn) continue;
     const uint32_t tag = wire::address_msgtag(o.words[1]);
     if (tag < first || tag - first >= count) continue;
     const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
@@ -172,7 +178,7 @@ bool ChannelClient::take_result(const Entry& e) {
 
 void ChannelClient::file_out_of_context(const Entry& e) {
   lock_robust(&w_->buffer_lock);
-  if (e.kind == EntryKind::broadcast && forgotten(*w_, e.op_id)) {  // consumed by its receiver already
+  if (e.kind == EntryKind::broadcast && forgotten(*w_, wire::instruction_ppn(e.words[0]), e.op_id)) {  // consumed by its receiver already
     pthread_mutex_unlock(&w_->buffer_lock);
     return;
   }

@@ -33,7 +33,7 @@
 namespace cop::driver {
 
 inline constexpr uint32_t kWindowMagic = 0x57504F43;  // "COPW"
-inline constexpr uint32_t kWindowVersion = 9;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities; 9: epochs, refusals
+inline constexpr uint32_t kWindowVersion = 10;  // 3: result_cycles; 4: HostSlot::since_ns; 5: register_nc, challenge; 6: sup_answer; 7: unsettled; 8: operation identities; 9: epochs, refusals; 10: UnsettledRange::ppn, forgotten_ppn
 inline constexpr int kUnsettledRanges = 64;
 // Operations a receiver found another call of (same round, other datatype or count:
 // channel_entries.cpp): their words still to come are dropped, not filed.
@@ -81,9 +81,11 @@ struct HostSlot {
   alignas(8) uint8_t data[kHostBytes];
 };
 
-// GAS words [first, first+count) of a collective that failed on this channel.
+// GAS words [first, first+count) of partition `ppn` (the failed call's job: two jobs'
+// tasks on one node share the channel) of a collective that failed on this channel.
 struct UnsettledRange {
   uint32_t first, count;
+  uint32_t ppn;
 };
 
 struct Window {
@@ -133,7 +135,8 @@ struct Window {
   std::atomic<uint32_t> host_waiters;
   // The channel's unsettled ranges (libcop, lib/library.cpp: unsettle, settle): words of
   // collectives that failed for a local task, voided on the controller before the
-  // channel's next collective. settle_lock is held for the list and while one task voids.
+  // channel's next collective in their partition (a task of that job voids them).
+  // settle_lock is held for the list and while one task voids.
   pthread_mutex_t settle_lock;
   uint32_t unsettled_count;
   UnsettledRange unsettled[kUnsettledRanges];
@@ -143,6 +146,9 @@ struct Window {
   // a ring of their identities; what still comes of them is dropped.
   uint64_t forgotten_ops[kForgottenOperations];
   uint32_t forgotten_next;
+  // The partition of each forgotten operation: two jobs share the channel, and another
+  // job's operation may carry the same identity (its 16-bit site a hash, wire.h).
+  uint8_t forgotten_ppn[kForgottenOperations];
   TaskSlot tasks[kMaxLocalTasks];
   HostSlot host[kHostSlots];
   OutOfContext ooc[kOutOfContextSlots];

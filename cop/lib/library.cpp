@@ -144,16 +144,25 @@ int take_tags(const char* call, int first, size_t count, Use use, int scope) {
 void unsettle(int first, size_t count) {
   if (first < 0 || count == 0 || !lib().port) return;
   driver::Window& w = *lib().port->window();
-  const driver::UnsettledRange r{uint32_t(first), uint32_t(std::min<size_t>(count, UINT32_MAX))};
+  const driver::UnsettledRange r{uint32_t(first), uint32_t(std::min<size_t>(count, UINT32_MAX)), info().ppn};
   driver::lock_robust(&w.settle_lock);
   bool known = false;
-  for (uint32_t i = 0; i < w.unsettled_count; ++i) known |= w.unsettled[i].first == r.first && w.unsettled[i].count == r.count;
+  int same_job = -1;  // the last range of this partition
+  for (uint32_t i = 0; i < w.unsettled_count; ++i) {
+    const driver::UnsettledRange& u = w.unsettled[i];
+    if (u.ppn != r.ppn) continue;
+    known |= u.first == r.first && u.count == r.count;
+    same_job = int(i);
+  }
   if (!known && w.unsettled_count < uint32_t(driver::kUnsettledRanges)) {
     w.unsettled[w.unsettled_count++] = r;
-  } else if (!known) {
-    // The list is full: the last entry grows to cover this range too (voiding more words
-    // than failed is safe for this channel's calls; the others on them get CopErrVoided).
-    driver::UnsettledRange& last = w.unsettled[w.unsettled_count - 1];
+  } else if (!known && same_job >= 0) {
+    // The list is full: the job's last entry grows to cover this range too (voiding more
+    // words than failed is safe for this channel's calls; the others on them get
+    // CopErrVoided). Another job's entries are not ours to grow: their words are another
+    // partition's. (Full of other jobs' ranges, this one is not kept: the operation
+    // identity still keeps what is left of it from being taken as a later call's.)
+    driver::UnsettledRange& last = w.unsettled[same_job];
     const uint64_t end = std::max(uint64_t(last.first) + last.count, uint64_t(r.first) + r.count);
     last.first = std::min(last.first, r.first);
     last.count = uint32_t(end - last.first);
@@ -169,9 +178,13 @@ int settle() {
   // be about to use are voided, and no range is voided twice (a second VOID could void
   // the next operation there, begun by the first).
   driver::lock_robust(&w.settle_lock);
+  const uint32_t ppn = info().ppn;
   int rc = 0;
-  while (w.unsettled_count > 0 && rc == 0) {
-    const driver::UnsettledRange r = w.unsettled[w.unsettled_count - 1];
+  // Only this job's ranges: a VOID goes to the sender's partition, so another job's range
+  // voided here would void this job's operations on the same words and leave its own.
+  for (uint32_t i = w.unsettled_count; i-- > 0 && rc == 0;) {
+    const driver::UnsettledRange r = w.unsettled[i];
+    if (r.ppn != ppn) continue;
     std::vector<Message> voids;
     commands::append_masks(voids, sender(), wire::Opcode::SETTC, r.first, 0, r.count);  // an empty mask: VOID
     // This call's identity: the controller spares this round's operation (another local
@@ -186,7 +199,8 @@ int settle() {
     }
     if (rc != 0) break;
     // The VOID's ACK came after anything the voided operation sent this channel.
-    driver::forget_results(w, r.first, r.count, true, l.op_id);  // not this call's round or a later one's
+    driver::forget_results(w, uint8_t(ppn), r.first, r.count, true, l.op_id);  // not this call's round or a later one's
+    std::copy(w.unsettled + i + 1, w.unsettled + w.unsettled_count, w.unsettled + i);
     w.unsettled_count--;
   }
   pthread_mutex_unlock(&w.settle_lock);

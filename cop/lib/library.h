@@ -177,8 +177,9 @@ int group_address(const char* call, const char* group, int msgtag, size_t count,
 // A collective on the GAS words [first, first+count) failed for this task after it took
 // them: whatever of its operation is left on the controller (older contributions, a
 // result or NACK on its way) must not meet this channel's next operation there. The
-// range goes on the channel's list (the window: whichever local task uses the channel
-// next settles it).
+// range goes on the channel's list with the task's partition (the window: whichever
+// local task of the same job uses the channel next settles it; another job's tasks
+// leave it, their VOIDs go to their own partition).
 void unsettle(int first, size_t count);
 // Before the channel part of a collective (channel.cpp, casts.cpp), by the task doing
 // it: for every unsettled range of the channel, the controller voids what this channel

@@ -271,6 +271,29 @@ TEST(Controller, BarrierReleasesEveryParticipantOnlyAfterTheLastEntryInAnyOrder)
   EXPECT_EQ(orders, 24);
 }
 
+// A held command holds its own task's later commands, not another task's of the same
+// partition on the channel (issue 34): the operation it waits for may need the other
+// task's contribution queued behind it (two tasks of one job a node, difftest seed 9).
+TEST(Controller, AHeldCommandOfOneTaskDoesNotHoldAnotherTasksOnTheChannel) {
+  Harness h;
+  h.call_as(1, settc(7, mask_of({1, 2})), user(1));
+  EXPECT_EQ(Harness::error_of(h.call_as(1, gas(Opcode::BENTRY, 7, 1), user(1))), Error::none);
+  // Task 1's next entry on tag 7 waits for the barrier in progress.
+  EXPECT_TRUE(h.call_as(1, gas(Opcode::BENTRY, 7, 1), user(1)).empty());
+  EXPECT_TRUE(h.ctl.held(1));
+  // Task 2's command behind it is serviced all the same (its own barrier on tag 9 of
+  // channel 1 alone: its exit comes out), while task 1's stays held.
+  h.call_as(1, settc(9, mask_of({1})), user(2));
+  EXPECT_TRUE(h.ctl.ram().tc(0, 9).accessed);
+  auto exit = Harness::data(h.call_as(1, gas(Opcode::BENTRY, 9, 2), user(2)));
+  ASSERT_EQ(exit.size(), 1u);
+  EXPECT_EQ(exit[0].msg.addr.msgtag, 9u);
+  EXPECT_TRUE(h.ctl.held(1));
+  // Channel 2's entry ends barrier 7; then task 1's held entry finds none on the tag.
+  EXPECT_EQ(Harness::error_of(h.call(2, gas(Opcode::BENTRY, 7))), Error::no_mask);
+  EXPECT_FALSE(h.ctl.data_ready(1));
+}
+
 TEST(Controller, BarrierEntryFromANonParticipantIsRefusedAndASecondEntryWaitsForTheBarrierToEnd) {
   Harness h;
   h.call(1, settc(7, mask_of({1, 2})));

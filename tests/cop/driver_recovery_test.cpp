@@ -346,4 +346,51 @@ TEST(Link, NoAnswerEndsInRetryLimitNotAHang) {
   EXPECT_EQ(window->resends.load(), 3u);
 }
 
+// Files a barrier exit of `tag` in partition `ppn` (identity `op_id`) out of context.
+void file_exit(cop::driver::Window& w, uint8_t ppn, uint32_t tag, uint64_t op_id = 0) {
+  Message exit = cop::wire::make(Opcode::BENTRY, 0, cop::wire::Space::GAS, tag);
+  exit.ins.ppn = ppn;
+  const cop::link::Entry e = cop::link::make_entry(exit, cop::wire::Direction::to_node, cop::link::EntryKind::broadcast);
+  cop::driver::OutOfContext& o = w.ooc[w.ooc_high++];
+  o.used = 1;
+  o.kind = static_cast<uint8_t>(e.kind);
+  o.nwords = e.nwords;
+  o.op_id = op_id;
+  std::copy(e.words.begin(), e.words.end(), o.words);
+  w.ooc_count++;
+}
+
+// Two jobs' tasks on one node share the channel and its out-of-context buffer, and may run
+// the same tags (issue 34). A job that forgets the results of its words before its own
+// barrier or reduction (forget_results) must leave the other job's result there: its task
+// still waits for it (before, it timed out, difftest class jobs on one level).
+TEST(OutOfContext, ForgettingAJobsWordsLeavesAnotherJobsResult) {
+  auto window = std::make_unique<cop::driver::Window>();
+  cop::driver::init_window(window.get(), ::getpid(), 1);
+  file_exit(*window, 0, 5);
+  file_exit(*window, 1, 5);
+  cop::driver::forget_results(*window, 0, 5, 1, false);
+  ASSERT_EQ(window->ooc_count, 1u);
+  EXPECT_EQ(window->ooc[0].used, 0);
+  EXPECT_EQ(window->ooc[1].used, 1);  // job 1's barrier exit, still for its task
+  cop::driver::forget_results(*window, 1, 5, 1, false);
+  EXPECT_EQ(window->ooc_count, 0u);
+}
+
+// The same for an operation consumed whole (forget_operation): another job's operation of
+// the same identity (a 16-bit site hash may agree) is not dropped, and the ring of forgotten
+// operations names the partition (what comes later of the other job's is still filed).
+TEST(OutOfContext, ForgettingAnOperationLeavesAnotherJobsOfTheSameIdentity) {
+  auto window = std::make_unique<cop::driver::Window>();
+  cop::driver::init_window(window.get(), ::getpid(), 1);
+  const uint64_t id = cop::wire::make_identity(7, 0x12345678);
+  file_exit(*window, 0, 5, id);
+  file_exit(*window, 1, 5, id);
+  cop::driver::forget_operation(*window, 0, id);
+  ASSERT_EQ(window->ooc_count, 1u);
+  EXPECT_EQ(window->ooc[1].used, 1);
+  EXPECT_EQ(window->forgotten_ppn[0], 0);
+  EXPECT_EQ(window->forgotten_ops[0], id);
+}
+
 }  // namespace
