@@ -88,7 +88,9 @@ void forget_operation(Window& w, uint64_t op_id);
 // With `keep` (a call's operation identity, not 0), what belongs to that call's round or a
 // later one of its site (identity_fate take or later: a sender already ahead) is kept: settle() runs
 // inside the next call, after whose start such words may be here already.
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
+// With `ppn` (not -1, the caller's partition), another partition's are kept: another job's
+// tasks on this node, using the same tags, have not taken them yet (issue 34, jobs).
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0, int ppn = -1);
 
 class ChannelClient {
  public:

@@ -65,7 +65,7 @@ void forget_operation(Window& w, uint64_t op_id) {
   pthread_mutex_unlock(&w.buffer_lock);
 }
 
-void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep) {
+void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep, int ppn) {
   if (__atomic_load_n(&w.ooc_count, __ATOMIC_ACQUIRE) == 0) return;
   lock_robust(&w.buffer_lock);
   for (uint32_t i = 0; i < w.ooc_high; ++i) {
@@ -73,6 +73,7 @@ void forget_results(Window& w, uint32_t first, uint32_t count, bool broadcast_da
     if (!o.used || static_cast<EntryKind>(o.kind) != EntryKind::broadcast || o.nwords < 2) continue;
     const uint32_t tag = wire::address_msgtag(o.words[1]);
     if (tag < first || tag - first >= count) continue;
+    if (ppn >= 0 && wire::instruction_ppn(o.words[0]) != ppn) continue;  // another job's
     const auto op = static_cast<Opcode>(wire::instruction_opcode(o.words[0]));
     if (!broadcast_data && (op == Opcode::BCAST32 || op == Opcode::BCAST64)) continue;
     if (keep != 0 && wire::identity_site(o.op_id) == wire::identity_site(keep) && o.op_id != 0) {

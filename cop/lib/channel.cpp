@@ -51,7 +51,7 @@ int first_refusal(std::span<const Message> cmds, const std::vector<Answer>& a) {
 int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::span<uint64_t> words) {
   auto& port = *lib().port;
   // A result of these words already here came before this contribution: an earlier operation's.
-  driver::forget_results(*port.window(), fr.first_tag, fr.words, false);
+  driver::forget_results(*port.window(), fr.first_tag, fr.words, false, 0, int(info().ppn));
   if (Error e = port.send_only(fr.commands); e != Error::none) return fail_and_notify(code(e));
   std::vector<Message> results(fr.words);
   const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0, lib().op_id}, results, nullptr);
@@ -91,7 +91,7 @@ int channel_barrier(uint32_t tag, uint64_t mask, uint64_t l2) {
   // One datagram in; the answers come back with the exit (copd holds them for it).
   auto& port = *lib().port;
   // An exit of this tag already here came before this BENTRY: an earlier barrier's.
-  driver::forget_results(*port.window(), tag, 1, false);
+  driver::forget_results(*port.window(), tag, 1, false, 0, int(info().ppn));
   if (Error e = port.send_only(burst); e != Error::none) return fail_and_notify(code(e));
   Message exit;
   const Error waited = port.await(Wanted{ResultKind::barrier, tag, 1, 0, lib().op_id}, std::span<Message>(&exit, 1), nullptr);

@@ -458,3 +458,40 @@ TEST(Copd, IoThreadSocketsEachGetTheirChannels) {
   EXPECT_THROW(UdpSocket(plain.local(), UdpSocket::Group::first), std::system_error);
   EXPECT_THROW(UdpSocket(group[0].local(), UdpSocket::Group::first), std::system_error);
 }
+
+namespace {
+
+// A result filed out of context in window `w`'s slot `i`: a barrier exit on `tag` of partition `ppn`.
+void file_exit(cop::driver::Window& w, uint32_t i, uint32_t tag, uint8_t ppn, uint64_t op_id) {
+  cop::wire::Message m = cop::wire::make(cop::wire::Opcode::BENTRY, 0, cop::wire::Space::GAS, tag);
+  m.ins.ppn = ppn;
+  m.op_id = op_id;
+  const cop::link::Entry e =
+      cop::link::make_entry(m, cop::wire::Direction::to_node, cop::link::EntryKind::broadcast, 0, 0, 0);
+  cop::driver::OutOfContext& o = w.ooc[i];
+  o.used = 1;
+  o.kind = uint8_t(e.kind);
+  o.nwords = e.nwords;
+  for (size_t k = 0; k < e.nwords; ++k) o.words[k] = e.words[k];
+  o.op_id = op_id;
+  w.ooc_count++;
+  w.ooc_high = std::max(w.ooc_high, i + 1);
+}
+
+}  // namespace
+
+// Two jobs (two partitions) on one node use the same tags: a barrier of one job forgets the
+// earlier exits of its tag before it sends its BENTRY, but never the other job's exit still
+// waiting there for its task (issue 34: on a two-level stack that job's tasks timed out).
+TEST(ForgetResults, AnotherPartitionsResultIsKept) {
+  auto w = std::make_unique<cop::driver::Window>();
+  cop::driver::init_window(w.get(), 0, 1);
+  file_exit(*w, 0, 100, 1, cop::wire::make_identity(1, 0xAAAA0001));
+  file_exit(*w, 1, 100, 2, cop::wire::make_identity(1, 0xBBBB0001));
+  cop::driver::forget_results(*w, 100, 1, false, 0, 1);
+  EXPECT_EQ(w->ooc_count, 1u);
+  EXPECT_FALSE(w->ooc[0].used) << "its own partition's earlier exit is forgotten";
+  EXPECT_TRUE(w->ooc[1].used) << "the other job's exit is kept";
+  cop::driver::forget_results(*w, 100, 1, false);  // no partition named: every one, as before
+  EXPECT_EQ(w->ooc_count, 0u);
+}
