@@ -110,6 +110,8 @@ void Controller::clear_partition(uint8_t ppn) {
   for (int c = 1; c <= config_.channels; ++c)
     for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) ram_.clear_task(ppn, c, t);
   std::erase_if(parked_, [&](const Message& m) { return m.ins.ppn == ppn; });
+  std::erase_if(held_masks_, [&](const HeldMask& h) { return h.ppn == ppn; });
+  std::erase_if(cast_done_, [&](const auto& d) { return (d.first >> 32) == ppn; });
 }
 
 Sender Controller::in_process_sender(const Message& msg) {
@@ -359,6 +361,9 @@ Error Controller::execute(int channel, const Message& msg, Sender from, std::vec
       reply.ins.ppn = partition_of(channel, from);
       reply.addr.cntno = static_cast<uint8_t>(ram_.sas(0));
       reply.addr.chno = static_cast<uint8_t>(poll_);  // the poll counter names the channel
+      // The X bit (ch. IV): the partition extends beyond this level-1 controller, so a
+      // broadcast may come down from the level 2 for a receiver that names no sender.
+      reply.ins.x = config_.has_parent;
       answer(channel, reply, out);
       return Error::none;
     }

@@ -97,6 +97,23 @@
 //    naming a subset) goes up as it is; the level 2 sends it to its broadcast
 //    mask's level-1 controllers, which send it to their broadcast masks' nodes.
 //    A result coming down before the level-1's SETBM for its tag waits for it.
+//  - Held masks (two levels only; an operation identity, wire.h, beside the thesis's
+//    one mask entry a word): a level-1's mask for a broadcast from above is set by a
+//    receiving node long before the data comes (casts.cpp), and a level 2's by each
+//    sender from its own level-1, so two operations on one word (two multicasts to
+//    other recipients, back to back or from two senders at once) meet there, which
+//    one level never sees (the sender's SETBM and BCAST are one locked burst). A
+//    SETBM (X or not) that finds the word's entry set for another operation is held
+//    beside it instead of refused (mask_in_use, read as "a peer set it", left that
+//    operation's receivers waiting for ever); the data of a broadcast, or a result
+//    from above, goes only to its own operation's mask, the entry's or a held one,
+//    and waits (parked) while it has none. A VOID, a task's end and a cleared
+//    partition free held masks as they free the entry. A SETBM of an operation whose
+//    broadcast has gone out already (a receiver on the sender's host that set the mask
+//    too, late) is refused mask_in_use ("a peer set it") instead of set for ever.
+//    PROBE's answer carries X at a level-1 with a parent (the partition extends beyond
+//    it): a receiver naming no sender sets its controller's mask, as the sender may be
+//    on another controller; a BCAST is then not sent back to its own channel.
 //  - SETTC/SETBM with X program the level-2 entries: libcop sends them like the
 //    local ones, with X set and a mask of CNTNOs (bit k: controller k); the
 //    level-1 forwards them and the task gets the level 2's ACK, or NACK
@@ -140,7 +157,9 @@
 #include <bitset>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "controller/data_ram.h"
@@ -445,6 +464,21 @@ class Controller {
   void relay_down(const wire::Message& msg, uint64_t ready_at, std::vector<Delivery>& out);
   // Results that came down before the SETBM of their tag, delivered by it.
   void deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out);
+  // Held masks (the rules above; levels.cpp). Whether this core keeps them: a level 2
+  // or a level-1 with a parent.
+  bool holds_masks() const { return config_.level == 2 || config_.has_parent; }
+  // The broadcast mask of the operation `op_id` on (ppn, tag): the word's entry when it
+  // is that operation's (on one level: when it is set at all), else a held mask of it;
+  // nullptr when it has none.
+  BmEntry* mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id);
+  // `m` (from mask_of) has had its result: the entry's accessed bit reset, a held mask dropped.
+  void free_mask(BmEntry* m);
+  // Whether `op_id` is an earlier round of the operation of a mask set on (ppn, tag).
+  bool older_than_a_mask(uint8_t ppn, uint32_t tag, uint64_t op_id);
+  // Voids the held masks on (ppn, [first, first+n)) that `doomed` picks: NACK `why` to
+  // their channels but `except`. Returns how many.
+  int void_held_masks(uint8_t ppn, uint32_t first, uint32_t n, const std::function<bool(const BmEntry&)>& doomed,
+                      uint64_t except, wire::Error why, std::vector<Delivery>& out);
   void execute_from_parent(const Delivery& down, std::vector<Delivery>& out);
   // A level-1 voids an X operation its nodes can no longer complete: the level 2 voids it for the others.
   void void_upward(uint8_t ppn, uint32_t tag, wire::Error why, std::vector<Delivery>& out);
@@ -491,6 +525,17 @@ class Controller {
   bool from_parent_ = false;
   bool passed_on_ = false;
   std::vector<wire::Message> parked_;
+  struct HeldMask {
+    uint8_t ppn;
+    uint32_t tag;
+    BmEntry entry;
+  };
+  std::vector<HeldMask> held_masks_;  // in the order they were set
+  // Two levels: the identity of the last broadcast that went out on each (PPN << 32 | tag)
+  // (a SETBM of that round comes too late: refused mask_in_use, not left set for ever).
+  std::unordered_map<uint64_t, uint64_t> cast_done_;
+  void cast_went_out(uint8_t ppn, uint32_t tag, uint64_t op_id);
+  bool cast_gone(uint8_t ppn, uint32_t tag, uint64_t op_id) const;
   std::vector<uint8_t> task_ppn_;  // per (channel, TKNO): set_task_partition's PPN or kChannelPartition
   std::array<uint32_t, wire::kMaxPpn + 1> ppn_tasks_{};  // tasks set_task_partition put in each partition
   std::vector<std::array<uint32_t, wire::kMaxPpn + 1>> queued_ppn_;  // per channel: queued commands per PPN

@@ -33,15 +33,22 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
   if (Error e = check_mask(mask, ppn); e != Error::none) return e;
   const uint32_t first = msg.addr.msgtag;
   const uint32_t n = uint32_t(msg.count());
-  // All or nothing: an entry in use means a peer (or a stale operation) owns the range.
-  for (uint32_t i = first; i < first + n; ++i)
-    if (broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed) return Error::mask_in_use;
+  // All or nothing: an entry in use means a peer (or a stale operation) owns the range;
+  // at two levels, only when it is this operation's: another operation's is held beside
+  // it (controller.h, "Held masks").
+  for (uint32_t i = first; i < first + n; ++i) {
+    bool taken = broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed;
+    if (broadcast_ram && holds_masks()) taken = mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id);
+    if (taken) return Error::mask_in_use;
+  }
   const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
   for (uint32_t i = first; i < first + n; ++i) {
-    if (broadcast_ram) {
-      ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
-    } else {
+    if (!broadcast_ram) {
       ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
+    } else if (ram_.bm(ppn, i).accessed) {
+      held_masks_.push_back(HeldMask{ppn, i, BmEntry{mask, true, by, msg.op_id}});
+    } else {
+      ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
     }
   }
   if (broadcast_ram && !parked_.empty()) deliver_parked(ppn, first, n, out);
@@ -49,16 +56,22 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
 }
 
 Error Controller::broadcast(int channel, const Message& msg, std::vector<Delivery>& out) {
-  BmEntry& bm = ram_.bm(msg.ins.ppn, msg.addr.msgtag);
-  if (!bm.accessed) return Error::no_mask;
+  // Its own operation's mask (at two levels the word's entry may be another's: held masks).
+  BmEntry* bm = mask_of(msg.ins.ppn, msg.addr.msgtag, msg.op_id);
+  if (!bm) return Error::no_mask;
   // The GAS word keeps the value too: a later RSRAM of the tag reads it.
   ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
-  bm.accessed = false;
+  const uint64_t mask = bm->mask;
+  free_mask(bm);
+  cast_went_out(msg.ins.ppn, msg.addr.msgtag, msg.op_id);
   Message data = msg;
   // Receivers filter on the source (srctid): the node that sent it, at a level 2 the one the level-1 forwarded.
   data.addr.chno = static_cast<uint8_t>(config_.level == 2 ? asker_.chno : channel);
   data.addr.cntno = config_.level == 2 ? asker_.cntno : own_cntno();
-  emit(bm.mask, data, out);
+  // A level-1 with a parent: a receiver may have set the mask with the sender's own channel
+  // in it (a receiver naming no sender, controller.h "Held masks"); not sent back there.
+  const uint64_t dest = config_.level == 1 && config_.has_parent ? mask & ~channel_bit(channel) : mask;
+  if (dest != 0) emit(dest, data, out);
   return Error::none;
 }
 
@@ -114,14 +127,14 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
 
 void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
   TcEntry& tc = ram_.tc(ppn, tag);
-  BmEntry& bm = ram_.bm(ppn, tag);
-  // Results go to the broadcast mask; a barrier with none releases its participants.
+  // Results go to the operation's broadcast mask; a barrier with none releases its participants.
+  BmEntry* bm = mask_of(ppn, tag, op.op_id);
   const bool barrier = op.ins.opcode == Opcode::BENTRY;
-  const uint64_t dest = bm.accessed ? bm.mask : (barrier ? tc.mask : 0);
+  const uint64_t dest = bm ? bm->mask : (barrier ? tc.mask : 0);
   const uint64_t release = config_.level == 2 ? tc.mask & ~dest : 0;
   tc.accessed = false;
   tc.pending = 0;
-  bm.accessed = false;
+  if (bm) free_mask(bm);
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
   result.op_id = op.op_id;  // the operation's identity: its waiters take only their own call's result
@@ -174,6 +187,9 @@ Error Controller::void_operations(int channel, const Message& msg, std::vector<D
       fail_operation(ppn, tag, bm.mask & ~bit, Error::voided, out);  // a broadcast whose data never came
     }
   }
+  void_held_masks(ppn, first, n, [&](const BmEntry& e) {
+    return !spared(e.op_id) && ((e.mask & bit) || e.set_by.channel == channel);
+  }, bit, Error::voided, out);
   return Error::none;
 }
 
@@ -252,6 +268,8 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
         failed++;
       }
     }
+    failed += void_held_masks(ppn, 0, config_.gas_words, [&](const BmEntry& e) { return set_by_task(e.set_by); }, 0,
+                              Error::task_ended, out);
   }
   return failed;
 }

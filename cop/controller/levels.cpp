@@ -178,6 +178,11 @@ void Controller::answer_from_parent(const Delivery& down, std::vector<Delivery>&
   const uint32_t tag = msg.addr.msgtag;
   const TcEntry& tc = ram_.tc(ppn, tag);
   const BmEntry& bm = ram_.bm(ppn, tag);
+  // It names the operation of a held mask, not the entry's: that one alone is voided.
+  const auto named = [&](const BmEntry& e) { return wire::identity_same_round(msg.op_id, e.op_id); };
+  if (!tc.accessed && msg.op_id != 0 && !(bm.accessed && named(bm)) &&
+      void_held_masks(ppn, tag, 1, named, 0, wire::nack_error(msg.data1), out) > 0)
+    return;
   if (!tc.accessed && !bm.accessed) return;
   cycles_ = std::max(cycles_, down.at_cycle);
   fail_operation(ppn, tag, (tc.accessed ? tc.mask : 0) | (bm.accessed ? bm.mask : 0), wire::nack_error(msg.data1),
@@ -188,59 +193,111 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
   const uint8_t ppn = msg.ins.ppn;
   const uint32_t tag = msg.addr.msgtag;
   TcEntry& tc = ram_.tc(ppn, tag);
-  BmEntry& bm = ram_.bm(ppn, tag);
   const bool barrier = msg.ins.opcode == Opcode::BENTRY;
-  if (!(tc.accessed && tc.forwarded) && !bm.accessed) {
-    parked_.push_back(msg);  // its SETBM has not come yet
+  const bool forwarded = tc.accessed && tc.forwarded;
+  // Its own operation's mask (operation identity): another operation's, set by a node for a
+  // broadcast still to come down, is not this one's. An older round's words are dropped
+  // (their receivers have moved on); the rest wait for their SETBM. (The same round with
+  // another shape goes out: its receivers report the mismatch.)
+  BmEntry* own = forwarded ? nullptr : mask_of(ppn, tag, msg.op_id);
+  if (!forwarded && !own) {
+    parked_.push_back(msg);
     return;
-  }
-  // The mask was set for another round of the call (operation identity): an older round's
-  // words are dropped (their receivers have moved on), a later round's wait for its SETBM.
-  // (The same round with another shape goes out: its receivers report the mismatch.)
-  if (!(tc.accessed && tc.forwarded)) {
-    if (wire::identity_older(msg.op_id, bm.op_id)) return;
-    if (wire::identity_older(bm.op_id, msg.op_id)) {
-      parked_.push_back(msg);
-      return;
-    }
   }
   // A pass through this level: serviced like a command, then onto the links.
   cycles_ = std::max(cycles_, ready_at) + cost(msg);
   if (!barrier) ram_.gas(ppn, tag) = wire::payload(msg);
-  if (tc.accessed && tc.forwarded) {
+  if (forwarded) {
     complete_operation(ppn, tag, msg, out);
     return;
   }
-  bm.accessed = false;
+  const uint64_t mask = own->mask;
+  free_mask(own);
+  cast_went_out(ppn, tag, msg.op_id);
   Message data = msg;
   data.ins.x = false;
   // A broadcast is not sent back to its sender: its channel may be in this
   // level-1's mask (set for every receiving node of the controller).
   const uint64_t source = msg.addr.cntno == own_cntno() ? channel_bit(msg.addr.chno) : 0;
-  emit(bm.mask & ~source, data, out);
+  emit(mask & ~source, data, out);
 }
 
 void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::vector<Delivery>& out) {
-  // One SETBM is for one operation on each of its tags: the oldest result parked
-  // for the tag goes out with it, a later one waits for the next SETBM.
+  // One SETBM is for one operation on each of its tags: the oldest result parked for
+  // the tag that has its mask now goes out with it; older rounds' are dropped.
   for (uint32_t tag = first; tag - first < n && !parked_.empty(); ++tag) {
-    // With identities: the words of the mask's own round; older rounds' are dropped.
-    const uint64_t id = ram_.bm(ppn, tag).op_id;
     std::erase_if(parked_, [&](const Message& m) {
-      return m.ins.ppn == ppn && m.addr.msgtag == tag && wire::identity_older(m.op_id, id);
+      return m.ins.ppn == ppn && m.addr.msgtag == tag && older_than_a_mask(ppn, tag, m.op_id);
     });
-    auto it = std::find_if(parked_.begin(), parked_.end(), [&](const Message& m) {
-      return m.ins.ppn == ppn && m.addr.msgtag == tag && m.op_id == id;
-    });
-    if (it == parked_.end())  // none of its own round: the oldest not of a later round
-      it = std::find_if(parked_.begin(), parked_.end(), [&](const Message& m) {
-        return m.ins.ppn == ppn && m.addr.msgtag == tag && !wire::identity_older(id, m.op_id);
+    for (;;) {
+      auto it = std::find_if(parked_.begin(), parked_.end(), [&](const Message& m) {
+        return m.ins.ppn == ppn && m.addr.msgtag == tag && mask_of(ppn, tag, m.op_id) != nullptr;
       });
-    if (it == parked_.end()) continue;
-    const Message m = *it;
-    parked_.erase(it);
-    relay_down(m, cycles_, out);
+      if (it == parked_.end()) break;
+      const Message m = *it;
+      parked_.erase(it);
+      relay_down(m, cycles_, out);
+    }
   }
+}
+
+BmEntry* Controller::mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id) {
+  BmEntry& bm = ram_.bm(ppn, tag);
+  if (bm.accessed && (!holds_masks() || wire::identity_same_round(op_id, bm.op_id))) return &bm;
+  for (HeldMask& h : held_masks_)
+    if (h.ppn == ppn && h.tag == tag && wire::identity_same_round(op_id, h.entry.op_id)) return &h.entry;
+  return nullptr;
+}
+
+void Controller::free_mask(BmEntry* m) {
+  for (auto it = held_masks_.begin(); it != held_masks_.end(); ++it)
+    if (&it->entry == m) {
+      held_masks_.erase(it);
+      return;
+    }
+  m->accessed = false;
+}
+
+void Controller::cast_went_out(uint8_t ppn, uint32_t tag, uint64_t op_id) {
+  if (holds_masks() && op_id != 0) cast_done_[(uint64_t{ppn} << 32) | tag] = op_id;
+}
+
+bool Controller::cast_gone(uint8_t ppn, uint32_t tag, uint64_t op_id) const {
+  if (op_id == 0) return false;
+  const auto it = cast_done_.find((uint64_t{ppn} << 32) | tag);
+  return it != cast_done_.end() && wire::identity_same_round(op_id, it->second);
+}
+
+bool Controller::older_than_a_mask(uint8_t ppn, uint32_t tag, uint64_t op_id) {
+  const BmEntry& bm = ram_.bm(ppn, tag);
+  if (bm.accessed && wire::identity_older(op_id, bm.op_id)) return true;
+  return std::any_of(held_masks_.begin(), held_masks_.end(), [&](const HeldMask& h) {
+    return h.ppn == ppn && h.tag == tag && wire::identity_older(op_id, h.entry.op_id);
+  });
+}
+
+int Controller::void_held_masks(uint8_t ppn, uint32_t first, uint32_t n,
+                                const std::function<bool(const BmEntry&)>& doomed, uint64_t except, Error why,
+                                std::vector<Delivery>& out) {
+  int voided = 0;
+  for (auto it = held_masks_.begin(); it != held_masks_.end();) {
+    if (it->ppn != ppn || it->tag < first || it->tag - first >= n || !doomed(it->entry)) {
+      ++it;
+      continue;
+    }
+    const uint64_t dest = it->entry.mask & ~except;
+    Message nack = wire::make(Opcode::NACK, 0, Space::GAS, it->tag);
+    nack.ins.ppn = ppn;
+    nack.op_id = it->entry.op_id;
+    nack.data1 = wire::nack_data(why, Opcode::BENTRY);
+    it = held_masks_.erase(it);
+    voided++;
+    if (dest == 0) continue;
+    stats_.nacks++;
+    out.push_back(Delivery{dest, nack, cycles_, true});
+    out.back().ends_operation = true;
+  }
+  return voided;
 }
 
 void Controller::void_upward(uint8_t ppn, uint32_t tag, Error why, std::vector<Delivery>& out) {

@@ -161,7 +161,9 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
   // the level 2, and this controller's designated host (cast_plan) sets its
   // broadcast mask for it (seed 000 ch. IV, Figure 5).
   const CastPlan plan = cast_plan(recipients);
-  const bool spans = src_remote || level2(plan.controllers) != 0;
+  // A receiver naming no sender cannot tell where it is: when the partition extends
+  // beyond this controller (X), the sender may be on another, so the mask is set here.
+  const bool spans = src_remote || level2(plan.controllers) != 0 || (srctid == -1 && l.extends);
   // Not when the sender is on this host: it sets the mask itself.
   const bool sets_mask = spans && !src_here && plan.designated == channel_bit(info().chno);
   const uint64_t here_mask = plan.here_hosts;

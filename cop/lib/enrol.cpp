@@ -100,6 +100,7 @@ int open_channel(int wanted_tkno) {
   }
   // Its controller's number (SAS word 0, ch. V): masks are built per controller.
   l.cntno = a[0].data.addr.cntno;
+  l.extends = a[0].data.ins.x;
   if (l.map_how == CopMapDirect) {
     const Place d = direct_place(l.tid, info().tasks_per_channel);
     if (d.chno != info().chno || d.tkno != info().tkno || d.cntno != l.cntno) {

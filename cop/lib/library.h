@@ -44,6 +44,9 @@ struct Library {
   bool enrolled = false;
   int tid = 0;
   int cntno = 0;  // this task's level-1 controller (its PROBE answer names it)
+  // The PROBE answer's X bit (seed 000 ch. IV): the partition extends beyond this level-1
+  // controller (it has a level 2), so a broadcast may come from a sender on another.
+  bool extends = false;
   std::unique_ptr<driver::Port> port;
   std::unique_ptr<HostArea> host;
   Mapping mapping;

@@ -464,3 +464,83 @@ TEST(Level2, AResultComingDownBeforeTheLocalMaskWaitsForIt) {
   }
   expect_entries_free(f, 12);
 }
+
+// Held masks (controller.h): two operations on one word of a level-1 (multicasts to other
+// recipients, back to back; difftest seed 2 steps 1-2 on a two-level stack). The data of
+// B comes down before any mask; A's receiver sets A's mask; B's receivers set B's; then
+// A's data comes. Each operation's data goes to its own operation's mask only (before,
+// B's data went out with A's mask, and B's receiver on channel 2 waited for ever).
+TEST(Level2, TwoBroadcastsOnOneWordEachGoToTheirOwnMask) {
+  TwoLevelFabric f(2, 4);
+  constexpr uint32_t tag = 20;
+  const uint64_t a = make_identity(3, 0xA1A10001), b = make_identity(5, 0xB2B20002);
+  auto with_id = [](Message m, uint64_t id) {
+    m.op_id = id;
+    return m;
+  };
+  auto bcast = [&](uint64_t id, uint64_t v) {
+    Message m = make(Opcode::BCAST64, kTask, Space::GAS, tag);
+    m.ins.x = true;
+    m.set_data64(v);
+    return with_id(m, id);
+  };
+  // B: sender on level-1 0 channel 1, receivers on level-1 1 channels 1 and 2.
+  f.send(Node{0, 1}, with_id(mask_cmd(Opcode::SETBM, tag, 0b10, true), b));
+  f.send(Node{0, 1}, bcast(b, 0xB));
+  f.settle();
+  // A: sender on level-1 1 channel 2, its receiver on channel 1 sets A's mask first.
+  f.send(Node{1, 1}, with_id(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(1), false), a));
+  f.settle();
+  f.send(Node{1, 1}, with_id(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(1) | controller::channel_bit(2), false), b));
+  f.send(Node{1, 2}, with_id(mask_cmd(Opcode::SETBM, tag, 0b10, true), a));
+  f.send(Node{1, 2}, bcast(a, 0xA));
+  f.settle();
+  for (const Node& n : {Node{1, 1}, Node{1, 2}})
+    for (const Message& m : f.link(n)) EXPECT_EQ(m.ins.opcode, Opcode::ACK) << "node 1/" << n.chno;
+  auto got = [&](Node n) {
+    std::map<uint64_t, uint64_t> r;  // identity -> data
+    for (const Message& m : f.data(n)) EXPECT_TRUE(r.emplace(m.op_id, m.data64()).second) << "twice";
+    return r;
+  };
+  EXPECT_EQ(got(Node{1, 1}), (std::map<uint64_t, uint64_t>{{a, 0xA}, {b, 0xB}}));
+  EXPECT_EQ(got(Node{1, 2}), (std::map<uint64_t, uint64_t>{{b, 0xB}}));  // not A's: its sender
+  expect_entries_free(f, tag);
+}
+
+// Two senders on two level-1s broadcast on one word at once: their SETBM X and BCAST X meet
+// at the level 2 interleaved (no LOCK reaches it). Each is delivered with its own mask
+// (before, the second SETBM X was refused mask_in_use and its BCAST X no_mask).
+TEST(Level2, TwoSendersOnTwoLevel1sBroadcastOnOneWordAtOnce) {
+  TwoLevelFabric f(2, 4);
+  constexpr uint32_t tag = 21;
+  const uint64_t a = make_identity(1, 0xA1A10001), b = make_identity(1, 0xB2B20002);
+  auto cmd = [](Message m, uint64_t id) {
+    m.op_id = id;
+    return m;
+  };
+  auto bcast = [&](uint64_t id, uint64_t v) {
+    Message m = make(Opcode::BCAST64, kTask, Space::GAS, tag);
+    m.ins.x = true;
+    m.set_data64(v);
+    return cmd(m, id);
+  };
+  // A from 0/1 to 1/3; B from 1/1 to 0/2. Each receiver's level-1 mask first.
+  f.send(Node{1, 3}, cmd(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(3), false), a));
+  f.send(Node{0, 2}, cmd(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(2), false), b));
+  f.settle();
+  f.send(Node{0, 1}, cmd(mask_cmd(Opcode::SETBM, tag, 0b10, true), a));
+  f.send(Node{1, 1}, cmd(mask_cmd(Opcode::SETBM, tag, 0b01, true), b));
+  f.settle();
+  f.send(Node{0, 1}, bcast(a, 0xA));
+  f.send(Node{1, 1}, bcast(b, 0xB));
+  f.settle();
+  for (const Node& n : {Node{0, 1}, Node{1, 1}}) {
+    ASSERT_EQ(f.link(n).size(), 2u);
+    for (const Message& m : f.link(n)) EXPECT_EQ(m.ins.opcode, Opcode::ACK) << "sender " << n.cntno;
+  }
+  ASSERT_EQ(f.data(Node{1, 3}).size(), 1u);
+  EXPECT_EQ(f.data(Node{1, 3})[0].data64(), 0xAu);
+  ASSERT_EQ(f.data(Node{0, 2}).size(), 1u);
+  EXPECT_EQ(f.data(Node{0, 2})[0].data64(), 0xBu);
+  expect_entries_free(f, tag);
+}

@@ -266,6 +266,12 @@ constexpr bool identity_older(uint64_t a, uint64_t b) {
   return a != 0 && b != 0 && identity_site(a) == identity_site(b) &&
          static_cast<int32_t>(identity_generation(b) - identity_generation(a)) > 0;
 }
+// Whether `a` and `b` name one operation: the same round of the same site (its shape may
+// differ: its participants then report the mismatch), or either names none (0).
+constexpr bool identity_same_round(uint64_t a, uint64_t b) {
+  return a == 0 || b == 0 ||
+         (identity_site(a) == identity_site(b) && identity_generation(a) == identity_generation(b));
+}
 constexpr uint64_t make_identity(uint32_t generation, uint32_t check) {
   return (static_cast<uint64_t>(generation) << 32) | check;
 }
