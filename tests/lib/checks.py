@@ -670,13 +670,16 @@ def slurm_two_level(d):
 @command("slurm-in-kind", "SLURM_DIR", "DIRECT_DIR")
 def slurm_in_kind(a, b):
     """slurm_test.sh: every point of SLURM_DIR has the same benchmarks in DIRECT_DIR (run
-    without Slurm), no sample in error on either side; DIRECT_DIR has all 16 points."""
+    without Slurm), no sample in error on either side; DIRECT_DIR has all 16 points. The
+    benchmarks' names are compared as sets: the window method leaves out a repetition whose
+    calls were all invalid (a rank late at its start instant on a loaded machine), so the
+    count of repetitions may differ while the benchmarks are the same."""
     n = 0
     for p in sorted(os.listdir(f"{a}/raw")):
         ra, rb = json.load(open(f"{a}/raw/{p}")), json.load(open(f"{b}/raw/{p}"))
         assert rb["context"].get("launcher") != "slurm"
-        na = sorted(x["name"] for x in ra["benchmarks"])
-        nb = sorted(x["name"] for x in rb["benchmarks"])
+        na = sorted({x["name"] for x in ra["benchmarks"]})
+        nb = sorted({x["name"] for x in rb["benchmarks"]})
         assert na == nb and na, (p, na, nb)
         for x in ra["benchmarks"] + rb["benchmarks"]:
             assert x.get("error_occurred") is not True, (p, x)
