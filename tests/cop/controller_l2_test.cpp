@@ -465,6 +465,23 @@ TEST(Level2, AResultComingDownBeforeTheLocalMaskWaitsForIt) {
   expect_entries_free(f, 12);
 }
 
+namespace {
+
+// A message carrying operation identity `id`, and a level-2 broadcast (X) of `v` on `tag` under it.
+Message with_identity(Message m, uint64_t id) {
+  m.op_id = id;
+  return m;
+}
+
+Message x_bcast(uint32_t tag, uint64_t id, uint64_t v) {
+  Message m = make(Opcode::BCAST64, kTask, Space::GAS, tag);
+  m.ins.x = true;
+  m.set_data64(v);
+  return with_identity(m, id);
+}
+
+}  // namespace
+
 // Held masks (controller.h): two operations on one word of a level-1 (multicasts to other
 // recipients, back to back; difftest seed 2 steps 1-2 on a two-level stack). The data of
 // B comes down before any mask; A's receiver sets A's mask; B's receivers set B's; then
@@ -474,16 +491,8 @@ TEST(Level2, TwoBroadcastsOnOneWordEachGoToTheirOwnMask) {
   TwoLevelFabric f(2, 4);
   constexpr uint32_t tag = 20;
   const uint64_t a = make_identity(3, 0xA1A10001), b = make_identity(5, 0xB2B20002);
-  auto with_id = [](Message m, uint64_t id) {
-    m.op_id = id;
-    return m;
-  };
-  auto bcast = [&](uint64_t id, uint64_t v) {
-    Message m = make(Opcode::BCAST64, kTask, Space::GAS, tag);
-    m.ins.x = true;
-    m.set_data64(v);
-    return with_id(m, id);
-  };
+  auto with_id = with_identity;
+  auto bcast = [&](uint64_t id, uint64_t v) { return x_bcast(tag, id, v); };
   // B: sender on level-1 0 channel 1, receivers on level-1 1 channels 1 and 2.
   f.send(Node{0, 1}, with_id(mask_cmd(Opcode::SETBM, tag, 0b10, true), b));
   f.send(Node{0, 1}, bcast(b, 0xB));
@@ -514,16 +523,8 @@ TEST(Level2, TwoSendersOnTwoLevel1sBroadcastOnOneWordAtOnce) {
   TwoLevelFabric f(2, 4);
   constexpr uint32_t tag = 21;
   const uint64_t a = make_identity(1, 0xA1A10001), b = make_identity(1, 0xB2B20002);
-  auto cmd = [](Message m, uint64_t id) {
-    m.op_id = id;
-    return m;
-  };
-  auto bcast = [&](uint64_t id, uint64_t v) {
-    Message m = make(Opcode::BCAST64, kTask, Space::GAS, tag);
-    m.ins.x = true;
-    m.set_data64(v);
-    return cmd(m, id);
-  };
+  auto cmd = with_identity;
+  auto bcast = [&](uint64_t id, uint64_t v) { return x_bcast(tag, id, v); };
   // A from 0/1 to 1/3; B from 1/1 to 0/2. Each receiver's level-1 mask first.
   f.send(Node{1, 3}, cmd(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(3), false), a));
   f.send(Node{0, 2}, cmd(mask_cmd(Opcode::SETBM, tag, controller::channel_bit(2), false), b));
