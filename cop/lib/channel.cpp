@@ -130,8 +130,9 @@ int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint
     if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));
     // Over two levels the designated host's receiver may have set this controller's
     // broadcast mask (casts.cpp, an any-sender receiver that had not yet seen the
-    // sender's host-area slot): the same mask, so "in use" is not a failure there.
-    if (l2 != 0 && masks_refused_only(fr.commands, a)) continue;
+    // sender's host-area slot, or one that cannot tell whether the sender is on another
+    // controller): the operation's own mask, so "in use" is not a failure there.
+    if ((l2 != 0 || lib().extends) && masks_refused_only(fr.commands, a)) continue;
     if (int rc = first_error(a); rc < 0) return rc;
   }
   return 0;
