@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 
 COMMANDS = []
@@ -334,6 +335,25 @@ def smpi_window(out, top, benches):
     print(f"ok: window-method {', '.join(benches)} never faster as nodes double (2..{top})"
           + ("; the broadcast (binomial tree) >= ceil(log2 N) one-hop times" if "broadcast" in benches else ""))
 
+
+
+@command("simulated-defaults", "COPBENCH")
+def simulated_defaults(copbench):
+    """tests/suite (smpi): a simulation is deterministic, so `COPBENCH run barrier --backend
+    smpi --nodes 2 --platform thesis` without timing options keeps one repetition of 3
+    iterations (suite/cli/run_cmd.cpp), not a measured run's 10 of 30, at every point."""
+    run = subprocess.run([copbench, "run", "barrier", "--backend", "smpi", "--nodes", "2", "--platform", "thesis",
+                          "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(f"copbench run exited {run.returncode}: {run.stderr.strip()}")
+    try:
+        points = json.loads(run.stdout)["benchmarks"]
+    except (ValueError, KeyError) as e:
+        fail(f"copbench run --json: {e}")
+    bad = [(x["name"], x["repetitions"], x["iterations"]) for x in points if (x["repetitions"], x["iterations"]) != (1, 3)]
+    if bad or not points:
+        fail(f"not 1 repetition of 3 iterations: {bad or 'no point'}")
+    print(f"ok: {len(points)} entries, each 1 repetition of 3 iterations")
 
 # --- tests/simulate -------------------------------------------------------------------
 

@@ -47,9 +47,10 @@ set_tests_properties(suite_error_cop_no_driver PROPERTIES TIMEOUT 120 LABELS "su
 # On a cluster (--hostfile) the cop backend uses the cluster's virtual machine and copdrv
 # daemons, never a private loopback stack: without a running pvmd it says so and stops.
 set(COP_TWO_HOSTS ${CMAKE_CURRENT_BINARY_DIR}/cop-two-hosts)
+file(WRITE ${COP_TWO_HOSTS} "198.18.7.1\n198.18.7.2\n")
 add_test(NAME suite_error_cop_cluster_no_pvmd
          COMMAND ${EXPECT_OUTPUT} error "cop: no pvmd is running .*a cop run on the cluster of .* uses the cluster's virtual machine"
-                 sh -c "printf '198.18.7.1\\n198.18.7.2\\n' > ${COP_TWO_HOSTS} && exec ${COPBENCH} run barrier --backend cop --nodes 2 --hostfile ${COP_TWO_HOSTS}")
+                 ${COPBENCH} run barrier --backend cop --nodes 2 --hostfile ${COP_TWO_HOSTS})
 set_tests_properties(suite_error_cop_cluster_no_pvmd PROPERTIES TIMEOUT 60 LABELS "suite;cop"
                      ENVIRONMENT "PVM_TMP=${CMAKE_CURRENT_BINARY_DIR}/no-pvm-here")
 
