@@ -21,6 +21,7 @@ if(_copbench_workloads_json STREQUAL "")
   # No list (copbench not built, or it failed): one failing test says so, instead of none.
   _w_test_name("${_w_NAME}" "workloads_unlisted" _w_test)
   string(REPLACE "\n" " " _w_error "${_copbench_workloads_error}")
+  # sh -c because a CTest script has no cmake -E to print a line and fail in one command.
   add_test(${_w_test} sh -c "echo 'copbench list --json failed (${_copbench_workloads_rc}): ${_w_error} build copbench first'; exit 1")
   set_tests_properties(${_w_test} PROPERTIES LABELS "${_w_LABELS}")
   return()
