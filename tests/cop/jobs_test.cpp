@@ -15,7 +15,6 @@
 #include <csignal>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cop/cop.h>
@@ -193,6 +192,40 @@ TEST(JobsIsolated, TaskOfAnotherUserRefusedAtEnrolment) {
   EXPECT_EQ(open_as(kJobUser, dir2, "job-r"), CopErrNotPermitted);
 }
 
+// The lease tests' start: job-a's tasks on nodes 1 and 2, word 5 of the job's task
+// address space written 77 by the first.
+struct JobWithWord {
+  std::unique_ptr<Port> a1, a2;
+  uint32_t tas = 0;
+};
+JobWithWord job_with_word(const Stack& s) {
+  JobWithWord j{open_job(s, 1, "job-a"), open_job(s, 2, "job-a")};
+  if (!j.a1 || !j.a2) return j;
+  j.tas = cop::wire::Address::tas_tag(uint32_t(j.a1->info().tkno), 5);
+  Message w = cop::commands::command(sender(*j.a1), Opcode::WSRAM64, cop::wire::Space::TAS, j.tas);
+  w.set_data64(77);
+  EXPECT_EQ(one(*j.a1, w), Error::none);
+  return j;
+}
+
+// Both nodes' drivers (and so their channels) silent from construction (SIGSTOP) until
+// resume() or the end of the scope (SIGCONT).
+class SilentNodes {
+ public:
+  explicit SilentNodes(const Stack& s) : s_(s) {
+    for (int k = 1; k <= 2; ++k) EXPECT_EQ(::kill(s_.driver_pid(k), SIGSTOP), 0);
+  }
+  ~SilentNodes() { resume(); }
+  SilentNodes(const SilentNodes&) = delete;
+  SilentNodes& operator=(const SilentNodes&) = delete;
+  void resume() {
+    for (int k = 1; k <= 2; ++k) ::kill(s_.driver_pid(k), SIGCONT);
+  }
+
+ private:
+  const Stack& s_;
+};
+
 // Every channel of a job past its lease at once (what copd stopped past its lease
 // does, cop_fault_outage): the drivers register again and re-join their tasks,
 // which find their task address spaces as they were. Before, the job's last
@@ -201,33 +234,19 @@ TEST(JobsIsolated, TaskOfAnotherUserRefusedAtEnrolment) {
 // with success ("wrong 1 duplicated 8" in cop_fault_outage).
 TEST(JobsIsolated, TaskAddressSpaceKeptWhenEveryLeaseRunsOut) {
   Stack s(2, 4);
-  auto a1 = open_job(s, 1, "job-a");
-  auto a2 = open_job(s, 2, "job-a");
-  ASSERT_TRUE(a1 && a2);
-  const uint32_t tas = cop::wire::Address::tas_tag(uint32_t(a1->info().tkno), 5);
-  Message w = cop::commands::command(sender(*a1), Opcode::WSRAM64, cop::wire::Space::TAS, tas);
-  w.set_data64(77);
-  ASSERT_EQ(one(*a1, w), Error::none);
+  auto [a1, a2, tas] = job_with_word(s);
+  ASSERT_TRUE(a1 && a2 && !HasFailure());
   // Both nodes silent (stopped) until copd has dropped both channels, then on again.
-  struct Resume {
-    const Stack& s;
-    ~Resume() {
-      for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
-    }
-  } resume{s};
-  for (int k = 1; k <= 2; ++k) ASSERT_EQ(::kill(s.driver_pid(k), SIGSTOP), 0);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (s.count_in_copd_log("down (no frame") < 2 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  SilentNodes silent(s);
+  ASSERT_TRUE(s.wait_for_copd_log("down (no frame", 2)) << s.copd_log();
   ASSERT_EQ(s.count_in_copd_log("down (no frame"), 2u) << s.copd_log();
-  for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+  silent.resume();
   // The task's commands fail (link down) until its driver has enrolled it again.
   const std::vector<Message> read{cop::commands::command(sender(*a1), Opcode::RSRAM64, cop::wire::Space::TAS, tas)};
   std::vector<Answer> a;
   Error e = Error::link_down;
-  while ((e = a1->exchange(read, a)) != Error::none && std::chrono::steady_clock::now() < until + std::chrono::seconds(10))
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(e, Error::none) << s.copd_log();
+  ASSERT_TRUE(cop::testing::wait_until([&] { return (e = a1->exchange(read, a)) == Error::none; }, std::chrono::seconds(20)))
+      << cop::wire::error_name(e) << "\n" << s.copd_log();
   ASSERT_EQ(a.at(0).error, Error::none);
   ASSERT_TRUE(a[0].has_data);
   EXPECT_EQ(a[0].data.data64(), 77u) << "the task address space was cleared under the task";
@@ -242,22 +261,11 @@ TEST(JobsIsolated, TaskAddressSpaceKeptWhenEveryLeaseRunsOut) {
 // values with success). A task that enrols again knowingly works in a new partition life.
 TEST(JobsIsolated, TasksBackAfterTheirPartitionWasFreedGetEpochLost) {
   Stack s(2, 4);
-  auto a1 = open_job(s, 1, "job-a");
-  auto a2 = open_job(s, 2, "job-a");
-  ASSERT_TRUE(a1 && a2);
-  const uint32_t tas = cop::wire::Address::tas_tag(uint32_t(a1->info().tkno), 5);
-  Message w = cop::commands::command(sender(*a1), Opcode::WSRAM64, cop::wire::Space::TAS, tas);
-  w.set_data64(77);
-  ASSERT_EQ(one(*a1, w), Error::none);
-  struct Resume {
-    const Stack& s;
-    ~Resume() {
-      for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
-    }
-  } resume{s};
-  for (int k = 1; k <= 2; ++k) ASSERT_EQ(::kill(s.driver_pid(k), SIGSTOP), 0);
+  auto [a1, a2, tas] = job_with_word(s);
+  ASSERT_TRUE(a1 && a2 && !HasFailure());
+  SilentNodes silent(s);
   ASSERT_TRUE(s.wait_for_copd_log("its epoch ends")) << s.copd_log();
-  for (int k = 1; k <= 2; ++k) ::kill(s.driver_pid(k), SIGCONT);
+  silent.resume();
   const std::vector<Message> read{cop::commands::command(sender(*a1), Opcode::RSRAM64, cop::wire::Space::TAS, tas)};
   std::vector<Answer> a;
   Error e = Error::link_down;
