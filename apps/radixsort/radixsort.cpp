@@ -204,13 +204,16 @@ class Radixsort final : public Benchmark {
   // coalesce is send/recv where offered, else one-member multicasts (label p2p_via).
   std::vector<Op> needs() const override { return {Op::reduce, Op::broadcast}; }
   std::vector<std::size_t> default_sizes() const override { return {65536, 524288}; }
-  std::vector<std::string> option_names() const override { return {"radix"}; }
+  // `radix`: 8, 16, or both ("8,16"): one point per radix and size.
+  std::vector<ParamSpec> params() const override {
+    return {{.name = "radix", .fallback = 8, .choices = {8, 16}, .list = true}};
+  }
   // The run tests' problem (copbench/bench.h): tiny, still checked against the serial answer.
   std::vector<std::size_t> smoke_sizes() const override { return {300}; }
   std::map<std::string, std::string> smoke_params() const override { return {{"radix", "8,16"}}; }
 
   void check_options(const RunParams& p) const override {
-    radixes(p);
+    Benchmark::check_options(p);
     check_sizes(p, "radixsort", "keys per node", 1, std::size_t{1} << 26, "64M");
   }
 
@@ -218,8 +221,8 @@ class Radixsort final : public Benchmark {
     check_options(params);
     require_p2p(b);
     std::vector<std::pair<int, std::size_t>> points;  // (radix bits, keys per node)
-    for (int bits : radixes(params))
-      for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) points.emplace_back(bits, keys);
+    for (long bits : param_ints(params, *this, "radix"))
+      for (std::size_t keys : params.sizes.empty() ? default_sizes() : params.sizes) points.emplace_back(static_cast<int>(bits), keys);
     for (auto [bits, keys] : points) {
       if (keys * static_cast<std::size_t>(b.ranks()) >= (std::size_t{1} << 31))
         throw std::invalid_argument(fmt::format("radixsort: {} keys on {} ranks exceed 2^31 keys", keys, b.ranks()));
@@ -250,24 +253,6 @@ class Radixsort final : public Benchmark {
   }
 
  private:
-  // `radix`: 8, 16, or both ("8,16"): one point per radix and size.
-  static std::vector<int> radixes(const RunParams& p) {
-    auto it = p.options.find("radix");
-    const std::string text = it == p.options.end() ? "8" : it->second;
-    std::vector<int> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      std::size_t comma = text.find(',', start);
-      std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (item != "8" && item != "16")
-        throw std::invalid_argument(fmt::format("radixsort: --param radix={}: expected 8, 16 or 8,16", text));
-      out.push_back(std::stoi(item));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    return out;
-  }
-
   // Every rank's keys go to rank 0 (point-to-point or multicast), which compares them
   // with its std::sort of everyone's keys.
   static void verify(Backend& b, std::size_t keys, const std::vector<std::uint32_t>& mine) {

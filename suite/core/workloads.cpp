@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -47,27 +48,59 @@ ParamSpec declared_param(const Benchmark& bench, std::string_view name) {
   throw std::logic_error(fmt::format("{}: --param {} is not declared by params()", bench.name(), name));
 }
 
-// `spec`'s value in `p`, checked against its declaration (as an integer where it is one).
-double param_value(const RunParams& p, std::string_view workload, const ParamSpec& spec) {
-  auto it = p.options.find(spec.name);
-  if (it == p.options.end()) return spec.fallback;
-  const std::string& s = it->second;
-  const char* end = s.data() + s.size();
-  if (spec.integer) {
-    long v = 0;
-    auto [stop, ec] = std::from_chars(s.data(), end, v);
-    const auto lo = static_cast<long>(spec.lo), hi = static_cast<long>(spec.hi);
-    if (ec != std::errc{} || stop != end || v < lo || v > hi)
-      throw std::invalid_argument(
-          fmt::format("{}: --param {}={}: expected an integer from {} to {}", workload, spec.name, s, lo, hi));
-    return static_cast<double>(v);
-  }
+// What one value of `spec` may be, in words: "an integer from 1 to 9", "8 or 16".
+std::string expected(const ParamSpec& spec) {
+  if (spec.choices.empty())
+    return spec.integer ? fmt::format("an integer from {} to {}", long(spec.lo), long(spec.hi))
+                        : fmt::format("a number from {} to {}", spec.lo, spec.hi);
+  std::string out;
+  for (std::size_t k = 0; k < spec.choices.size(); ++k)
+    out += fmt::format("{}{}", k == 0 ? "" : k + 1 == spec.choices.size() ? " or " : ", ", spec.choices[k]);
+  return out;
+}
+
+// One value of `spec` parsed from `item`; nullopt when it is not one it may take.
+std::optional<double> parse_value(const ParamSpec& spec, std::string_view item) {
+  const char* end = item.data() + item.size();
   double v = 0;
-  auto [stop, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || stop != end || !(v >= spec.lo && v <= spec.hi))
-    throw std::invalid_argument(
-        fmt::format("{}: --param {}={}: expected a number from {} to {}", workload, spec.name, s, spec.lo, spec.hi));
-  return v;
+  if (spec.integer) {
+    long n = 0;
+    auto [stop, ec] = std::from_chars(item.data(), end, n);
+    if (ec != std::errc{} || stop != end) return std::nullopt;
+    v = static_cast<double>(n);
+  } else if (auto [stop, ec] = std::from_chars(item.data(), end, v); ec != std::errc{} || stop != end) {
+    return std::nullopt;
+  }
+  const bool ok = spec.choices.empty() ? v >= spec.lo && v <= spec.hi
+                                       : std::find(spec.choices.begin(), spec.choices.end(), v) != spec.choices.end();
+  return ok ? std::optional<double>(v) : std::nullopt;
+}
+
+// `spec`'s values in `p` (a list parameter's comma-separated ones), checked against its
+// declaration; its fallback alone when `p` names none.
+std::vector<double> param_values(const RunParams& p, std::string_view workload, const ParamSpec& spec) {
+  auto it = p.options.find(spec.name);
+  if (it == p.options.end()) return {spec.fallback};
+  const std::string& s = it->second;
+  const auto bad = [&] {
+    return std::invalid_argument(fmt::format("{}: --param {}={}: expected {}{}", workload, spec.name, s,
+                                             spec.list ? "a comma-separated list, each " : "", expected(spec)));
+  };
+  std::vector<double> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = spec.list ? s.find(',', start) : std::string::npos;
+    const auto v = parse_value(spec, std::string_view(s).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!v || std::find(out.begin(), out.end(), *v) != out.end()) throw bad();
+    out.push_back(*v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// `spec`'s one value in `p`.
+double param_value(const RunParams& p, std::string_view workload, const ParamSpec& spec) {
+  return param_values(p, workload, spec).front();
 }
 
 }  // namespace
@@ -79,7 +112,7 @@ std::vector<std::string> Benchmark::option_names() const {
 }
 
 void Benchmark::check_options(const RunParams& p) const {
-  for (const ParamSpec& spec : params()) param_value(p, name(), spec);
+  for (const ParamSpec& spec : params()) param_values(p, name(), spec);
 }
 
 long param_int(const RunParams& p, const Benchmark& bench, std::string_view name) {
@@ -88,6 +121,12 @@ long param_int(const RunParams& p, const Benchmark& bench, std::string_view name
 
 double param_number(const RunParams& p, const Benchmark& bench, std::string_view name) {
   return param_value(p, bench.name(), declared_param(bench, name));
+}
+
+std::vector<long> param_ints(const RunParams& p, const Benchmark& bench, std::string_view name) {
+  std::vector<long> out;
+  for (double v : param_values(p, bench.name(), declared_param(bench, name))) out.push_back(static_cast<long>(v));
+  return out;
 }
 
 std::vector<std::size_t> Benchmark::smoke_sizes() const {

@@ -173,40 +173,69 @@ TEST(Workloads, SmokeRunsAreAcceptedByTheirOwnChecks) {
   }
 }
 
-// Each declared parameter (Benchmark::params()) is declared once, has its default inside
-// its range, and the check takes the range's ends and refuses a value past either, naming
-// the workload and the parameter; its default is what param_int / param_number return
-// when the run names none.
+// A run naming `value` for `spec`.
+RunParams with_param(const ParamSpec& spec, const std::string& value) {
+  RunParams p;
+  p.options[spec.name] = value;
+  return p;
+}
+
+// `value` is refused by `b`'s check, which names the workload, the parameter and the value.
+void expect_refused(const Benchmark& b, const ParamSpec& spec, const std::string& value) {
+  try {
+    b.check_options(with_param(spec, value));
+    ADD_FAILURE() << value << " was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(std::string(b.name()) + ": --param " + spec.name + "=" + value + ": expected ", 0), 0u) << what;
+  }
+}
+
+// The values `spec` declares it may take, at their ends (a range's lo and hi, or every
+// choice), and some it may not, as a run writes them.
+std::pair<std::vector<double>, std::vector<std::string>> declared_values(const ParamSpec& spec) {
+  const auto text = [&](double v) { return spec.integer ? std::to_string(static_cast<long>(v)) : fmt::format("{}", v); };
+  if (spec.choices.empty()) return {{spec.lo, spec.hi}, {text(spec.hi + 1), text(spec.lo - 1), "x"}};
+  const auto [lo, hi] = std::minmax_element(spec.choices.begin(), spec.choices.end());
+  return {spec.choices, {text(*hi + 1), text(*lo - 1), "x"}};
+}
+
+// Each declared parameter (Benchmark::params()) is declared once, has its default among
+// the values it may take (its range or its choices), and the check takes each end (each
+// choice) and refuses a value past them, naming the workload and the parameter; its
+// default is what param_int / param_number return when the run names none. A list
+// parameter takes its values together (param_ints in order) and refuses one given twice;
+// another refuses a list.
 TEST(Workloads, DeclaredParametersHoldTheirRanges) {
   for (const Benchmark* b : all_benchmarks()) {
     const std::vector<std::string> names = b->option_names();
     for (const ParamSpec& spec : b->params()) {
       SCOPED_TRACE(std::string(b->name()) + " " + spec.name);
       EXPECT_EQ(std::count(names.begin(), names.end(), spec.name), 1);
-      EXPECT_LE(spec.lo, spec.fallback);
-      EXPECT_LE(spec.fallback, spec.hi);
+      const auto [good, bad] = declared_values(spec);
+      if (spec.choices.empty()) {
+        EXPECT_LE(spec.lo, spec.fallback);
+        EXPECT_LE(spec.fallback, spec.hi);
+      } else {
+        EXPECT_NE(std::find(spec.choices.begin(), spec.choices.end(), spec.fallback), spec.choices.end());
+      }
       if (spec.integer) {
         EXPECT_EQ(spec.fallback, static_cast<double>(static_cast<long>(spec.fallback)));
       }
       EXPECT_EQ(param_number(RunParams{}, *b, spec.name), spec.fallback);
-      const auto with = [&](const std::string& value) {
-        RunParams p;
-        p.options[spec.name] = value;
-        return p;
-      };
       const auto text = [&](double v) { return spec.integer ? std::to_string(static_cast<long>(v)) : fmt::format("{}", v); };
-      EXPECT_NO_THROW(b->check_options(with(text(spec.lo))));
-      EXPECT_NO_THROW(b->check_options(with(text(spec.hi))));
-      EXPECT_EQ(param_number(with(text(spec.hi)), *b, spec.name), spec.hi);
-      for (const std::string& bad : {text(spec.hi + 1), text(spec.lo - 1), std::string("x")}) {
-        try {
-          b->check_options(with(bad));
-          ADD_FAILURE() << bad << " was accepted";
-        } catch (const std::invalid_argument& e) {
-          const std::string what = e.what();
-          EXPECT_EQ(what.rfind(std::string(b->name()) + ": --param " + spec.name + "=" + bad + ": expected ", 0), 0u)
-              << what;
-        }
+      for (double v : good) {
+        EXPECT_NO_THROW(b->check_options(with_param(spec, text(v))));
+        EXPECT_EQ(param_number(with_param(spec, text(v)), *b, spec.name), v);
+      }
+      for (const std::string& v : bad) expect_refused(*b, spec, v);
+      const std::string two = text(good.back()) + "," + text(good.front());
+      if (spec.list) {
+        EXPECT_EQ(param_ints(with_param(spec, two), *b, spec.name),
+                  (std::vector<long>{static_cast<long>(good.back()), static_cast<long>(good.front())}));
+        expect_refused(*b, spec, text(good.front()) + "," + text(good.front()));
+      } else {
+        expect_refused(*b, spec, two);
       }
     }
     EXPECT_THROW(param_number(RunParams{}, *b, "not-declared"), std::logic_error);

@@ -31,12 +31,15 @@ struct PointResult {
 };
 
 // A --param of an application, declared once (Benchmark::params()): its name, the value
-// taken when the run names none, and the values it may take (lo..hi, inclusive).
+// taken when the run names none, and the values it may take (lo..hi, inclusive, or one of
+// `choices`); a `list` parameter takes several, comma-separated ("radix=8,16"), a point each.
 struct ParamSpec {
   std::string name;
   double fallback = 0;
   double lo = 0, hi = 0;
   bool integer = true;  // an integer ("frames=3"); else any number in range (md's "dt=0.001")
+  std::vector<double> choices = {};  // when not empty: the values it may take (lo, hi unused)
+  bool list = false;
 };
 
 // The COP call one of a workload's families times, for the report's model of it (the
@@ -121,6 +124,9 @@ class Benchmark {
 // name the workload did not declare.
 long param_int(const RunParams& p, const Benchmark& bench, std::string_view name);
 double param_number(const RunParams& p, const Benchmark& bench, std::string_view name);
+// A `list` parameter's values in the order given (its fallback alone when `p` names none),
+// each checked as above; a value given twice is refused.
+std::vector<long> param_ints(const RunParams& p, const Benchmark& bench, std::string_view name);
 
 // Parses "0,8,1K,64K" (bytes; K = 1024, M = 1024^2). Throws std::invalid_argument naming
 // the bad item.
