@@ -270,6 +270,13 @@ HostsOnCores hosts_on_cores(const json& manifest) {
     const json& e = manifest["cluster"].value("emulated", json());
     h.emulated = e.is_boolean() && e.get<bool>();
   }
+  // A campaign whose every profile is simulated ran no host: its nodes are simulated
+  // actors, however many share the machine's cores.
+  const json& profiles = manifest.value("profiles", json::array());
+  if (profiles.is_array() && !profiles.empty() &&
+      std::all_of(profiles.begin(), profiles.end(),
+                  [](const json& p) { return p.is_string() && !campaign::simulated_platform(p.get<std::string>()).empty(); }))
+    h.emulated = false;
   return h;
 }
 

@@ -100,7 +100,7 @@ struct PointStatus {
 int placement_rank(const std::string& placement);
 
 // The machine the hosts ran on, where they were emulated on it (the manifest's
-// machine.cpus and cluster.emulated): with more hosts than cores the hosts take turns
+// machine.cpus and cluster.emulated, unless every profile was simulated): with more hosts than cores the hosts take turns
 // on the cores, and above a few per core a time is the machine's scheduling, not the
 // network the thesis measures (seed 000 ch. VI: one workstation per host).
 struct HostsOnCores {

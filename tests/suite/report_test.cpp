@@ -280,6 +280,14 @@ TEST_F(ReportTest, HostsPerCoreFromTheManifest) {
   // A manifest from before the field, or of real hosts: nothing to say.
   EXPECT_FALSE(hosts_on_cores(nlohmann::json::parse(R"({"machine": {"cpus": 2}, "cluster": {"size": 64}})")).crowded(64));
   EXPECT_FALSE(hosts_on_cores(nlohmann::json::parse(R"({"cluster": {"emulated": true}})")).crowded(64));
+  // Every profile simulated (the what-if campaign on the local cluster): no host was
+  // emulated; one live profile beside them and the hosts were.
+  const auto with_profiles = [](const char* profiles) {
+    return hosts_on_cores(nlohmann::json::parse(
+        std::string(R"({"machine": {"cpus": 2}, "cluster": {"size": 8, "emulated": true}, "profiles": )") + profiles + "}"));
+  };
+  EXPECT_FALSE(with_profiles(R"(["simulated:present", "simulated:thesis"])").crowded(4096));
+  EXPECT_TRUE(with_profiles(R"(["simulated:present", "native"])").crowded(8));
 }
 
 TEST_F(ReportTest, GnuplotDataAndScriptOfFixedPlot) {
