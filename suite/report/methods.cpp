@@ -55,6 +55,11 @@ std::optional<ReportTable> methods_table(const std::filesystem::path& campaign_d
       "ranks' offsets to rank 0 measured by round trips through the backend's messages (max over ranks).";
   t.header = {"backend", "point", "nodes", "window us", "sync us", "loop us", "sync ÷ window", "invalid / calls",
               "W us", "clock"};
+  // A campaign of several profiles (the what-if's two platforms) says each row's.
+  const bool profiles = std::any_of(window.begin(), window.end(), [&](const auto& e) {
+    return std::get<0>(e.first) != std::get<0>(window.begin()->first);
+  });
+  if (profiles) t.header.insert(t.header.begin() + 1, "profile");
   for (const auto& [key, w] : window) {
     auto s = sync.find(key);
     if (s == sync.end()) continue;
@@ -67,6 +72,7 @@ std::optional<ReportTable> methods_table(const std::filesystem::path& campaign_d
                       fmt::format("{} / {}", w.invalid_calls, w.timed_calls),
                       format_number(w.window_us),
                       clock_cell(w)});
+    if (profiles) t.rows.back().insert(t.rows.back().begin() + 1, std::get<0>(key));
   }
   if (t.rows.empty()) return std::nullopt;
   return t;
