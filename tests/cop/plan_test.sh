@@ -77,6 +77,14 @@ out=$("$daemon" plan --hosts a,a,a,a,a --nodes 2,5)
 [ "$(cut -f1,6,7,8 <<<"$out" | tr '\t\n' ' :')" = "copd 0 0 0:node2 0 2 2:node5 0 5 5:" ] || fail "--nodes 2,5: $out"
 grep -qP '^copd\t.*--channels\t5$' <<<"$out" || fail "--nodes 2,5: copd not of 5 channels: $out"
 echo "ok: names, ports, subsets"
+# The same plan as JSON (for Ansible and other readers).
+work=$(mktemp -d /tmp/cop-plan-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+args=(--hosts n1,n2,n3,n4,n5 --per-controller 2 --controllers c=1.0.0.1,c1=1.0.0.2,c2=1.0.0.3 --port 7040 --names hosts)
+"$daemon" plan "${args[@]}" >"$work/plan.tsv"
+"$daemon" plan "${args[@]}" --json >"$work/plan.json"
+python3 "$(dirname "$0")/../lib/checks.py" plan-json "$work/plan.json" "$work/plan.tsv" || fail "--json differs from the lines"
+echo "ok: --json"
 
 # refused REASON ARG...: the plan exits 2 with one line naming the fault.
 refused() {
