@@ -80,7 +80,7 @@ echo "ok: names, ports, subsets"
 # The same plan as JSON (for Ansible and other readers).
 work=$(mktemp -d /tmp/cop-plan-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-args=(--hosts n1,n2,n3,n4,n5 --per-controller 2 --controllers c=1.0.0.1,c1=1.0.0.2,c2=1.0.0.3 --port 7040 --names hosts)
+args=(--hosts "n1,n2,n3,n4,n5" --per-controller 2 --controllers "c=1.0.0.1,c1=1.0.0.2,c2=1.0.0.3" --port 7040 --names hosts)
 "$daemon" plan "${args[@]}" >"$work/plan.tsv"
 "$daemon" plan "${args[@]}" --json >"$work/plan.json"
 python3 "$(dirname "$0")/../lib/checks.py" plan-json "$work/plan.json" "$work/plan.tsv" || fail "--json differs from the lines"

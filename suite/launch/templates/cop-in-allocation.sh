@@ -98,6 +98,7 @@ start_daemon() {
 }
 # The plan's fields: name, host, address, program, role, CNTNO, channel, node, arguments.
 ifs=$IFS
+# shellcheck disable=SC2034  # the fields this job does not use, read to reach the arguments
 while IFS=$tab read -r name host address program role cntno chno node args; do
   set -f
   IFS=$tab
