@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <cop/cop.h>
+#include <cop/layout.h>
 #include <fmt/format.h>
 
 namespace cop::lib {
@@ -29,14 +30,15 @@ constexpr uint32_t kLocalMask = 0x3FFFF;
 int per_controller() {
   const char* k = std::getenv("COP_PER_CONTROLLER");
   const int n = k && *k ? std::atoi(k) : 64;
-  return n >= 1 && n <= 64 ? n : 64;
+  return n >= 1 && n <= layout::kMaxChannels ? n : layout::kMaxChannels;
 }
 
 Place direct_place(int tid, uint32_t tasks_per_channel) {
   const uint32_t host = (uint32_t(tid) >> kHostShift) & kHostMask, local = uint32_t(tid) & kLocalMask;
   const int k = per_controller(), tkno = int(local) % int(tasks_per_channel ? tasks_per_channel : 1);
   if (host == 0) return Place{0, tkno, 0};  // no host number: names no channel (the caller refuses it)
-  return Place{int(host - 1) % k + 1, tkno, int(host - 1) / k};
+  const layout::Seat seat = layout::seat_of(int(host), k);  // the one layout (cop/layout.h)
+  return Place{seat.chno, tkno, seat.cntno};
 }
 
 int Mapping::publish(int tid, Place p) {

@@ -34,10 +34,11 @@ CLUSTER_CONTROLLER=copctl
 CLUSTER_CONTROLLER_OCTET=250
 CLUSTER_BRIDGE_OCTET=254
 CLUSTER_MAX_NODES=64                       # one COP controller has 64 channels
-# Channels per level-1 controller (up --per-controller K): node H drives channel
-# (H-1)%K+1 of controller (H-1)/K, as libcop maps it (COP_PER_CONTROLLER). With more
-# than one level-1 controller a level-2 copd serves them as its channels (seed 000
-# ch. IV, Figure 5); it runs on copctl beside level-1 controller 0, on its own port.
+# Channels per level-1 controller (up --per-controller K): which controller host and
+# channel each node has is the stack's plan (cluster_plan), as libcop maps it
+# (COP_PER_CONTROLLER). With more than one level-1 controller a level-2 copd serves them
+# as its channels (seed 000 ch. IV, Figure 5); it runs on copctl beside level-1
+# controller 0, on its own port.
 CLUSTER_PER_CONTROLLER=64
 CLUSTER_L2_PORT=7041
 CLUSTER_INIT="$COPBENCH_ROOT/scripts/lib/cluster-init.sh"
@@ -57,11 +58,27 @@ CLUSTER_HOST_ENV=(
 
 cluster_is_root() { [ "$(id -u)" -eq 0 ]; }
 
-# Level-1 controller hosts: copctl (CNTNO 0), copctl1, copctl2, ... for N nodes of K.
+# The COP stack of nodes node1..N with K channels per level-1 controller, as
+# `copbench-daemon plan` describes it (cop/stack/plan.h, the one description of a stack:
+# node H on channel (H-1)%K+1 of level-1 controller (H-1)/K, a level 2 above several):
+# its tab-separated lines, --names hosts (each host its own copbench run directory);
+# further arguments go to the plan (--controllers). Builds copplan when it is not built.
+cluster_plan() {
+  local n=$1 k=$2 i hosts=()
+  shift 2
+  [ -x "$COPBENCH_BUILD/bin/copplan" ] || build copplan >&2 || die "cannot build copplan (the stack's plan) in $COPBENCH_BUILD"
+  for ((i = 1; i <= n; i++)); do hosts+=("node$i=$CLUSTER_COP_NET.$i"); done
+  "$COPBENCH_BUILD/bin/copplan" --hosts "$(IFS=,; echo "${hosts[*]}")" --per-controller "$k" --names hosts "$@"
+}
+
+# Level-1 controller hosts, one per level-1 copd of the plan: copctl (CNTNO 0), copctl1, ...
 cluster_controller_names() {
-  local n=$1 k=${2:-64} c
-  for ((c = 0; c < (n + k - 1) / k; c++)); do
+  local c=0 role plan
+  plan=$(cluster_plan "$1" "${2:-64}") || die "no COP stack of $1 nodes with ${2:-64} channels per controller"
+  for role in $(cut -f5 <<<"$plan"); do
+    [ "$role" = level1 ] || continue
     if [ $c = 0 ]; then echo "$CLUSTER_CONTROLLER"; else echo "$CLUSTER_CONTROLLER$c"; fi
+    c=$((c + 1))
   done
 }
 

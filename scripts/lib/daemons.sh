@@ -190,20 +190,62 @@ pvmd_exports() {
   echo "export PVM_ROOT=$pvm_root PVM_TMP=$1 PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh"
 }
 
-# pvmd_start DIR [HOSTFILE]: starts the pvmd of DIR (unless it runs) and prints its exports;
-# HOSTFILE default: this host alone. Returns 1 with one line on stderr when it does not
-# come up.
-pvmd_start() {
-  local dir=$1 hostfile=${2:-}
-  mkdir -p "$dir"
-  if daemon_alive "$dir" pvmd; then pvmd_exports "$dir"; return 0; fi
-  rm -f "$(_pvmd_file "$dir")" "$dir"/pvml.* "$dir"/pvmtmp*
-  if [ -z "$hostfile" ]; then
-    hostfile=$dir/hostfile
-    echo "* ep=$COPBENCH_BIN:$pvm_root/lib:$pvm_root/bin/LINUX64" >"$hostfile"
+# The one "master pvmd up, wait for its hosts, halt" (the private pvmd below, the Slurm
+# job's pvm-in-allocation.sh and the Ansible role pvm's pvm-vm, through copbench-daemon
+# pvm-up / pvm-halt). STATE is the virtual machine's PVM_TMP: the pvmd's daemon file,
+# PID file and (default) log lie there.
+
+# pvm_vm_size STATE: the number of hosts in the virtual machine (the console's conf); ""
+# when it does not answer. Only while its pvmd runs: the console starts one otherwise.
+pvm_vm_size() {
+  echo conf | PVM_ROOT=$pvm_root PVM_TMP=$1 PVM_ALLOW_ROOT=1 timeout 5 "$pvm_root/lib/pvm" 2>/dev/null |
+    grep -o '[0-9]* host' | head -n 1 | cut -d' ' -f1
+}
+
+# pvm_vm_up STATE HOSTFILE N [LOG [SECONDS]]: the master pvmd of STATE on HOSTFILE, started
+# unless it runs, then awaited until its virtual machine has N hosts (at most SECONDS,
+# default 60; the master adds the others itself). 1 with one line in DAEMON_ERROR when it
+# does not start, ends, or the hosts do not all join in time.
+pvm_vm_up() {
+  local state=$1 hostfile=$2 want=$3 log=${4:-$1/pvmd.log} secs=${5:-60} i have=""
+  mkdir -p "$state"
+  if ! daemon_alive "$state" pvmd; then
+    # A pvmd that died leaves its files behind, and the next one would refuse to start.
+    rm -f "$(_pvmd_file "$state")" "$state/pvml.$(id -u)" "$state"/pvmtmp*
+    PVM_ROOT=$pvm_root PVM_TMP=$state PVM_ALLOW_ROOT=1 PVM_RSH=${PVM_RSH:-/usr/bin/ssh} \
+      daemon_start "$state" pvmd pvmd --log "$log" -- "$hostfile" || return 1
   fi
-  if ! PVM_ROOT=$pvm_root PVM_TMP=$dir PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh \
-    daemon_start "$dir" pvmd pvmd -- "$hostfile"; then
+  for ((i = 0; i < secs * 10; i++)); do
+    # Asked only while the master runs: a console that finds no pvmd starts one.
+    daemon_alive "$state" pvmd || { DAEMON_ERROR="the master pvmd ended: $(daemon_last_log_line "$log")"; return 1; }
+    have=$(pvm_vm_size "$state")
+    [ "$have" = "$want" ] && return 0
+    sleep 0.1
+  done
+  DAEMON_ERROR="the virtual machine has ${have:-no} hosts, not $want, after $secs s: $(daemon_last_log_line "$log")"
+  return 1
+}
+
+# pvm_vm_halt STATE: halts the virtual machine of STATE (a clean halt lets every pvmd end
+# its own tasks, pvmgs and leftover workers, first), then stops the master by its PID
+# should it not have ended; safe when none runs.
+pvm_vm_halt() {
+  local state=$1 i
+  if daemon_alive "$state" pvmd; then
+    echo halt | PVM_ROOT=$pvm_root PVM_TMP=$state PVM_ALLOW_ROOT=1 timeout 5 "$pvm_root/lib/pvm" >/dev/null 2>&1 || true
+    for ((i = 0; i < 40; i++)); do daemon_alive "$state" pvmd || break; sleep 0.05; done
+  fi
+  daemon_stop "$state" pvmd || true
+  rm -f "$(_pvmd_file "$state")"
+}
+
+# pvmd_start DIR: starts the private pvmd of DIR, this host alone (unless it runs), and
+# prints its exports. Returns 1 with one line on stderr when it does not come up.
+pvmd_start() {
+  local dir=$1
+  mkdir -p "$dir"
+  echo "* ep=$COPBENCH_BIN:$pvm_root/lib:$pvm_root/bin/LINUX64" >"$dir/hostfile"
+  if ! pvm_vm_up "$dir" "$dir/hostfile" 1 "$dir/pvmd.log"; then
     echo "copbench-pvmd-local: pvmd did not start: $DAEMON_ERROR" >&2
     return 1
   fi
@@ -211,16 +253,7 @@ pvmd_start() {
 }
 
 # pvmd_stop DIR: halts the pvmd of DIR (safe when none runs).
-pvmd_stop() {
-  local dir=$1 i
-  if daemon_alive "$dir" pvmd; then
-    # A clean halt lets pvmd end its own tasks (pvmgs, leftover workers) first.
-    echo halt | PVM_ROOT=$pvm_root PVM_TMP=$dir PVM_ALLOW_ROOT=1 timeout 5 "$pvm_root/lib/pvm" >/dev/null 2>&1 || true
-    for ((i = 0; i < 40; i++)); do daemon_alive "$dir" pvmd || break; sleep 0.05; done
-  fi
-  daemon_stop "$dir" pvmd || true
-  rm -f "$(_pvmd_file "$dir")"
-}
+pvmd_stop() { pvm_vm_halt "$1"; }
 
 # pvmd_status DIR: one line; 1 when no pvmd of DIR runs.
 pvmd_status() {

@@ -21,31 +21,28 @@ source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
 
 # ================================================================ the COP stack
 #
-# Node k drives channel (k-1)%K+1 of level-1 controller (k-1)/K (K = --per-controller,
-# default 64: one copd, node k on its channel k). With more than one level-1 copd a
-# level-2 copd serves them as its channels (seed 000 ch. IV, Figure 5): copd is CNTNO 0,
-# copd<c> CNTNO c, copl2 the level 2. cop_stack_start waits until every copd listens and
-# every copdrv has its socket, then prints the exports tasks need: node k's tasks use
-# COP_DRIVER=$COP_DRIVER_k. If a daemon dies or does not come up, it says which in one
-# line, stops what it started and fails. DIR holds stack.env, the PID files and the
-# daemons' logs (scripts/cop-stack's header says the rest).
+# The stack is what `copbench-daemon plan` (cop/stack/plan.h, the one description of a
+# stack) lists: node k drives channel (k-1)%K+1 of level-1 controller (k-1)/K (K =
+# --per-controller, default 64: one copd, node k on its channel k); with more than one
+# level-1 copd a level-2 copd serves them as its channels (seed 000 ch. IV, Figure 5):
+# copd is CNTNO 0, copd<c> CNTNO c, copl2 the level 2, node<k> node k's copdrv. The plan
+# is kept in DIR/stack.plan; cop_stack_start starts its daemons in its order, waits until
+# every copd listens and every copdrv has its socket, then prints the exports tasks need:
+# node k's tasks use COP_DRIVER=$COP_DRIVER_k. If a daemon dies or does not come up, it
+# says which in one line, stops what it started and fails. DIR holds stack.env, the plan,
+# the PID files and the daemons' logs (scripts/cop-stack's header says the rest).
 
 dir=${TMPDIR:-/tmp}/copbench-cop-stack.$(id -u)
 DAEMON_TIMEOUT=${COP_STACK_TIMEOUT:-${DAEMON_TIMEOUT:-20}}
 DAEMON_HOST_ENV=()
-max_channels=64
 
 # ---------------------------------------------------------------- recorded state
 
 # Each daemon's PID file, ready file and log in DIR (lib/daemons.sh).
 pid_of() { daemon_pid "$dir" "$1" || true; }
-# The level-1 copd of the stack: copd (CNTNO 0), copd1, copd2, ...
-copd_name() { if [ "$1" = 0 ]; then echo copd; else echo "copd$1"; fi; }
-copd_names() {
-  local c
-  for ((c = 0; c < ${STACK_CONTROLLERS:-1}; c++)); do copd_name "$c"; done
-}
 alive() { daemon_alive "$dir" "$1"; }
+# The stack's daemons in start order (the plan's first field).
+plan_names() { cut -f1 "$dir/stack.plan" 2>/dev/null || true; }
 
 load_state() {
   [ -f "$dir/stack.env" ] || return 1
@@ -56,13 +53,12 @@ load_state() {
 last_log_line() { daemon_last_log_line "$dir/$1.log"; }
 stop_one() { daemon_stop "$dir" "$1" || true; }
 
+# Every daemon of the plan, the copdrv first, the level 2 last.
 stop_stack() {
   local n
   load_state || return 0
-  for n in $STACK_NODES; do stop_one "node$n"; done
-  for n in $(copd_names); do stop_one "$n"; done
-  stop_one copl2
-  rm -f "$dir/stack.env"
+  for n in $(plan_names | tac); do stop_one "$n"; done
+  rm -f "$dir/stack.env" "$dir/stack.plan"
 }
 
 # ---------------------------------------------------------------- start
@@ -113,12 +109,12 @@ put_key() {
     abort_start "cannot put the cluster key into host $1's $dir"
 }
 
-# start_copd NAME PORT IPID IP ARGS...: copd NAME on IP:PORT (PORT empty: any free port,
-# which copd's ready file names) in host IPID (here when empty), until it is ready (a
-# level-1 copd under a level 2: registered with it); its port in started_port.
+# start_copd NAME IPID ARGS...: copd NAME with the plan's ARGS (--listen IP:PORT, port 0:
+# any free port, which copd's ready file names) in host IPID (here when empty), until it
+# is ready (a level-1 copd under a level 2: registered with it).
 start_copd() {
-  local name=$1 want=$2 ipid=$3 ip=$4 copd_link_opts=()
-  shift 4
+  local name=$1 ipid=$2 copd_link_opts=()
+  shift 2
   # copd's link side (docs/ARCHITECTURE.md "Environment variables"): its I/O threads
   # (unset: copd's default) and busy polling on a controller node with cores of its own.
   if [ -n "${COPD_IO_THREADS:-}" ]; then
@@ -131,16 +127,15 @@ start_copd() {
     1) copd_link_opts+=(--poll) ;;
     *) abort_start "COPD_POLL must be 0 or 1, got '$COPD_POLL'" ;;
   esac
-  log "starting $name on $ip:${want:-(a free port)} ($* ${copd_link_opts[*]}, $STACK_MODE)"
-  daemon_start "$dir" "$name" copd ${ipid:+--in "$ipid"} -- --listen "$ip:${want:-0}" "$@" \
+  log "starting $name ($*${copd_link_opts[*]:+ ${copd_link_opts[*]}}, $STACK_MODE)"
+  daemon_start "$dir" "$name" copd ${ipid:+--in "$ipid"} -- "$@" \
     --poll-us "${COP_POLL_US:-0}" "${copd_link_opts[@]}" --key "$dir/cluster.key" ||
     abort_start "$DAEMON_ERROR"
-  started_port=$(daemon_field "$dir" "$name" port)
 }
 
-cop_stack_start() {
-  local cluster=0 port="" channels="" nodes=() n max=0 ipid ctl_ip local_ip pid count="" per=${COP_PER_CONTROLLER:-64} c
-  local max_nodes=$((max_channels * max_channels))
+# The options of start: the nodes (NODES), --cluster, DIR, the port and the channels.
+parse_start() {
+  local n count=""
   while [ $# -gt 0 ]; do
     case $1 in
       --nodes) [ $# -ge 2 ] || fail "--nodes needs a number"; count=$2; shift 2 ;;
@@ -149,135 +144,133 @@ cop_stack_start() {
       --port) [ $# -ge 2 ] || fail "--port needs a number"; port=$2; shift 2 ;;
       --channels) [ $# -ge 2 ] || fail "--channels needs a number"; channels=$2; shift 2 ;;
       --per-controller) [ $# -ge 2 ] || fail "--per-controller needs a number"; per=$2; shift 2 ;;
+      # The plan refuses a node no stack holds; five digits keep the host list short till then.
       node[0-9]*|[0-9]*) n=${1#node}
-        [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le $max_nodes ] ||
-          fail "not a node: '$1' (a number 1..$max_nodes or node<k>)"
+        [[ $n =~ ^[0-9]{1,5}$ ]] && [ "$((10#$n))" -ge 1 ] || fail "not a node: '$1' (a number or node<k>)"
         nodes+=("$((10#$n))"); shift ;;
       *) fail "start: unknown argument '$1' (usage: start [--nodes N | NODE...] [--per-controller K] [--cluster] [--dir DIR] [--port P] [--channels C])" ;;
     esac
   done
   if [ -n "$count" ]; then
     [ ${#nodes[@]} -eq 0 ] || fail "give either --nodes N or a list of nodes, not both"
-    [[ $count =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le $max_nodes ] ||
-      fail "--nodes must be 1..$max_nodes, got '$count'"
+    [[ $count =~ ^[0-9]{1,5}$ ]] && [ "$count" -ge 1 ] || fail "--nodes must be a number of nodes, got '$count'"
     for ((n = 1; n <= count; n++)); do nodes+=("$n"); done
   fi
   if [ -n "$port" ]; then
     [[ $port =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] || fail "--port must be 1..65535, got '$port'"
   fi
   [[ $dir == /* ]] || dir=$PWD/$dir
+  return 0
+}
 
+# --cluster: the emulated cluster's hosts (every node when none is named); ctl_host is
+# the controller host as the plan names it (NAME=ADDR), host_pid[NAME] each host's init.
+use_cluster() {
+  local n
+  # The emulated cluster belongs to a checkout (its state is there): the build tree's
+  # copy names it in lib/checkout.sh.
+  # shellcheck source=scripts/lib/cluster.sh
+  COPBENCH_ROOT=${COPBENCH_CHECKOUT:-$COPBENCH_ROOT} source "${COPBENCH_CHECKOUT:-$COPBENCH_ROOT}/scripts/lib/cluster.sh"
+  cluster_load || fail "--cluster: no emulated cluster $CLUSTER_ID is up (scripts/cluster up)"
+  DAEMON_HOST_ENV=("${CLUSTER_HOST_ENV[@]}")
+  [ "$CLUSTER_MODE" = netns ] ||
+    fail "--cluster: cluster $CLUSTER_ID runs in $CLUSTER_MODE mode (not root): start without --cluster"
+  if [ ${#nodes[@]} -eq 0 ]; then
+    for ((n = 1; n <= CLUSTER_N; n++)); do nodes+=("$n"); done
+  fi
+  for n in "${nodes[@]}"; do
+    [ "$n" -le "$CLUSTER_N" ] || fail "--cluster: cluster $CLUSTER_ID has nodes 1..$CLUSTER_N, not node$n"
+  done
+  host_pid[$CLUSTER_CONTROLLER]=$(cluster_init_pid "$CLUSTER_CONTROLLER") ||
+    fail "--cluster: host $CLUSTER_CONTROLLER is not running"
+  for n in "${nodes[@]}"; do
+    host_pid[node$n]=$(cluster_init_pid "node$n") || fail "--cluster: host node$n is not running"
+  done
+  ctl_host=$CLUSTER_CONTROLLER=$CLUSTER_COP_NET.$CLUSTER_CONTROLLER_OCTET
+}
+
+# The plan of NODES (copbench-daemon plan) into DIR/stack.plan.tmp, or fail with its reason.
+write_plan() {
+  local hosts=() k max=${nodes[-1]} said
+  [ -x "$COPBENCH_BIN/copplan" ] ||
+    fail "copplan is not built ($COPBENCH_BIN/copplan): build the suite first (cmake --build $(dirname "$COPBENCH_BIN"))"
+  for ((k = 1; k <= max; k++)); do
+    if [ $cluster = 1 ]; then hosts+=("node$k=$CLUSTER_COP_NET.$k"); else hosts+=(local=127.0.0.1); fi
+  done
+  mkdir -p "$dir"
+  said=$("$COPBENCH_BIN/copbench-daemon" plan --hosts "$(IFS=,; echo "${hosts[*]}")" --nodes "$(IFS=,; echo "${nodes[*]}")" \
+    --per-controller "$per" --controllers "$ctl_host" --port "${port:-0}" ${channels:+--channels "$channels"} \
+    --names stack 2>&1 >"$dir/stack.plan.tmp") || { rm -f "$dir/stack.plan.tmp"; fail "${said#copplan: }"; }
+}
+
+# Each daemon of the plan in its order: a copd at once (the next may name its address,
+# @NAME), every copdrv launched, then each awaited until it has registered its channel
+# and serves its socket (all of them, so that each is either recorded or stopped).
+start_plan() {
+  local f name address role args ipid i launched=() failed=""
+  while IFS=$'\t' read -r -u 3 -a f; do
+    name=${f[0]} address=${f[2]} role=${f[4]} args=("${f[@]:8}")
+    for i in "${!args[@]}"; do
+      [[ ${args[i]} == @* ]] && args[i]=$(daemon_field "$dir" "${args[i]#@}" address)
+    done
+    ipid=${host_pid[${f[1]}]:-}
+    put_key "$ipid"
+    case $role in
+      level2) start_copd "$name" "$ipid" "${args[@]}"; STACK_L2=$(daemon_field "$dir" "$name" address) ;;
+      level1) start_copd "$name" "$ipid" "${args[@]}"
+        STACK_PORTS+="${STACK_PORTS:+ }$(daemon_field "$dir" "$name" port)"
+        [ "${f[5]}" != 0 ] || STACK_PORT=$(daemon_field "$dir" "$name" port) STACK_CONTROLLER=$(daemon_field "$dir" "$name" address) ;;
+      driver)
+        [ -z "$failed" ] || continue
+        if daemon_launch "$dir" "$name" copdrv ${ipid:+--in "$ipid"} -- "${args[@]}" --local "$address" \
+          --dir "$dir/$name" --key "$dir/cluster.key"; then
+          launched+=("$name")
+        else
+          failed="copdrv of $name: $DAEMON_ERROR"
+        fi ;;
+    esac
+    [ "$role" = driver ] || save_state
+  done 3<"$dir/stack.plan"
+  for name in "${launched[@]}"; do
+    daemon_await "$dir" "$name" || failed=${failed:-"copdrv of $name: $DAEMON_ERROR"}
+  done
+  [ -z "$failed" ] || abort_start "$failed"
+}
+
+cop_stack_start() {
+  local cluster=0 port="" channels="" nodes=() n ctl_host=local=127.0.0.1 per=${COP_PER_CONTROLLER:-64}
+  local -A host_pid=()
+  parse_start "$@"
   COPD=${COPD:-$COPBENCH_BIN/copd}
   COPDRV=${COPDRV:-$COPBENCH_BIN/copdrv}
   [ -x "$COPD" ] || fail "copd is not built ($COPD): build the suite first (cmake --build $(dirname "$COPBENCH_BIN"))"
   [ -x "$COPDRV" ] || fail "copdrv is not built ($COPDRV): build the suite first (cmake --build $(dirname "$COPBENCH_BIN"))"
   COPD=$(readlink -f "$COPD")
   COPDRV=$(readlink -f "$COPDRV")
-
-  local host_pids=()
-  if [ $cluster = 1 ]; then
-    # The emulated cluster belongs to a checkout (its state is there): the build tree's
-    # copy names it in lib/checkout.sh.
-    # shellcheck source=scripts/lib/cluster.sh
-    COPBENCH_ROOT=${COPBENCH_CHECKOUT:-$COPBENCH_ROOT} source "${COPBENCH_CHECKOUT:-$COPBENCH_ROOT}/scripts/lib/cluster.sh"
-    cluster_load || fail "--cluster: no emulated cluster $CLUSTER_ID is up (scripts/cluster up)"
-    DAEMON_HOST_ENV=("${CLUSTER_HOST_ENV[@]}")
-    [ "$CLUSTER_MODE" = netns ] ||
-      fail "--cluster: cluster $CLUSTER_ID runs in $CLUSTER_MODE mode (not root): start without --cluster"
-    if [ ${#nodes[@]} -eq 0 ]; then
-      for ((n = 1; n <= CLUSTER_N; n++)); do nodes+=("$n"); done
-    fi
-    for n in "${nodes[@]}"; do
-      [ "$n" -le "$CLUSTER_N" ] || fail "--cluster: cluster $CLUSTER_ID has nodes 1..$CLUSTER_N, not node$n"
-    done
-    ipid=$(cluster_init_pid "$CLUSTER_CONTROLLER") || fail "--cluster: host $CLUSTER_CONTROLLER is not running"
-    ctl_ip=$CLUSTER_COP_NET.$CLUSTER_CONTROLLER_OCTET
-  else
-    [ ${#nodes[@]} -gt 0 ] || nodes=(1 2 3 4)
-    ipid=""
-    ctl_ip=127.0.0.1
-  fi
+  if [ $cluster = 1 ]; then use_cluster; else [ ${#nodes[@]} -gt 0 ] || nodes=(1 2 3 4); fi
   mapfile -t nodes < <(printf '%s\n' "${nodes[@]}" | sort -n -u)
-  max=${nodes[-1]}
-  [[ $per =~ ^[0-9]+$ ]] && [ "$per" -ge 1 ] && [ "$per" -le $max_channels ] ||
-    fail "--per-controller must be 1..$max_channels, got '$per'"
-  [ $(( (max + per - 1) / per )) -le $max_channels ] ||
-    fail "node$max needs more than $max_channels level-1 controllers of $per channels"
-  if [ $(( (max + per - 1) / per )) -gt 1 ]; then
-    [ -z "$channels" ] || fail "--channels is for one controller; with --per-controller each level-1 copd has $per"
-    channels=$per
-  elif [ -n "$channels" ]; then
-    [[ $channels =~ ^[0-9]+$ ]] && [ "$channels" -ge 1 ] && [ "$channels" -le $max_channels ] ||
-      fail "--channels must be 1..$max_channels, got '$channels'"
-    [ "$channels" -ge "$max" ] || fail "--channels $channels is too few for node$max (node k drives channel k)"
-  else
-    channels=$max
-  fi
-  if [ $cluster = 1 ]; then
-    for n in "${nodes[@]}"; do
-      host_pids[n]=$(cluster_init_pid "node$n") || fail "--cluster: host node$n is not running"
-    done
-  fi
+  write_plan
 
   # A stack already in DIR: refuse while any of it runs, clear it when all of it is gone.
   if load_state; then
-    for n in copl2 $(copd_names) $(printf 'node%s ' $STACK_NODES); do
+    for n in $(plan_names); do
       alive "$n" && fail "a COP stack already runs in $dir ($n, pid $(pid_of "$n")): stop it first ($me stop --dir $dir)"
     done
     stop_stack
   fi
 
-  mkdir -p "$dir"
   rm -f "$dir"/*.log
+  mv "$dir/stack.plan.tmp" "$dir/stack.plan"
   STACK_DIR=$dir
   STACK_MODE=$([ $cluster = 1 ] && echo cluster || echo loopback)
   STACK_NODES="${nodes[*]}"
-  STACK_CONTROLLER_HOST_PID=$ipid
+  STACK_CONTROLLER_HOST_PID=${host_pid[${ctl_host%%=*}]:-}
   STACK_PER_CONTROLLER=$per
-  STACK_CONTROLLERS=$(( (max + per - 1) / per ))
+  STACK_CONTROLLERS=$(cut -f5 "$dir/stack.plan" | grep -c '^level1$')
   STACK_PORTS="" STACK_L2="" STACK_PORT="" STACK_CONTROLLER=""
   save_state
   make_key
-  put_key "$ipid"
-  if [ "$STACK_CONTROLLERS" -gt 1 ]; then
-    start_copd copl2 "" "$ipid" "$ctl_ip" --level 2 --channels "$STACK_CONTROLLERS"
-    STACK_L2=$ctl_ip:$started_port
-    save_state
-  fi
-  for ((c = 0; c < STACK_CONTROLLERS; c++)); do
-    local args=(--channels "$channels")
-    [ "$STACK_CONTROLLERS" = 1 ] || args+=(--cntno "$c" --parent "$STACK_L2")
-    start_copd "$(copd_name "$c")" "$([ "$c" = 0 ] && echo "$port")" "$ipid" "$ctl_ip" "${args[@]}"
-    STACK_PORTS+="${STACK_PORTS:+ }$started_port"
-    if [ "$c" = 0 ]; then STACK_PORT=$started_port STACK_CONTROLLER=$ctl_ip:$started_port; fi
-    save_state
-  done
-  local ports
-  read -r -a ports <<<"$STACK_PORTS"
-
-  # Every copdrv at once, then each awaited until it has registered its channel and
-  # serves its socket (all of them, so that each is either recorded or stopped).
-  local launched=() failed=""
-  for n in "${nodes[@]}"; do
-    if [ $cluster = 1 ]; then
-      ipid=${host_pids[n]}
-      local_ip=$CLUSTER_COP_NET.$n
-      put_key "$ipid"
-    else
-      ipid="" local_ip=127.0.0.1
-    fi
-    if daemon_launch "$dir" "node$n" copdrv ${ipid:+--in "$ipid"} -- --channel "$(((n - 1) % per + 1))" \
-      --controller "$ctl_ip:${ports[(n - 1) / per]}" --local "$local_ip" --dir "$dir/node$n" --key "$dir/cluster.key"; then
-      launched+=("$n")
-    else
-      failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
-      break
-    fi
-  done
-  for n in "${launched[@]}"; do
-    daemon_await "$dir" "node$n" || failed=${failed:-"copdrv of node$n: $DAEMON_ERROR"}
-  done
-  [ -z "$failed" ] || abort_start "$failed"
+  start_plan
   log "COP stack up: copd $STACK_CONTROLLER${STACK_L2:+ and $((STACK_CONTROLLERS - 1)) more level-1 copd under the level-2 copd $STACK_L2}, copdrv on node${STACK_NODES// /, node} (state $dir)"
   print_exports
 }
@@ -305,26 +298,22 @@ cop_stack_stop() {
 }
 
 cop_stack_status() {
-  local bad=0 n
+  local bad=0 f
   cop_stack_dir_only "$@"
   load_state || { echo "no COP stack in $dir"; return 1; }
   echo "COP stack in $dir: $STACK_MODE, copd $STACK_CONTROLLER, nodes $STACK_NODES${STACK_L2:+, level-2 copd $STACK_L2}"
-  for n in $([ -z "${STACK_L2:-}" ] || echo copl2) $(copd_names); do
-    if alive "$n"; then
-      echo "  $n: running (pid $(pid_of "$n"))"
+  while IFS=$'\t' read -r -a f; do
+    if [ "${f[4]}" != driver ]; then
+      if alive "${f[0]}"; then echo "  ${f[0]}: running (pid $(pid_of "${f[0]}"))"; else
+        echo "  ${f[0]}: MISSING (last log line: $(last_log_line "${f[0]}"))"
+        bad=1
+      fi
+    elif alive "${f[0]}"; then
+      echo "  ${f[0]}: copdrv running (pid $(pid_of "${f[0]}"), controller ${f[5]} channel ${f[6]}, COP_DRIVER=$STACK_DIR/${f[0]})"
     else
-      echo "  $n: MISSING (last log line: $(last_log_line "$n"))"
+      echo "  ${f[0]}: copdrv MISSING (last log line: $(last_log_line "${f[0]}"))"
       bad=1
     fi
-  done
-  local per=${STACK_PER_CONTROLLER:-64}
-  for n in $STACK_NODES; do
-    if alive "node$n"; then
-      echo "  node$n: copdrv running (pid $(pid_of "node$n"), controller $(((n - 1) / per)) channel $(((n - 1) % per + 1)), COP_DRIVER=$STACK_DIR/node$n)"
-    else
-      echo "  node$n: copdrv MISSING (last log line: $(last_log_line "node$n"))"
-      bad=1
-    fi
-  done
+  done <"$dir/stack.plan"
   return $bad
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,16 +30,13 @@ extern char** environ;
 
 namespace cop::testing {
 
-inline int free_udp_port() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+// A value of a daemon's ready file (cop/link/ready.h: KEY=VALUE lines, written whole);
+// "" while there is none.
+inline std::string ready_field(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  return "";
 }
 
 inline pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
@@ -90,13 +88,14 @@ class Stack {
   explicit Stack(int nodes, int channels = 8, std::vector<std::string> copd_extra = {}) {
     char tmpl[] = "/tmp/copstack.XXXXXX";
     dir_ = ::mkdtemp(tmpl);
-    port_ = free_udp_port();
     // The stack's cluster key (cop/link.h "Keys"), as scripts/cop-stack makes one.
     std::string why;
     if (!cop::link::write_key_file(key_file(), why)) throw std::runtime_error(why);
     key_ = *cop::link::load_key_file(key_file(), why);
-    std::vector<std::string> args = {COPD_BIN, "--listen", endpoint(), "--channels", std::to_string(channels),
-                                     "--lease-ms", "1000", "--key", key_file()};
+    // Any free port: copd binds it and names it in its ready file (no port picked by a
+    // bind-and-close here that another process may take meanwhile).
+    std::vector<std::string> args = {COPD_BIN, "--listen", "127.0.0.1:0", "--channels", std::to_string(channels),
+                                     "--lease-ms", "1000", "--key", key_file(), "--ready-file", copd_ready_file()};
     // copd's I/O threads as scripts/cop-stack passes them (a test may run the stack's checks on several).
     if (const char* io = std::getenv("COPD_IO_THREADS"); io && *io) args.insert(args.end(), {"--io-threads", io});
     args.insert(args.end(), copd_extra.begin(), copd_extra.end());
@@ -116,6 +115,7 @@ class Stack {
   std::string driver_dir(int k) const { return dir_ + "/node" + std::to_string(k); }
   std::string dir() const { return dir_; }
   std::string key_file() const { return dir_ + "/cluster.key"; }
+  std::string copd_ready_file() const { return dir_ + "/copd.ready"; }
   const cop::link::Key& key() const { return key_; }
   pid_t copd_pid() const { return copd_; }
   pid_t driver_pid(int k) const { return drivers_[size_t(k - 1)]; }
@@ -147,11 +147,21 @@ class Stack {
     struct stat st{};
     return wait_until([&] { return ::stat(sock.c_str(), &st) == 0; }, std::chrono::milliseconds(timeout_ms));
   }
-  // Starts copd (again, after kill_copd: the same address, a fresh controller).
+  // Starts copd (again, after kill_copd: the same address, a fresh controller) and waits
+  // for its ready file: bound and serving. The first start learns the port copd bound.
   void start_copd() {
-    const size_t before = count_in_copd_log("serving");
+    std::error_code ec;
+    std::filesystem::remove(copd_ready_file(), ec);
     copd_ = spawn(copd_args_, dir_ + "/copd.log");
-    wait_until([&] { return count_in_copd_log("serving") > before; }, std::chrono::seconds(10));
+    std::string port;
+    wait_until([&] { return !(port = ready_field(copd_ready_file(), "port")).empty(); }, std::chrono::seconds(10));
+    if (port.empty()) {
+      std::fprintf(stderr, "copd did not say it is ready within 10 s (%s)\n", copd_log().c_str());
+      return;
+    }
+    port_ = std::stoi(port);
+    for (size_t i = 0; i + 1 < copd_args_.size(); ++i)
+      if (copd_args_[i] == "--listen") copd_args_[i + 1] = endpoint();  // a restart: the same address
   }
   size_t count_in_copd_log(const std::string& text) const { return count_of(text, copd_log()); }
   // Kills a process of the stack outright (no clean shutdown).

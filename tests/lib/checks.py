@@ -782,6 +782,19 @@ def install_manifest(path, mode, hosts):
     assert all(h["mode"] == mode and h["commit"] == m["commit"] for h in i["hosts"].values()), i
 
 
+@command("plan-json", "JSON", "TSV")
+def plan_json(json_path, tsv_path):
+    """plan_test.sh: `copbench-daemon plan --json` (JSON) lists the same daemons, in the
+    same order, with the same fields and arguments as the tab-separated plan (TSV)."""
+    daemons = json.load(open(json_path))
+    lines = [line.split("\t") for line in open(tsv_path).read().splitlines()]
+    assert len(daemons) == len(lines) > 0, f"{len(daemons)} daemons in JSON, {len(lines)} lines"
+    for d, f in zip(daemons, lines):
+        want = [d["name"], d["host"], d["address"], d["program"], d["role"], str(d["cntno"]), str(d["chno"]),
+                str(d["node"])] + d["args"]
+        assert want == f, f"JSON {want} is not the line {f}"
+
+
 @command("every-microbenchmark-campaign", "LIST_JSON")
 def every_microbenchmark_campaign(path):
     """every_microbenchmark_test.sh's fixture (asserts nothing): prints the campaign of every

@@ -3,11 +3,13 @@
 # (suite/launch/templates/cop-in-allocation.sh, built into copbench.) The controllers run
 # on this host, the job's first, at its address on the COP network (COPBENCH_COP_SUBNET;
 # else the address its name resolves to), each on a free port (copd --listen ADDR:0; its
-# ready file names the port): one copd with as many channels as hosts, or, with
-# K = COP_PER_CONTROLLER below the host count, ceil(N/K) level-1 copd of K channels under
-# a level-2 copd (Figure 5). Then one copdrv per allocated host, the k-th host (the order
-# the hosts joined the virtual machine, so PVM host number H drives it: libcop's direct
-# tid mapping) on channel (k-1)%K+1 of controller (k-1)/K, in $cop of that host's own
+# ready file names the port). Which daemons run is the stack's plan (`copbench-daemon
+# plan --names hosts`, cop/stack/plan.h; kept as cop-plan in the job's directory), not
+# computed here: one copd with as many channels as hosts, or, with K = COP_PER_CONTROLLER
+# below the host count, ceil(N/K) level-1 copd of K channels under a level-2 copd
+# (Figure 5). Then one copdrv per allocated host, the k-th host (the order the hosts
+# joined the virtual machine, so PVM host number H drives it: libcop's direct tid
+# mapping) on channel (k-1)%K+1 of controller (k-1)/K, in $cop of that host's own
 # /tmp that the tasks there name as COP_DRIVER (one path, exported to every task with
 # COP_PER_CONTROLLER through PVM_EXPORT). Each daemon is started, waited for and stopped
 # by copbench-daemon (lib/daemons.sh: readiness by its ready file, PID and start time in
@@ -23,14 +25,20 @@ if ! (umask 077 && head -c 32 /dev/urandom >"$key.tmp" && mv -f "$key.tmp" "$key
   echo "copbench: cannot write the job's COP key $key" >&2
   exit 1
 fi
+tab=$(printf '\t')
+# The stack's plan (copbench-daemon plan, cop/stack/plan.h: the one description of a
+# stack), one daemon a line in start order, kept in the job's directory.
+plan=$dir/cop-plan
 copds=
 # The controllers first: their PID files lie in $cop of this host, which the loop over
-# the hosts (this one among them) removes.
+# the copdrv of the plan (this host's among them) removes.
 stop_cop() {
   for n in $copds; do "$bindir/copbench-daemon" stop "$cop" "$n" >/dev/null 2>&1; done
-  for h in $hosts; do
-    timeout 20 ssh -o BatchMode=yes "$h" "$bindir/copbench-daemon stop $cop copdrv; rm -rf $cop" </dev/null >/dev/null 2>&1
-  done
+  if [ -f "$plan" ]; then
+    grep "${tab}driver$tab" "$plan" | while IFS=$tab read -r n h rest; do
+      timeout 20 ssh -o BatchMode=yes "$h" "$bindir/copbench-daemon stop $cop $n; rm -rf $cop" </dev/null >/dev/null 2>&1
+    done
+  fi
   rm -rf "$cop"
 }
 trap 'stop_cop; halt' EXIT
@@ -49,54 +57,60 @@ if [ -z "$addr" ]; then
   echo "copbench: $(hostname) has no address on the COP network ${COPBENCH_COP_SUBNET:-(its name does not resolve)}" >&2
   exit 1
 fi
-# start_copd NAME ARG...: a copd on $addr, its address (once it serves) in $started.
-start_copd() {
-  name=$1
-  shift
+per=${COP_PER_CONTROLLER:-64}
+if ! said=$("$bindir/copbench-daemon" plan --hosts "$(echo $hosts | tr ' ' ,)" --per-controller "$per" \
+  --controllers "$(echo "$hosts" | head -1)=$addr" --names hosts 2>&1 >"$plan"); then
+  echo "copbench: no COP stack for COP_PER_CONTROLLER=$per on $want hosts: $said" >&2
+  exit 1
+fi
+l2=
+controllers=
+# start_daemon NAME HOST ROLE ARG...: one daemon of the plan, an argument @NAME replaced by
+# that copd's address (it is up: the plan lists it earlier); a copd's address once it
+# serves in $started.
+start_daemon() {
+  name=$1 host=$2 role=$3
+  shift 3
+  i=$#
+  while [ "$i" -gt 0 ]; do
+    a=$1
+    shift
+    case $a in @*) a=$("$bindir/copbench-daemon" field "$cop" "${a#@}" address) ;; esac
+    set -- "$@" "$a"
+    i=$((i - 1))
+  done
+  if [ "$role" = driver ]; then
+    if ! said=$(ssh -o BatchMode=yes "$host" "$bindir/copbench-daemon" start "$cop" "$name" copdrv -- \
+      "$@" --dir "$cop" --key "$key" </dev/null 2>&1); then
+      echo "copbench: copdrv of channel $2 on $host did not come up: $said" >&2
+      exit 1
+    fi
+    return
+  fi
   copds="$copds $name"
   if ! said=$("$bindir/copbench-daemon" start "$cop" "$name" copd --log "$dir/$name.log" -- \
-    --listen "$addr:0" --key "$key" "$@" 2>&1); then
+    "$@" --key "$key" </dev/null 2>&1); then
     echo "copbench: the job's $name did not come up on $addr: $said" >&2
     exit 1
   fi
   started=$("$bindir/copbench-daemon" field "$cop" "$name" address)
+  if [ "$role" = level2 ]; then l2=$started; else controllers="$controllers $started"; fi
 }
-per=${COP_PER_CONTROLLER:-64}
-case "$per" in ''|*[!0-9]*) per=0 ;; esac
-if [ "$per" -lt 1 ] || [ "$per" -gt 64 ]; then
-  echo "copbench: COP_PER_CONTROLLER must be 1..64, got '${COP_PER_CONTROLLER:-}'" >&2
-  exit 1
-fi
-ctls=$(( (want + per - 1) / per ))
-l2=
-controllers=
-if [ "$ctls" -gt 1 ]; then
-  start_copd copd-l2 --level 2 --channels "$ctls"
-  l2=$started
-  c=0
-  while [ "$c" -lt "$ctls" ]; do
-    start_copd "copd$c" --channels "$per" --cntno "$c" --parent "$l2"
-    controllers="$controllers $started"
-    c=$((c + 1))
-  done
-else
-  start_copd copd --channels "$want"
-  controllers=$started
-fi
-k=0
-for h in $hosts; do
-  k=$((k + 1))
-  controller=$(echo $controllers | cut -d' ' -f$(( (k - 1) / per + 1 )))
-  if ! said=$(ssh -o BatchMode=yes "$h" "$bindir/copbench-daemon" start "$cop" copdrv copdrv -- \
-    --channel "$(( (k - 1) % per + 1 ))" --controller "$controller" --dir "$cop" --key "$key" </dev/null 2>&1); then
-    echo "copbench: copdrv of channel $(( (k - 1) % per + 1 )) on $h did not come up: $said" >&2
-    exit 1
-  fi
-done
+# The plan's fields: name, host, address, program, role, CNTNO, channel, node, arguments.
+ifs=$IFS
+# shellcheck disable=SC2034  # the fields this job does not use, read to reach the arguments
+while IFS=$tab read -r name host address program role cntno chno node args; do
+  set -f
+  IFS=$tab
+  # shellcheck disable=SC2086  # the arguments, one a field
+  start_daemon "$name" "$host" "$role" $args
+  IFS=$ifs
+  set +f
+done <"$plan"
 if [ -n "$l2" ]; then
   echo "copd-l2 $l2, level-1 copd$controllers of $per channels, copdrv on $(echo $hosts)" >"$dir/cop-stack"
 else
-  echo "copd $controllers, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
+  echo "copd$controllers, copdrv channels 1..$want on $(echo $hosts)" >"$dir/cop-stack"
 fi
 export COP_DRIVER=$cop COP_PER_CONTROLLER=$per
 export PVM_EXPORT="${PVM_EXPORT:+$PVM_EXPORT:}COP_DRIVER:COP_PER_CONTROLLER"

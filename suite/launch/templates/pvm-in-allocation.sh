@@ -5,7 +5,8 @@
 # cancels the job (SIGTERM). The worker follows on the job script's last line.
 # (suite/launch/templates/pvm-in-allocation.sh, built into copbench: the job script sets
 # `dir`, the job's directory every host sees, and `bindir`, where copbench's binaries and
-# copbench-daemon are, above it. Every daemon starts and stops through copbench-daemon.)
+# copbench-daemon are, above it. Every daemon starts and stops through copbench-daemon,
+# the virtual machine too: pvm-up and pvm-halt.)
 set -u
 export PVM_ROOT=/usr/lib/pvm3 PVM_TMP=/tmp/copbench-slurm-pvm.$SLURM_JOB_ID PVM_ALLOW_ROOT=1 PVM_RSH=/usr/bin/ssh
 mkdir -p "$PVM_TMP"
@@ -19,27 +20,17 @@ chmod +x "$dir/pvmd-on-host"
 hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
 want=$(echo "$hosts" | wc -l)
 { echo "* ep=$bindir:$PVM_ROOT/lib:$PVM_ROOT/bin/LINUX64 dx=$dir/pvmd-on-host"; echo "$hosts"; } >"$dir/hostfile"
-daemon=$PVM_TMP/pvmd.$(id -u)
 # Each host's PVM_TMP lies in that host's own /tmp: removed on every host.
 halt() {
-  [ -e "$daemon" ] && echo halt | timeout 10 "$PVM_ROOT/lib/pvm" >/dev/null 2>&1
-  "$bindir/copbench-daemon" stop "$PVM_TMP" pvmd >/dev/null 2>&1
+  "$bindir/copbench-daemon" pvm-halt "$PVM_TMP" >/dev/null 2>&1
   for h in $hosts; do timeout 20 ssh -o BatchMode=yes "$h" rm -rf "$PVM_TMP" </dev/null >/dev/null 2>&1; done
   rm -rf "$PVM_TMP"
 }
 trap halt EXIT
 trap 'exit 143' TERM INT
-if ! said=$("$bindir/copbench-daemon" start "$PVM_TMP" pvmd pvmd --log "$dir/pvmd.log" -- "$dir/hostfile" 2>&1); then
-  echo "copbench: the job's master pvmd did not start: $said" >&2
+# The master pvmd, until every allocated host is in the virtual machine (copbench-daemon
+# pvm-up: lib/daemons.sh's pvm_vm_up, the one "master up, wait for N hosts").
+if ! said=$("$bindir/copbench-daemon" pvm-up "$PVM_TMP" "$dir/hostfile" "$want" --log "$dir/pvmd.log" 2>&1); then
+  echo "copbench: the virtual machine of the $want allocated hosts did not come up: $said" >&2
   exit 1
 fi
-i=0
-# Until every allocated host is in the virtual machine.
-until [ "$(echo conf | timeout 5 "$PVM_ROOT/lib/pvm" 2>/dev/null | grep -o '[0-9]* host' | head -1)" = "$want host" ]; do
-  i=$((i + 1))
-  if [ $i -gt 600 ] || ! "$bindir/copbench-daemon" status "$PVM_TMP" pvmd >/dev/null; then
-    echo "copbench: the virtual machine of the $want allocated hosts did not come up: $(tail -1 "$dir/pvmd.log")" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
