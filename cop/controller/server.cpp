@@ -147,7 +147,10 @@ void Server::refuse(const sockaddr_in& to, link::Refusal why, const Frame& refus
 }
 
 void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from) {
-  handle_decoded(bytes, from, link::decode(bytes), nullptr);
+  // Decoded into the same Frame each time: its entries' storage is kept (link.h decode).
+  if (!std::holds_alternative<Frame>(rx_decoded_)) rx_decoded_.emplace<Frame>();
+  if (auto bad = link::decode(bytes, std::get<Frame>(rx_decoded_))) rx_decoded_ = *bad;
+  handle_decoded(bytes, from, rx_decoded_, nullptr);
 }
 
 void Server::handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& from,

@@ -344,6 +344,8 @@ class Server {
   std::vector<Delivery> deliveries_;
   std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
   std::vector<uint8_t> buf_, out_buf_;
+  // handle_datagram's frame, decoded into again and again (its entries' storage kept).
+  std::variant<link::Frame, link::LinkError> rx_decoded_;
   static constexpr int kBatch = 64;  // datagrams taken with one recv_datagrams
   std::vector<std::vector<uint8_t>> rx_;
   std::vector<link::InDatagram> rx_in_;

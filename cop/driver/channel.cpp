@@ -199,9 +199,10 @@ long ChannelClient::receive(int timeout_ms) {
 }
 
 void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
-  auto decoded = link::decode(bytes);
-  if (!std::holds_alternative<Frame>(decoded)) return;  // damaged on the way: the timer resends
-  const Frame& f = std::get<Frame>(decoded);
+  // Decoded into one kept Frame (as rx_, used under the channel lock): a reply of a
+  // 16 KB burst is thousands of entries, fresh storage for each was page faults (link.h decode).
+  if (link::decode(bytes, rx_frame_)) return;  // damaged on the way: the timer resends
+  const Frame& f = rx_frame_;
   // Who sent it: copd, if the session's down key verifies it (cop/link.h
   // "Keys"). CHALLENGE cannot be MACed: a challenge is only filed for the driver
   // (which proves the key). REFUSED has its own key and freshness (take_refusal).

@@ -191,6 +191,8 @@ class ChannelClient {
   uint32_t seq_ = 0;
   // The frame in flight.
   link::Frame frame_;
+  // The datagram received last, decoded (handle_datagram): its entries' storage kept.
+  link::Frame rx_frame_;
   std::vector<wire::Message> sent_;
   std::vector<uint8_t> frame_bytes_;
   std::vector<Answer>* answers_ = nullptr;

@@ -305,3 +305,65 @@ TEST(LinkIdentity, IdentitiesRoundTripOncePerRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every header field and the text, beside expect_same's entries.
+void expect_same_header(const Frame& a, const Frame& b) {
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.channel, b.channel);
+  EXPECT_EQ(a.tkno, b.tkno);
+  EXPECT_EQ(a.seq, b.seq);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.info, b.info);
+  EXPECT_EQ(a.nonce, b.nonce);
+  EXPECT_EQ(a.ack, b.ack);
+  EXPECT_EQ(a.session, b.session);
+  EXPECT_EQ(a.mac, b.mac);
+  EXPECT_EQ(a.text, b.text);
+}
+
+}  // namespace
+
+// decode(bytes, into), as copd decodes frame after frame into one Frame: a frame decoded
+// into a Frame that held a longer one (a 2000-element burst, then a short frame, then
+// a refused one, then the burst again) is exactly what decode(bytes) gives, nothing of
+// the frame before left in it.
+TEST(LinkCompact, DecodingIntoOneFrameAgainLeavesNothingOfTheFrameBefore) {
+  Frame big;
+  big.type = link::FrameType::reply;
+  big.channel = 3;
+  big.seq = 41;
+  big.ack = 9;
+  big.session = 5;
+  big.cycles = 123456;
+  big.info = {1, 2, 3, 4};
+  big.nonce = 77;
+  big.text = "some text";
+  for (int i = 0; i < 2000; ++i) {
+    wire::Message m = wire::make(Opcode::BCAST64, 0, wire::Space::GAS, uint32_t(60000 + i));
+    wire::set_payload(m, uint64_t(i) * 0x9E3779B97F4A7C15ull + 1);
+    big.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, 5000 + 70ull * uint64_t(i)));
+  }
+  Frame small;
+  small.type = link::FrameType::command;
+  small.channel = 2;
+  small.tkno = 1;
+  small.seq = 8;
+  small.entries.push_back(link::make_entry(wire::make(Opcode::ACK, 1), Direction::to_controller, EntryKind::command, 8, 0));
+  std::vector<uint8_t> big_bytes, small_bytes;
+  link::encode(big, big_bytes);
+  link::encode(small, small_bytes);
+  std::vector<uint8_t> bad = big_bytes;
+  bad[link::kHeaderBytes + 20] ^= 0xFF;  // damaged on the way: the CRC refuses it
+  Frame into;
+  for (const auto* bytes : {&big_bytes, &small_bytes, &bad, &big_bytes, &small_bytes}) {
+    const auto whole = link::decode(*bytes);
+    const auto err = link::decode(*bytes, into);
+    ASSERT_EQ(err.has_value(), std::holds_alternative<link::LinkError>(whole));
+    if (err) continue;
+    expect_same(into, std::get<Frame>(whole));
+    expect_same_header(into, std::get<Frame>(whole));
+  }
+  expect_same(into, small);
+}

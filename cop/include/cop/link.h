@@ -122,6 +122,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -264,6 +265,12 @@ size_t encoded_bytes(std::span<const wire::Message> commands);
 // Checks framing, version, lengths (at most kMaxEntries entries, kMaxElements elements) and the CRC;
 // not the MAC (verify, once the receiver knows which key the sender must have).
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);
+// The same into `into` (every field written; its entries' storage kept from the frame
+// before): a receiver that decodes frame after frame into one Frame allocates no
+// element storage per frame (a 16 KB burst is 2048 entries: fresh storage for each
+// frame was page faults on every frame). nullopt: decoded; else why not (`into` then
+// holds part of the frame).
+std::optional<LinkError> decode(std::span<const uint8_t> bytes, Frame& into);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).
 bool verify(std::span<const uint8_t> bytes, const Key& key);
 

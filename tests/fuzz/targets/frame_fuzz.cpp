@@ -10,7 +10,8 @@
 // field, the MAC included); encoded
 // under a key it verifies under that key only, and not once a byte of it
 // changes; a refusal is a checksum or word-count error with a reason; the
-// entries' COP messages decode without harm.
+// entries' COP messages decode without harm; decoding into a Frame kept from the
+// input before (copd's way) gives the same verdict and frame.
 #include <cop/link.h>
 #include <zlib.h>
 
@@ -65,7 +66,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 1) make_outer_valid(bytes);
 
   auto r = link::decode(bytes);
+  // decode(bytes, into) into one Frame kept from input to input (as copd decodes every
+  // datagram): the same verdict, and the same frame, whatever the Frame held before.
+  static Frame kept;
+  const auto kept_err = link::decode(bytes, kept);
+  FUZZ_CHECK(kept_err.has_value() == std::holds_alternative<link::LinkError>(r), "decode into a kept Frame disagrees");
   if (auto* f = std::get_if<Frame>(&r)) {
+    FUZZ_CHECK(same(kept, *f), "a frame decoded into a kept Frame differs");
     FUZZ_CHECK(f->entries.size() <= 0xFFFF, "entry count");
     std::vector<uint8_t> out;
     const size_t n = link::encode(*f, out);
