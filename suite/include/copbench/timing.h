@@ -73,7 +73,23 @@ double cpu_seconds();
 // Seconds taken by an empty timed region (two clock reads), the median of many.
 double timer_overhead_seconds();
 
+// The ways a collective is timed; each point names which (its name and its label).
+inline constexpr const char* kMethodWindow = "window";  // one start instant on a common clock (default)
+inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
+inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
+
+// The methods a point runs (`copbench run --methods`, a campaign's `methods:`), the one
+// parser both use: "window,sync" -> {window, sync}, always in the order window, sync,
+// loop (the order a collective's points come in). Throws std::invalid_argument "unknown
+// method 'X' (known: window, sync, loop)", "method 'X' named twice", "no method named
+// (known: ...)".
+std::vector<std::string> parse_methods(const std::string& list);
+std::string methods_text(const std::vector<std::string>& methods);  // "window,sync"
+
 struct TimingConfig {
+  // The methods of a collective point, each a point of its own (default: all three); an
+  // application's runs take the window method, or the sync one where only it is named.
+  std::vector<std::string> methods{kMethodWindow, kMethodSync, kMethodLoop};
   int warmup = 10;       // untimed iterations before the first repetition
   int iterations = 30;   // timed iterations per repetition
   int min_reps = 10;     // repetitions to keep at least
@@ -203,9 +219,5 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 // every rank calls it together.
 Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
 
-// The ways a collective is timed; each point names which (its name and its label).
-inline constexpr const char* kMethodWindow = "window";  // one start instant on a common clock (default)
-inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
-inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
 
 }  // namespace copbench
