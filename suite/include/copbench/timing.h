@@ -219,5 +219,22 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 // every rank calls it together.
 Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
 
+// Whole runs (the applications, apps/common.h; one run per repetition): `run(start)` does
+// its untimed setup, calls start() where its timed part begins (every rank together:
+// there the ranks are started), and returns its own seconds from that start (the
+// harness's clock, now_seconds(), which start() returns). The run's time is the harness's:
+// - the window method (default): at start() the ranks agree on an instant T_k of the
+//   common clock (copbench/clock.h, as each repetition of timed_window agrees its T_0: the
+//   latest of their clocks plus a lead) and each waits for it; the run's time is the
+//   maximum over ranks of end - T_k; a rank that reaches T_k late makes the run invalid
+//   (left out, counted) and the lead widens (timed_window's W, agree_and_widen);
+// - the sync method (`methods` naming sync and not window): start() is the backend's
+//   sync; the maximum over ranks of each rank's end - its own start, which carries the
+//   sync's release skew.
+// Builds the plan (clock sync) now: every rank calls it together.
+using RunStart = std::function<double()>;
+using Run = std::function<double(const RunStart& start)>;
+Batch timed_runs(Backend& backend, Run run, const std::vector<std::string>& methods);
+
 
 }  // namespace copbench
