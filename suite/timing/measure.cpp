@@ -124,9 +124,10 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
   describe(s, config, batch, calls);
   // Never a figure from nothing: a point whose every call was invalid has no time.
   if (s.reps.empty() && s.invalid_calls > 0)
-    throw std::runtime_error("every one of the " + std::to_string(s.timed_calls) +
-                             " timed calls was invalid (a rank late for its start instant): no time to report; " +
-                             s.method);
+    throw std::runtime_error("no repetition kept: " + std::to_string(s.invalid_calls) + " of the " +
+                             std::to_string(s.timed_calls) +
+                             " timed calls invalid (a rank late for its start instant), the others thrown out: no "
+                             "time to report; " + s.method);
   return s;
 }
 

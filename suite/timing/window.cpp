@@ -87,6 +87,17 @@ void finish_batch(Backend& b, WindowPlan& plan, std::vector<double>& seconds, lo
   plan.disturbed_calls += static_cast<long>(count[0]);
 }
 
+// After the first run on a real clock (thrown out by the protocol): W (the lead) at least
+// kRunLeadShare of that run's longest time on any rank, up to kMaxWindow. The agreement
+// of T_k is slowed by what slows a run (a loaded machine descheduling ranks), so a run's
+// length says how long a lead the agreement may need.
+void lead_from_first_run(Backend& b, WindowPlan& plan, double own_seconds) {
+  std::vector<double> longest{own_seconds};
+  b.max_over_ranks(longest);
+  const double lead = std::min(kRunLeadShare * longest[0], kMaxWindow);
+  if (lead > plan.lead) plan.window = plan.lead = plan.initial_window = lead;
+}
+
 // A batch of `calls` window calls under `plan` from an agreed T_0 (the measured batch's
 // and the pilot's): this rank's times, kInvalidCall where it was late.
 long window_calls(Backend& b, const WindowPlan& plan, const std::function<void()>& op, std::vector<double>& seconds,
@@ -214,8 +225,10 @@ WindowPlan plan_runs(Backend& b, const LocalClock& local) {
   plan.exact = plan.clock.basis == CommonClock::Basis::simulated || local.waiter != nullptr;
   std::vector<double> agree{agreement_seconds(b, local)};
   b.max_over_ranks(agree);
+  // A real clock's lead is at least kRunLead: a run has few repetitions (a tenth of them
+  // late leaves too few), and a millisecond is little beside a whole run.
   const double floor = plan.exact ? 1e-7 : kWindowFloor;
-  plan.window = plan.lead = 4.0 * agree[0] + 2.0 * plan.clock.bound + floor;
+  plan.window = plan.lead = std::max(4.0 * agree[0] + 2.0 * plan.clock.bound + floor, plan.exact ? 0.0 : kRunLead);
   plan.initial_window = plan.window;
   plan.late_tolerance = plan.exact ? kSimulatedLateTolerance : kLateTolerance;
   return plan;
@@ -227,14 +240,16 @@ Batch window_runs(Backend& b, Run run, std::shared_ptr<WindowPlan> plan, double 
         long disturbed = 0;
         double t_k = 0;
         bool on_time = false, started = false;
+        double began = 0;
         run([&] {
           t_k = agreed_instant(b, *plan);
           on_time = reach_instant(*plan, t_k, disturbed);
           started = true;
-          return now_seconds();
+          return began = now_seconds();
         });
         if (!started) throw std::logic_error("a timed run returned without calling its start");
         std::fill(seconds.begin(), seconds.end(), since_instant(*plan, t_k, on_time, timer_overhead));
+        if (plan->runs++ == 0 && !plan->exact) lead_from_first_run(b, *plan, now_seconds() - began);
         finish_batch(b, *plan, seconds, disturbed);
       },
       kWindowRunsMethod);

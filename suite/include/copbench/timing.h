@@ -105,8 +105,13 @@ class OutlierProtocol {
   // Records one repetition's value (seconds per iteration); false when it was discarded.
   bool add(double value);
   // Records a repetition that has no value (the window method's, every call invalid): discarded.
-  void add_invalid() { discarded_.push_back(std::nan("")); }
-  // True while another repetition is needed.
+  void add_invalid() {
+    discarded_.push_back(std::nan(""));
+    ++invalid_;
+  }
+  // True while another repetition is needed. A repetition with no value does not count
+  // toward max_reps (one late start must not use up an application's few runs), but
+  // the repetitions stop at twice the limit whatever they were.
   bool wants_more() const;
 
   const std::vector<double>& kept() const { return kept_; }
@@ -121,6 +126,7 @@ class OutlierProtocol {
   std::vector<double> kept_;
   std::vector<double> discarded_;
   double approx_mean_ = 0.0;  // from the first three kept values
+  int invalid_ = 0;           // repetitions recorded by add_invalid
 };
 
 struct Summary {
