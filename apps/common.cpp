@@ -9,21 +9,14 @@
 
 namespace copbench::apps {
 
-Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once) {
+Summary repeat_runs(Backend& b, const TimingConfig& config, const Run& once) {
   TimingConfig c = config;
   c.iterations = 1;
   c.min_total_iterations = 0;
-  OutlierProtocol protocol(c);
-  std::vector<double> cpu_reps;
-  while (protocol.wants_more()) {
-    b.sync();
-    double cpu0 = cpu_seconds();
-    double seconds = once();
-    std::vector<double> v{seconds, cpu_seconds() - cpu0};
-    b.max_over_ranks(v);
-    if (protocol.add(v[0])) cpu_reps.push_back(v[1]);
-  }
-  return summarize(protocol, std::move(cpu_reps), 1, 0.0);
+  c.warmup = 0;  // the first run, thrown out, is the warm-up
+  Summary s = measure(b, c, timed_runs(b, once, config.methods));
+  s.modelled_reps.clear();  // an application's point has no modelled time (the report projects its calls)
+  return s;
 }
 
 void check_sizes(const RunParams& p, std::string_view app, std::string_view what, std::size_t lo, std::size_t hi,
@@ -34,13 +27,12 @@ void check_sizes(const RunParams& p, std::string_view app, std::string_view what
                                               hi_text.empty() ? std::to_string(hi) : std::string(hi_text)));
 }
 
-MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd,
-                          const std::function<double()>& run_once) {
+MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd, const Run& run_once) {
   double last = 0;
   MeasuredRuns m;
-  m.summary = repeat_runs(b, config, [&] {
+  m.summary = repeat_runs(b, config, [&](const RunStart& start) {
     bd.reset();
-    last = run_once();
+    last = run_once(start);
     return last;
   });
   m.fractions = bd.mean_fractions(b, last);

@@ -17,11 +17,16 @@
 
 namespace copbench::apps {
 
-// Runs `once` (all ranks; returns this rank's seconds for the run) under the suite's
-// Libsplit-C protocol with one iteration per repetition: the first run is thrown out,
-// later ones 3x above the mean of the next three are discarded; every rank ends with the
-// same Summary (per-run maximum over ranks). `--warmup` and `--iters` do not apply.
-Summary repeat_runs(Backend& b, const TimingConfig& config, const std::function<double()>& once);
+// Runs `once` (all ranks) under the suite's Libsplit-C protocol with one run per
+// repetition: the first run is thrown out, later ones 3x above the mean of the next three
+// are discarded; every rank ends with the same Summary. `once(start)` does its setup,
+// calls start() where its timed part begins and returns this rank's seconds since
+// (timing.h timed_runs): by default every rank starts at one instant T_k of the common
+// clock and the run's time is the maximum over ranks of end - T_k (the window method;
+// a run a rank started late is left out and counted in the Summary); with
+// config.methods naming sync and not window, start() is the backend's sync.
+// `--warmup` and `--iters` do not apply.
+Summary repeat_runs(Backend& b, const TimingConfig& config, const Run& once);
 
 // Checks --sizes: throws std::invalid_argument "APP: --sizes N: WHAT must be from LO to
 // HI" (HI written as hi_text when given) for a size outside [lo, hi].
@@ -64,14 +69,13 @@ class Breakdown {
 };
 
 // One point of an application: whole runs under repeat_runs, `bd` reset before each;
-// `fractions` are the last run's Table V fractions averaged over ranks. Every rank calls
-// it; run_once returns this rank's seconds for one run.
+// `fractions` are the last run's Table V fractions (of the seconds run_once returned)
+// averaged over ranks. Every rank calls it; run_once is repeat_runs' `once`.
 struct MeasuredRuns {
   Summary summary;
   std::array<double, kParts> fractions{};
 };
-MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd,
-                          const std::function<double()>& run_once);
+MeasuredRuns measure_runs(Backend& b, const TimingConfig& config, Breakdown& bd, const Run& run_once);
 
 // Point-to-point in the applications: the backend's send/recv where it has them; where it
 // has not (cop) one-member multicasts, every sending rank in turn the root (results say

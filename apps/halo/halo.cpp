@@ -100,10 +100,9 @@ class Halo {
   Range rows() const { return rows_; }
   Range cols() const { return cols_; }
 
-  double run() {
+  double run(const RunStart& start) {
     checksum_ = 0;
-    b_.sync();
-    const double t0 = now_seconds();
+    const double t0 = start();  // every rank at one instant (apps/common.h repeat_runs)
     for (int f = 0; f < frames_; ++f) frame(f);
     return now_seconds() - t0;
   }
@@ -260,7 +259,7 @@ class HaloApp final : public Benchmark {
         throw std::invalid_argument(fmt::format("halo: a {}x{} image cannot be cut into a {}x{} grid", n, n, pr, pc));
       Breakdown bd;
       Halo halo(b, n, frames, overlap, bd);
-      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return halo.run(); });
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&](const RunStart& start) { return halo.run(start); });
 
       b.sync();
       double serial_seconds = 0;

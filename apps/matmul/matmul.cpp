@@ -78,10 +78,9 @@ class Summa {
   Range cols() const { return cols_; }
   const std::vector<double>& c() const { return c_; }
 
-  double run() {
+  double run(const RunStart& start) {
     std::fill(c_.begin(), c_.end(), 0.0);
-    b_.sync();
-    const double t0 = now_seconds();
+    const double t0 = start();  // every rank at one instant (apps/common.h repeat_runs)
     const Range acols = block_of(n_, pc_, cj_), brows = block_of(n_, pr_, ri_);
     std::vector<double> apanel, bpanel;
     for (auto [k0, k1] : panels_) {
@@ -198,7 +197,7 @@ class Matmul final : public Benchmark {
         throw std::invalid_argument(fmt::format("matmul: n = {} is smaller than the {} ranks", n, b.ranks()));
       Breakdown bd;
       Summa summa(b, n, panel, bd);
-      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return summa.run(); });
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&](const RunStart& start) { return summa.run(start); });
 
       // The uniprocessor reference (others wait), then every block checked against it.
       b.sync();

@@ -60,7 +60,7 @@ class MdRun {
   }
 
   // One whole run; returns this task's seconds. The control task's results land in out.
-  double run(Outcome& out) {
+  double run(Outcome& out, const RunStart& start) {
     const std::size_t n3 = 3 * static_cast<std::size_t>(s_.atoms);
     pos_.assign(n3, 0.0);
     vel_.assign(n3, 0.0);
@@ -68,8 +68,7 @@ class MdRun {
     partial_.assign(n3, 0.0);
     incoming_.assign(n3, 0.0);
     out = Outcome{};
-    b_.sync();
-    const double t0 = now_seconds();
+    const double t0 = start();  // every rank at one instant (apps/common.h repeat_runs)
 
     // Initialisation: task management data, loading information, global data.
     std::vector<double> info{static_cast<double>(nslaves_), static_cast<double>(s_.atoms),
@@ -282,7 +281,7 @@ class Md final : public Benchmark {
       MdRun app(b, s, bd);
       // Table V from the last run: fractions averaged over tasks, and what the report's
       // COP column needs (each part's seconds summed over tasks and its calls by size).
-      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return app.run(out); });
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&](const RunStart& start) { return app.run(out, start); });
       double drift = 0;
       if (b.rank() == 0) verify(s, nslaves, out, drift);
       std::vector<double> sums(kParts, 0.0);  // measured seconds, summed over tasks

@@ -51,11 +51,10 @@ class RadixSort {
   const std::array<double, 3>& stage_seconds() const { return stage_; }
   bool uses_scan() const { return use_scan_; }
 
-  double run() {
+  double run(const RunStart& start) {
     keys_ = keys_of(b_.rank(), k_);
     stage_ = {};
-    b_.sync();
-    const double t0 = now_seconds();
+    const double t0 = start();  // every rank at one instant (apps/common.h repeat_runs)
     for (int shift = 0; shift < 32; shift += bits_) pass(shift);
     return now_seconds() - t0;
   }
@@ -228,7 +227,7 @@ class Radixsort final : public Benchmark {
         throw std::invalid_argument(fmt::format("radixsort: {} keys on {} ranks exceed 2^31 keys", keys, b.ranks()));
       Breakdown bd;
       RadixSort sort(b, keys, bits, bd);
-      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&] { return sort.run(); });
+      auto [summary, fractions] = measure_runs(b, params.timing, bd, [&](const RunStart& start) { return sort.run(start); });
       std::vector<double> stages(sort.stage_seconds().begin(), sort.stage_seconds().end());
       b.max_over_ranks(stages);
       verify(b, keys, sort.keys());

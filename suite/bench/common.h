@@ -52,11 +52,12 @@ inline std::string loop_name(const std::string& name) { return method_name(name,
 // thesis's sync method (ch. VI: a sync before each timed call) under
 // method_name(name, "sync") and the loop method of IMB and OSU (the calls back to back,
 // loop time / n, maximum over ranks) under method_name(name, "loop"). Each point carries
-// the label method=window|sync|loop.
+// the label method=window|sync|loop. Only the methods the run picked (params.timing.methods,
+// `copbench run --methods`, a campaign's `methods:`) are timed.
 inline std::vector<PointResult> measure_collective(Backend& b, const RunParams& params, const std::string& name,
                                                    const std::function<void()>& op) {
   std::vector<PointResult> points;
-  for (const char* method : {kMethodWindow, kMethodSync, kMethodLoop}) {
+  for (const std::string& method : params.timing.methods) {
     const std::string_view m = method;
     Batch batch = m == kMethodWindow ? timed_window(b, op, timer_overhead_seconds())
                   : m == kMethodSync ? timed_collective(b, op, timer_overhead_seconds())

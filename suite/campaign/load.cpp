@@ -24,8 +24,8 @@ const std::vector<std::string> kTopKeys = {"name", "description", "profiles", "d
                                            "main_table", "reference", "tolerance", "runs"};
 const std::vector<std::string> kRunKeys = {"benchmark", "backends", "routes", "encoding", "nodes",   "tasks_per_node",
                                            "sizes",     "reps",     "max_reps", "iters",   "warmup", "timeout", "params",
-                                           "per_controller", "profiles", "env"};
-const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout"};
+                                           "per_controller", "profiles", "env", "methods"};
+const std::vector<std::string> kTimingKeys = {"reps", "max_reps", "iters", "warmup", "timeout", "methods"};
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
 
@@ -107,6 +107,18 @@ struct Reader {
     if (map["iters"]) t.iters = integer(map["iters"], "iters", 1);
     if (map["warmup"]) t.warmup = integer(map["warmup"], "warmup", 0);
     if (map["timeout"]) t.timeout = integer(map["timeout"], "timeout", 1);
+    if (map["methods"]) t.methods = methods(map["methods"]);
+  }
+
+  // `methods:` window, [window, sync], ...: parse_methods's (timing.h) text of them.
+  std::string methods(const YAML::Node& n) const {
+    std::string text;
+    for (const auto& [m, at] : list(n, "methods")) text += (text.empty() ? "" : ",") + m;
+    try {
+      return methods_text(parse_methods(text));
+    } catch (const std::invalid_argument& e) {
+      throw_refusal(n, std::string("methods: ") + e.what());
+    }
   }
 };
 

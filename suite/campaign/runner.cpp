@@ -419,6 +419,7 @@ WorkerArgs point_worker_args(const Point& p) {
   w.params.timing.max_reps = p.timing.max_reps;  // 0: default_max_reps (worker.h)
   w.params.timing.iterations = p.timing.iters;
   w.params.timing.warmup = p.timing.warmup;
+  if (!p.timing.methods.empty()) w.params.timing.methods = parse_methods(p.timing.methods);
   w.route = p.route;
   w.encoding = p.encoding;
   w.nodes = p.nodes;

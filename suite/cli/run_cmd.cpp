@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ struct RunOptions {
   int max_reps = 0;  // 0: default_max_reps(reps), or 1 simulated
   int iters = 0;
   int warmup = -1;
+  std::optional<std::string> methods;  // --methods: unset, every method
   std::string link_profile;
   std::string out;
   bool json_only = false;
@@ -88,6 +90,13 @@ LaunchRequest run_request(const RunOptions& o) {
   w.params.timing.max_reps = o.max_reps > 0 ? o.max_reps : simulated && o.reps <= 0 ? 1 : 0;
   w.params.timing.iterations = o.iters > 0 ? o.iters : simulated ? 3 : 30;
   w.params.timing.warmup = o.warmup >= 0 ? o.warmup : simulated ? 1 : 10;
+  if (o.methods) {
+    try {
+      w.params.timing.methods = parse_methods(*o.methods);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--methods '") + *o.methods + "': " + e.what());
+    }
+  }
   // A simulated run's links are its platform's, not this machine's loopback (no space:
   // smpirun, a shell script, splits its arguments again at spaces).
   w.context.link_profile = !o.link_profile.empty()      ? o.link_profile
@@ -201,6 +210,9 @@ void add_run_command(CLI::App& app) {
   run->add_option("--iters", opt->iters, "timed iterations per repetition (default 30; 3 simulated)")
       ->check(whole_number(1));
   run->add_option("--warmup", opt->warmup, "warm-up iterations (default 10; 1 simulated)")->check(whole_number(0));
+  run->add_option("--methods", opt->methods,
+                  "how a collective is timed, a point each: window, sync, loop, e.g. window or window,sync (default all "
+                  "three); an application's runs: window, or sync where only it is named");
   run->add_option("--route", opt->where.route, "route or mode (pvm: normal, direct)");
   run->add_option("--encoding", opt->where.encoding, "PVM data encoding: default, raw, inplace");
   run->add_option("--hostfile", opt->where.hostfile, "a cluster's hosts (mpirun hostfile syntax)");

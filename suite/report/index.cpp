@@ -4,7 +4,10 @@
 // where the JSON has `modelled_us`) or reference/*.csv (the seeds' published numbers);
 // every row, column and curve is sorted, and nothing depends on the clock, so running
 // the report again on the same directory writes the same tables.
+#include <set>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "copbench/campaign.h"
 #include "copbench/results.h"
@@ -151,10 +154,12 @@ std::string index_markdown(const IndexInputs& in, const ReportOutput& result) {
 std::string collective_method_row(const std::string& method, const CampaignResults& results) {
   long calls = 0, invalid = 0;
   int points = 0, others = 0;
+  std::set<std::string> shown;  // the other methods shown in its place
   double bound = 0;
   for (const PointMedian& m : results.medians) {
     if (m.method.empty()) continue;
     (m.method == method ? points : others) += 1;
+    if (m.method != method) shown.insert(m.method);
     calls += m.timed_calls;
     invalid += m.invalid_calls;
     bound = std::max(bound, m.clock_bound_us);
@@ -168,9 +173,9 @@ std::string collective_method_row(const std::string& method, const CampaignResul
                      "its instant: left out); largest common-clock error bound {:.3g} us",
                      invalid, calls, bound);
   if (others > 0)
-    s += fmt::format("; {} collective point(s) have no {} twin (a result from before the window method) and show "
-                     "the sync method",
-                     others, method);
+    s += fmt::format("; {} collective point(s) have no {} twin (a result from before the window method, or a run "
+                     "whose methods: left it out) and show the {} method",
+                     others, method, fmt::join(shown, " or "));
   return s + " |\n";
 }
 

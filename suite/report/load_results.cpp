@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -193,13 +194,22 @@ void keep_method(std::vector<PointMedian>& all, std::vector<bool>& plain, const 
     if (!m.method.empty()) labelled.insert(key(m));
   for (auto& m : all)
     if (m.method.empty() && labelled.count(key(m))) m.method = "sync";
-  std::set<Key> wanted;
-  for (const auto& m : all)
+  std::set<Key> wanted, plainly_named;
+  // A point whose run left `method` and the plain name out (`methods: [sync, loop]`,
+  // copbench/timing.h) shows the sync twin, else the loop one.
+  std::map<Key, std::string> fallback;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const PointMedian& m = all[i];
     if (m.method == method) wanted.insert(key(m));
+    if (plain[i]) plainly_named.insert(key(m));
+    if (!plain[i] && !m.method.empty() && fallback[key(m)] != kMethodSync) fallback[key(m)] = m.method;
+  }
   std::vector<PointMedian> kept;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const PointMedian& m = all[i];
-    if (m.method.empty() || m.method == method || (plain[i] && !wanted.count(key(m)))) kept.push_back(m);
+    const Key k = key(m);
+    const bool stands_in = !wanted.count(k) && (plain[i] || (!plainly_named.count(k) && fallback[k] == m.method));
+    if (m.method.empty() || m.method == method || stands_in) kept.push_back(m);
   }
   all = std::move(kept);
 }

@@ -124,9 +124,10 @@ Summary measure(Backend& backend, const TimingConfig& config, const Batch& batch
   describe(s, config, batch, calls);
   // Never a figure from nothing: a point whose every call was invalid has no time.
   if (s.reps.empty() && s.invalid_calls > 0)
-    throw std::runtime_error("every one of the " + std::to_string(s.timed_calls) +
-                             " timed calls was invalid (a rank late for its start instant): no time to report; " +
-                             s.method);
+    throw std::runtime_error("no repetition kept: " + std::to_string(s.invalid_calls) + " of the " +
+                             std::to_string(s.timed_calls) +
+                             " timed calls invalid (a rank late for its start instant), the others thrown out: no "
+                             "time to report; " + s.method);
   return s;
 }
 
@@ -178,6 +179,36 @@ Batch timed_loop(Backend& backend, std::function<void()> op, bool counted, doubl
 
 Batch timed_collective_loop(Backend& backend, std::function<void()> op, double timer_overhead) {
   return timed::collective_loop(backend, std::move(op), timer_overhead, SteadyClock{});
+}
+
+std::vector<std::string> parse_methods(const std::string& list) {
+  const std::vector<std::string> known = TimingConfig{}.methods;  // every method, in its order
+  std::string known_text = "known:";
+  for (const std::string& m : known) known_text += (known_text.size() > 6 ? ", " : " ") + m;
+  std::vector<bool> named(known.size(), false);
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const std::string item = list.substr(from, comma - from);
+    from = comma + 1;
+    if (item.empty() && list.find_first_not_of(", ") == std::string::npos) break;  // nothing named at all
+    const auto at = std::find(known.begin(), known.end(), item);
+    if (at == known.end()) throw std::invalid_argument("unknown method '" + item + "' (" + known_text + ")");
+    const auto i = static_cast<std::size_t>(at - known.begin());
+    if (named[i]) throw std::invalid_argument("method '" + item + "' named twice");
+    named[i] = true;
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < known.size(); ++i)
+    if (named[i]) out.push_back(known[i]);
+  if (out.empty()) throw std::invalid_argument("no method named (" + known_text + ")");
+  return out;
+}
+
+std::string methods_text(const std::vector<std::string>& methods) {
+  std::string s;
+  for (const std::string& m : methods) s += (s.empty() ? "" : ",") + m;
+  return s;
 }
 
 std::vector<std::string> summary_warnings(const Summary& s) {

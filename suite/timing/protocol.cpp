@@ -49,7 +49,8 @@ bool OutlierProtocol::ci_met() const {
 }
 
 bool OutlierProtocol::wants_more() const {
-  if (repetitions() >= std::max(config_.max_reps, config_.min_reps + 1)) return false;
+  const int limit = std::max(config_.max_reps, config_.min_reps + 1);
+  if (repetitions() - invalid_ >= limit || repetitions() >= 2 * limit) return false;
   if (static_cast<int>(kept_.size()) < config_.min_reps) return true;
   if (static_cast<long>(kept_.size()) * config_.iterations < config_.min_total_iterations) return true;
   return !ci_met();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,17 +28,26 @@ namespace {
 // rank reached T_k after it had passed (ReproMPI's invalid call). A wait that woke more
 // than the tolerance after T_k (the scheduler) keeps its call, counted in `disturbed`:
 // its time includes that delay.
-double one_call(const WindowPlan& plan, const std::function<void()>& op, double t_k, double timer_overhead,
-                long& disturbed) {
+bool reach_instant(const WindowPlan& plan, double t_k, long& disturbed) {
   const LocalClock& local = plan.local;
   const double target = plan.clock.map.to_local(t_k);
-  const bool late = local() > target;
-  if (!late) wait_until(local, target, plan.spin_margin);
-  const double start = plan.clock.map.to_common(local());
-  if (!late && start - t_k > plan.late_tolerance) ++disturbed;
+  if (local() > target) return false;
+  wait_until(local, target, plan.spin_margin);
+  if (plan.clock.map.to_common(local()) - t_k > plan.late_tolerance) ++disturbed;
+  return true;
+}
+
+// This rank's time from T_k to now, or kLateCall when it started late.
+double since_instant(const WindowPlan& plan, double t_k, bool on_time, double timer_overhead) {
+  const double end = plan.clock.map.to_common(plan.local());
+  return on_time ? std::max(end - t_k - timer_overhead, 0.0) : kLateCall;
+}
+
+double one_call(const WindowPlan& plan, const std::function<void()>& op, double t_k, double timer_overhead,
+                long& disturbed) {
+  const bool on_time = reach_instant(plan, t_k, disturbed);
   op();
-  const double end = plan.clock.map.to_common(local());
-  return late ? kLateCall : std::max(end - t_k - timer_overhead, 0.0);
+  return since_instant(plan, t_k, on_time, timer_overhead);
 }
 
 bool is_late_call(double x) { return x >= 0.75 * kLateCall; }
@@ -60,17 +71,71 @@ void agree_and_widen(Backend& b, WindowPlan& plan, std::vector<double>& seconds,
   if (disturbed * 10 > n && !plan.exact) plan.spin_margin = std::min(2 * plan.spin_margin, kMaxSpin);
 }
 
+// Every rank together: the instant lead after the latest of the ranks' common clocks.
+double agreed_instant(Backend& b, const WindowPlan& plan) {
+  std::vector<double> t0{plan.clock.map.to_common(plan.local())};
+  b.max_over_ranks(t0);
+  return t0[0] + plan.lead;
+}
+
+// After a batch: the ranks agree on its late calls (W widens) and on the most waits any
+// rank saw woken late.
+void finish_batch(Backend& b, WindowPlan& plan, std::vector<double>& seconds, long disturbed) {
+  agree_and_widen(b, plan, seconds, disturbed);
+  std::vector<double> count{static_cast<double>(disturbed)};
+  b.max_over_ranks(count);
+  plan.disturbed_calls += static_cast<long>(count[0]);
+}
+
+// After the first run on a real clock (thrown out by the protocol): W (the lead) at least
+// kRunLeadShare of that run's longest time on any rank, up to kMaxWindow. The agreement
+// of T_k is slowed by what slows a run (a loaded machine descheduling ranks), so a run's
+// length says how long a lead the agreement may need.
+void lead_from_first_run(Backend& b, WindowPlan& plan, double own_seconds) {
+  std::vector<double> longest{own_seconds};
+  b.max_over_ranks(longest);
+  const double lead = std::min(kRunLeadShare * longest[0], kMaxWindow);
+  if (lead > plan.lead) plan.window = plan.lead = plan.initial_window = lead;
+}
+
 // A batch of `calls` window calls under `plan` from an agreed T_0 (the measured batch's
 // and the pilot's): this rank's times, kInvalidCall where it was late.
 long window_calls(Backend& b, const WindowPlan& plan, const std::function<void()>& op, std::vector<double>& seconds,
                   double timer_overhead) {
   long disturbed = 0;
-  std::vector<double> t0{plan.clock.map.to_common(plan.local())};
-  b.max_over_ranks(t0);
-  const double start = t0[0] + plan.lead;
+  const double start = agreed_instant(b, plan);
   for (std::size_t k = 0; k < seconds.size(); ++k)
     seconds[k] = one_call(plan, op, start + static_cast<double>(k) * plan.window, timer_overhead, disturbed);
   return disturbed;
+}
+
+// One agreement (a maximum over ranks) after a sync: this rank's time in it.
+double agreement_seconds(Backend& b, const LocalClock& local) {
+  b.sync();
+  std::vector<double> probe{local()};
+  const double a0 = local();
+  b.max_over_ranks(probe);
+  return local() - a0;
+}
+
+// What a plan adds to its point's summary: W, the clock, the late and disturbed calls
+// (`what`: "call", "run").
+void describe_plan(const WindowPlan& plan, const char* method, const char* what, Summary& s) {
+  s.window = plan.window;
+  s.late_tolerance = plan.late_tolerance;
+  s.widenings = plan.widenings;
+  s.clock_bound = plan.clock.bound;
+  s.clock_injected_error = plan.clock.injected_error;
+  s.clock = plan.clock.describe();
+  s.clock_basis = plan.clock.basis_name();
+  s.clock_offset = plan.clock.measured_offset;
+  s.clock_offset_bound = plan.clock.measured_bound;
+  s.method = fmt::format(
+      "{}; W = {:.4g} us ({} widening(s) from {:.4g} us); over warm-up and repetitions {} {}(s) a rank reached "
+      "late (left out) and {} whose wait woke more than {:.3g} us after its instant on some rank (kept: the "
+      "delay is in their time; spin {:.3g} us before it); clock: {}",
+      method, 1e6 * s.window, s.widenings, 1e6 * plan.initial_window, plan.late_calls, what, plan.disturbed_calls,
+      1e6 * s.late_tolerance, 1e6 * plan.spin_margin, s.clock);
 }
 
 // The first guess of the pilot: calls timed the sync way (a sync, one call), and one
@@ -84,11 +149,7 @@ std::pair<double, double> sync_pilot(Backend& b, const std::function<void()>& op
     op();
     pilot[static_cast<std::size_t>(k)] = local() - t0;
   }
-  b.sync();
-  std::vector<double> probe{local()};
-  const double a0 = local();
-  b.max_over_ranks(probe);
-  pilot.back() = local() - a0;
+  pilot.back() = agreement_seconds(b, local);
   b.max_over_ranks(pilot);
   const double agree = pilot.back();
   pilot.pop_back();
@@ -150,30 +211,49 @@ WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalC
 Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> plan, double timer_overhead) {
   Batch batch(
       [&b, op = std::move(op), plan, timer_overhead](std::vector<double>& seconds) {
-        const long disturbed = window_calls(b, *plan, op, seconds, timer_overhead);
-        agree_and_widen(b, *plan, seconds, disturbed);
-        std::vector<double> count{static_cast<double>(disturbed)};
-        b.max_over_ranks(count);  // the most any rank saw
-        plan->disturbed_calls += static_cast<long>(count[0]);
+        finish_batch(b, *plan, seconds, window_calls(b, *plan, op, seconds, timer_overhead));
       },
       kWindowMethod);
-  batch.annotate = [plan](Summary& s) {
-    s.window = plan->window;
-    s.late_tolerance = plan->late_tolerance;
-    s.widenings = plan->widenings;
-    s.clock_bound = plan->clock.bound;
-    s.clock_injected_error = plan->clock.injected_error;
-    s.clock = plan->clock.describe();
-    s.clock_basis = plan->clock.basis_name();
-    s.clock_offset = plan->clock.measured_offset;
-    s.clock_offset_bound = plan->clock.measured_bound;
-    s.method = fmt::format(
-        "{}; W = {:.4g} us ({} widening(s) from {:.4g} us); over warm-up and repetitions {} call(s) a rank reached "
-        "late (left out) and {} whose wait woke more than {:.3g} us after its instant on some rank (kept: the "
-        "delay is in their time; spin {:.3g} us before it); clock: {}",
-        kWindowMethod, 1e6 * s.window, s.widenings, 1e6 * plan->initial_window, plan->late_calls,
-        plan->disturbed_calls, 1e6 * s.late_tolerance, 1e6 * plan->spin_margin, s.clock);
-  };
+  batch.annotate = [plan](Summary& s) { describe_plan(*plan, kWindowMethod, "call", s); };
+  return batch;
+}
+
+WindowPlan plan_runs(Backend& b, const LocalClock& local) {
+  WindowPlan plan;
+  plan.local = local;
+  plan.clock = synchronise_clocks(b, local);
+  plan.exact = plan.clock.basis == CommonClock::Basis::simulated || local.waiter != nullptr;
+  std::vector<double> agree{agreement_seconds(b, local)};
+  b.max_over_ranks(agree);
+  // A real clock's lead is at least kRunLead: a run has few repetitions (a tenth of them
+  // late leaves too few), and a millisecond is little beside a whole run.
+  const double floor = plan.exact ? 1e-7 : kWindowFloor;
+  plan.window = plan.lead = std::max(4.0 * agree[0] + 2.0 * plan.clock.bound + floor, plan.exact ? 0.0 : kRunLead);
+  plan.initial_window = plan.window;
+  plan.late_tolerance = plan.exact ? kSimulatedLateTolerance : kLateTolerance;
+  return plan;
+}
+
+Batch window_runs(Backend& b, Run run, std::shared_ptr<WindowPlan> plan, double timer_overhead) {
+  Batch batch(
+      [&b, run = std::move(run), plan, timer_overhead](std::vector<double>& seconds) {
+        long disturbed = 0;
+        double t_k = 0;
+        bool on_time = false, started = false;
+        double began = 0;
+        run([&] {
+          t_k = agreed_instant(b, *plan);
+          on_time = reach_instant(*plan, t_k, disturbed);
+          started = true;
+          return began = now_seconds();
+        });
+        if (!started) throw std::logic_error("a timed run returned without calling its start");
+        std::fill(seconds.begin(), seconds.end(), since_instant(*plan, t_k, on_time, timer_overhead));
+        if (plan->runs++ == 0 && !plan->exact) lead_from_first_run(b, *plan, now_seconds() - began);
+        finish_batch(b, *plan, seconds, disturbed);
+      },
+      kWindowRunsMethod);
+  batch.annotate = [plan](Summary& s) { describe_plan(*plan, kWindowRunsMethod, "run", s); };
   return batch;
 }
 
@@ -183,6 +263,15 @@ Batch timed_window(Backend& backend, std::function<void()> op, double timer_over
   auto plan = std::make_shared<timed::WindowPlan>(
       timed::plan_window(backend, op, local_clock_for(backend.rank(), backend.ranks()), timed::kPilotCalls));
   return timed::window(backend, std::move(op), std::move(plan), timer_overhead);
+}
+
+Batch timed_runs(Backend& backend, Run run, const std::vector<std::string>& methods) {
+  const auto named = [&](const char* m) { return std::find(methods.begin(), methods.end(), m) != methods.end(); };
+  if (named(kMethodSync) && !named(kMethodWindow))
+    return timed::sync_runs(backend, std::move(run), [] { return now_seconds(); });
+  auto plan = std::make_shared<timed::WindowPlan>(
+      timed::plan_runs(backend, local_clock_for(backend.rank(), backend.ranks())));
+  return timed::window_runs(backend, std::move(run), std::move(plan), timer_overhead_seconds());
 }
 
 }  // namespace copbench

@@ -1,5 +1,8 @@
 // The worker's command line: WorkerArgs::to_argv writes it (the CLI, the campaign
 // runner), parse_worker_args reads it (the worker). People rarely type it.
+#include <optional>
+#include <string>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -25,6 +28,7 @@ struct Unparsed {
   std::string sizes;
   std::vector<std::string> params;
   int max_reps = 0;
+  std::optional<std::string> methods;  // not given: every method
 };
 
 void add_options(CLI::App& app, WorkerArgs& a, Unparsed& u) {
@@ -36,6 +40,7 @@ void add_options(CLI::App& app, WorkerArgs& a, Unparsed& u) {
   app.add_option("--iters", a.params.timing.iterations)->check(whole_number(1));
   app.add_option("--reps", a.params.timing.min_reps)->check(whole_number(1));
   app.add_option("--max-reps", u.max_reps)->check(whole_number(1));
+  app.add_option("--methods", u.methods);
   app.add_option("--route", a.route);
   app.add_option("--encoding", a.encoding);
   app.add_option("--nodes", a.nodes)->check(whole_number(1));
@@ -101,6 +106,7 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   v.insert(v.end(), {"--warmup", std::to_string(t.warmup), "--iters", std::to_string(t.iterations), "--reps",
                      std::to_string(t.min_reps)});
   if (t.max_reps > 0) add("--max-reps", std::to_string(t.max_reps));
+  if (t.methods != TimingConfig{}.methods) add("--methods", methods_text(t.methods));  // the default: none
   add("--route", route);
   add("--encoding", encoding);
   v.insert(v.end(), {"--nodes", std::to_string(nodes), "--tasks-per-node", std::to_string(tasks_per_node), "--timeout",
@@ -137,6 +143,15 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
   if (a.benchmark.empty() && !a.verify) throw std::invalid_argument("worker: --bench or --verify is required");
   set_platform_context(a);
   TimingConfig& t = a.params.timing;
+  if (u.methods) {
+    try {
+      t.methods = parse_methods(*u.methods);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("worker: --methods: ") + e.what());
+    }
+    // A run that picked its methods says so (the default, all three, adds nothing).
+    a.context.settings["methods"] = methods_text(t.methods);
+  }
   t.max_reps = std::max(u.max_reps > 0 ? u.max_reps : default_max_reps(t.min_reps), t.min_reps + 1);
   return a;
 }

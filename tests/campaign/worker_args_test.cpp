@@ -3,6 +3,8 @@
 // is the one default_max_reps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "copbench/campaign.h"
 #include "copbench/worker.h"
 
@@ -19,6 +21,7 @@ WorkerArgs every_field_set() {
   a.params.timing.iterations = 17;
   a.params.timing.min_reps = 5;
   a.params.timing.max_reps = 11;
+  a.params.timing.methods = {"window", "loop"};
   a.route = "direct";
   a.encoding = "raw";
   a.nodes = 4;
@@ -43,6 +46,8 @@ TEST(worker_args, round_trip_keeps_every_field) {
   EXPECT_EQ(b.params.timing.iterations, a.params.timing.iterations);
   EXPECT_EQ(b.params.timing.min_reps, a.params.timing.min_reps);
   EXPECT_EQ(b.params.timing.max_reps, a.params.timing.max_reps);
+  EXPECT_EQ(b.params.timing.methods, a.params.timing.methods);
+  EXPECT_EQ(b.context.settings.at("methods"), "window,loop");
   EXPECT_EQ(b.route, a.route);
   EXPECT_EQ(b.encoding, a.encoding);
   EXPECT_EQ(b.nodes, a.nodes);
@@ -92,6 +97,32 @@ TEST(worker_args, campaign_point_without_max_reps_gets_the_same_default) {
   EXPECT_EQ(w.params.sizes, (std::vector<std::size_t>{8, 1024}));
   EXPECT_EQ(w.params.options.at("k"), "v");
   EXPECT_EQ(w.context.link_profile, "native");
+}
+
+// The timing methods (`copbench run --methods`, a campaign's `methods:`): the default,
+// all three, writes nothing (a worker line and a result as before); a campaign point's
+// reach its worker; a bad list is refused by the worker too.
+TEST(worker_args, methods_default_to_all_and_reach_the_worker) {
+  WorkerArgs a;
+  a.benchmark = "barrier";
+  const std::vector<std::string> argv = a.to_argv();
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--methods"), argv.end());
+  const WorkerArgs b = parse_worker_args(argv);
+  EXPECT_EQ(b.params.timing.methods, (std::vector<std::string>{"window", "sync", "loop"}));
+  EXPECT_EQ(b.context.settings.count("methods"), 0u);
+
+  campaign::Point p;
+  p.benchmark = "barrier";
+  p.backend = "mpi";
+  p.nodes = 2;
+  p.profile = "native";
+  p.timing.methods = "sync";
+  EXPECT_EQ(parse_worker_args(campaign::point_worker_args(p).to_argv()).params.timing.methods,
+            (std::vector<std::string>{"sync"}));
+  for (const char* bad : {"fast", "", "sync,sync"})
+    EXPECT_THROW(parse_worker_args(std::vector<std::string>{"--bench", "barrier", "--methods", bad}),
+                 std::invalid_argument)
+        << bad;
 }
 
 TEST(worker_args, max_reps_stays_above_reps) {

@@ -200,5 +200,30 @@ TEST(TimedBatch, CollectiveLoopIsTheLoopTimedOnEveryRank) {
   EXPECT_EQ(batch.method(), timed::kCollectiveLoopMethod);
 }
 
+// The methods a point runs (copbench run --methods, a campaign's methods:): one parser,
+// the order window, sync, loop whatever the order given, every bad list refused by name.
+TEST(Methods, ParsesAListInTheOneOrderAndRefusesBadOnes) {
+  EXPECT_EQ(parse_methods("window"), (std::vector<std::string>{"window"}));
+  EXPECT_EQ(parse_methods("loop,window"), (std::vector<std::string>{"window", "loop"}));
+  EXPECT_EQ(parse_methods("sync,loop,window"), TimingConfig{}.methods);
+  EXPECT_EQ(TimingConfig{}.methods, (std::vector<std::string>{kMethodWindow, kMethodSync, kMethodLoop}));
+  EXPECT_EQ(methods_text(parse_methods("loop,sync")), "sync,loop");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"fast", "unknown method 'fast' (known: window, sync, loop)"},
+      {"window,", "unknown method '' (known: window, sync, loop)"},
+      {"Window", "unknown method 'Window' (known: window, sync, loop)"},
+      {"sync,window,sync", "method 'sync' named twice"},
+      {"", "no method named (known: window, sync, loop)"},
+      {",", "no method named (known: window, sync, loop)"}};
+  for (const auto& [list, message] : bad) {
+    try {
+      parse_methods(list);
+      ADD_FAILURE() << "'" << list << "' was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace copbench

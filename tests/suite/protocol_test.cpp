@@ -23,6 +23,29 @@ TEST(OutlierProtocol, ThrowsOutTheFirstRepetition) {
   EXPECT_EQ(p.kept().size(), 1u);
 }
 
+// An application's point: --reps 1 --max-reps 2 (the run tests'). The first run thrown
+// out, the second invalid (a rank late for its instant): a third run is still made, and
+// the repetitions stop at twice the limit however many are invalid.
+TEST(OutlierProtocol, AnInvalidRepetitionDoesNotUseUpTheLimitButTwiceItStops) {
+  OutlierProtocol p(config(1, 2, 1));
+  p.add(5.0);  // thrown out
+  p.add_invalid();
+  EXPECT_TRUE(p.wants_more());
+  p.add(1.0);
+  EXPECT_FALSE(p.wants_more());
+  EXPECT_EQ(p.kept().size(), 1u);
+  EXPECT_EQ(p.discarded().size(), 2u);
+
+  OutlierProtocol q(config(1, 2, 1));
+  q.add(5.0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(q.wants_more()) << i;
+    q.add_invalid();
+  }
+  EXPECT_FALSE(q.wants_more());  // 4 repetitions: twice the limit
+  EXPECT_EQ(q.repetitions(), 4);
+}
+
 TEST(OutlierProtocol, DiscardsLaterValuesAboveThreeTimesTheMeanOfTheNextThree) {
   OutlierProtocol p(config(5, 20));
   p.add(50.0);  // first: thrown out

@@ -9,6 +9,9 @@
 #    calls invalid), the sync method (method:sync/, 566.26 us) and the loop (123.456 us).
 #    Each method's report shows its own figure and says which, the window's with its
 #    invalid calls; the methods table sets the three side by side.
+# 3. WINDOW_RAW_FILE without its window point (a run whose methods: were sync and loop):
+#    the default (window) report shows the sync twin (566.26 us), not the loop one, and
+#    says it has no window twin.
 set -u
 copbench=$1 campaign=$2 old_raw=$3 window_raw=$4
 work=$(mktemp -d)
@@ -45,5 +48,17 @@ grep -q "50\.5" "$work/sync/tables/summary.md" && fail "sync report shows the wi
 [ -f "$work/window/tables/methods.md" ] || fail "no methods table"
 grep -q "| mpi | barrier/nodes:2 | 2 | 50.50 | 566.3 | 123.5 | 11.2x | 2 / 30 |" "$work/window/tables/methods.md" ||
   fail "methods table lacks window, sync, loop side by side: $(grep barrier "$work/window/tables/methods.md")"
+cp -r "$campaign" "$work/picked"
+python3 - "$window_raw" "$work/picked/raw/$(basename "$window_raw")" <<'PY' || fail "cannot drop the window point"
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["benchmarks"] = [b for b in j["benchmarks"] if "method:" in b["name"]]
+json.dump(j, open(sys.argv[2], "w"))
+PY
+report "$work/picked" "$work/picked-window"
+grep -q "no window twin.* show the loop or sync method\|no window twin.* show the sync method" "$work/picked-window/index.md" ||
+  fail "a point without its window twin is not said to show another method"
+grep -q "566" "$work/picked-window/tables/summary.md" || fail "no window twin: the sync point's 566 us missing"
+grep -q "123\.[0-9]" "$work/picked-window/tables/summary.md" && fail "no window twin: the loop point shown beside the sync one"
 "$copbench" report "$work/new" --out "$work/bad" --collective-method fastest >/dev/null 2>&1 && fail "an unknown method was accepted"
 echo "ok: the report shows the collective method it was asked for (window by default) and says which"

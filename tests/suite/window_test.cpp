@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -111,6 +113,67 @@ TEST(Window, ALateCallMakesTheNextInvalidCountedAndWidensTheWindow) {
   EXPECT_LT(w.invalid_calls, w.timed_calls);
   EXPECT_GT(w.widenings, 0);
   EXPECT_GT(w.window, 2 * w.late_tolerance);
+}
+
+// A whole run of an application (apps/common.h repeat_runs): a setup that takes rank r
+// r x 7 us (untimed), then start(), then the run's one collective (10 us from the last
+// arrival). Timed from one instant T_k, every rank starts together: the run takes 10 us.
+// Timed from the sync, rank 0 (released 50 us before rank 2) waits for rank 2 inside its
+// run: 60 us, the sync's skew and not the run.
+Run fake_app_run(FakeRank& r) {
+  return [&r](const RunStart& start) {
+    r.advance(7 * kUs * r.rank());
+    const double t0 = start();
+    r.barrier();
+    return r.clock()() - t0;
+  };
+}
+
+TimingConfig runs_config() {
+  TimingConfig c = small_config();
+  c.iterations = 1;  // a repetition is one run, as repeat_runs sets it
+  c.min_total_iterations = 0;
+  c.warmup = 0;
+  return c;
+}
+
+TEST(WindowRuns, AnAppRunTimedFromOneInstantGivesItsTrueTimeWhereTheSyncStartDoesNot) {
+  FakeClusterSetup symmetric = skewed_setup();
+  symmetric.latency = [](int, int, int) { return 5 * kUs; };
+  FakeCluster window_cluster(symmetric);
+  const Summary window = on_every_rank<Summary>(window_cluster, [](FakeRank& r) {
+    auto plan = std::make_shared<timed::WindowPlan>(timed::plan_runs(r, r.clock()));
+    return measure(r, runs_config(), timed::window_runs(r, fake_app_run(r), plan, 0.0));
+  });
+  EXPECT_NEAR(window.median, 10 * kUs, 1e-9);
+  EXPECT_EQ(window.invalid_calls, 0);
+  EXPECT_EQ(window.timed_calls, static_cast<long>(window.reps.size()) + window.discarded);
+  EXPECT_GT(window.window, 0.0);
+  EXPECT_EQ(window.clock_basis, "estimated");
+  EXPECT_NE(window.method.find(timed::kWindowRunsMethod), std::string::npos);
+
+  FakeCluster sync_cluster(symmetric);
+  const Summary sync = on_every_rank<Summary>(sync_cluster, [](FakeRank& r) {
+    return measure(r, runs_config(), timed::sync_runs(r, fake_app_run(r), r.clock()));
+  });
+  EXPECT_NEAR(sync.median, 60 * kUs, 1e-8);
+  EXPECT_EQ(sync.method, timed::kSyncRunsMethod);
+}
+
+TEST(WindowRuns, ARunARankStartsLateIsLeftOutCountedAndTheLeadWidens) {
+  FakeClusterSetup s = skewed_setup();
+  s.latency = [](int, int, int) { return 5 * kUs; };
+  FakeCluster cluster(s);
+  const Summary w = on_every_rank<Summary>(cluster, [](FakeRank& r) {
+    auto plan = std::make_shared<timed::WindowPlan>(timed::plan_runs(r, r.clock()));
+    // A lead shorter than the agreement (3 us): every rank reads T_k after it passed.
+    plan->window = plan->lead = plan->initial_window = 1 * kUs;
+    return measure(r, runs_config(), timed::window_runs(r, fake_app_run(r), plan, 0.0));
+  });
+  EXPECT_GT(w.invalid_calls, 0);
+  EXPECT_GT(w.widenings, 0);
+  EXPECT_GT(w.window, 3 * kUs);
+  EXPECT_NEAR(w.median, 10 * kUs, 1e-9);  // the runs on time, the late ones left out
 }
 
 TEST(ClockSync, RecoversInjectedOffsetsAndDriftWithinItsBound) {

@@ -63,6 +63,7 @@ struct Timing {
   int iters = 10;
   int warmup = 2;
   int timeout = 120;  // seconds per point
+  std::string methods;  // `methods:`, parse_methods's text ("window,sync"); "": every method
 };
 
 // One invocation of a benchmark: one backend, mode, node count, tasks per node and profile; every size

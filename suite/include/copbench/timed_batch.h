@@ -44,6 +44,7 @@ struct WindowPlan {
   int widenings = 0;
   bool exact = false;  // a simulated clock (or a test's): waits end at the instant
   long late_calls = 0, disturbed_calls = 0;  // over warm-up and repetitions
+  long runs = 0;  // whole runs timed (window_runs)
 };
 // A call a rank reached after its instant: invalid (is_invalid_call), and W widens. A
 // call whose wait woke more than the tolerance after it is kept and counted.
@@ -66,6 +67,38 @@ inline constexpr double kSimulatedLateTolerance = 1e-7;
 WindowPlan plan_window(Backend& b, const std::function<void()>& op, const LocalClock& local, int pilot_calls);
 // The window method's batch under `plan` (shared: W widens across repetitions).
 Batch window(Backend& b, std::function<void()> op, std::shared_ptr<WindowPlan> plan, double timer_overhead);
+
+// Whole runs (timed_runs, timing.h), one per repetition.
+inline constexpr const char* kWindowRunsMethod =
+    "window method for whole runs (ReproMPI, MPIX_Harmonize): after its setup every rank starts run k at one "
+    "instant T_k of a common clock, agreed just before it (the latest of the ranks' clocks plus a lead W); the "
+    "run's time is the maximum over ranks of end - T_k; a run a rank started late is left out";
+inline constexpr const char* kSyncRunsMethod =
+    "sync method for whole runs (thesis ch. VI): after its setup a sync, then every rank times the run from its own "
+    "release; the maximum over ranks (it carries the sync's release skew)";
+// The plan of whole runs: the common clock, no pilot (a run is long). W is the lead
+// from the agreement of T_k to T_k: 4 x the agreement's time + twice the clock's bound
+// + the floor, at least kRunLead on a real clock; after the first run (thrown out by the
+// protocol) at least kRunLeadShare of its time (up to kMaxWindow); it widens as
+// timed_window's does (agree_and_widen) after a run a rank reached late.
+inline constexpr double kRunLead = 1e-3;
+inline constexpr double kRunLeadShare = 0.5;
+WindowPlan plan_runs(Backend& b, const LocalClock& local);
+Batch window_runs(Backend& b, Run run, std::shared_ptr<WindowPlan> plan, double timer_overhead);
+
+template <class Clock>
+Batch sync_runs(Backend& backend, Run run, Clock clock) {
+  return Batch(
+      [&backend, run = std::move(run), clock](std::vector<double>& seconds) {
+        double t0 = 0;
+        run([&] {
+          backend.sync();
+          return t0 = clock();
+        });
+        std::fill(seconds.begin(), seconds.end(), clock() - t0);
+      },
+      kSyncRunsMethod);
+}
 
 // What timed_loop says it did when its caller says nothing.
 inline std::string generic_loop_method(double scale) {

@@ -73,7 +73,23 @@ double cpu_seconds();
 // Seconds taken by an empty timed region (two clock reads), the median of many.
 double timer_overhead_seconds();
 
+// The ways a collective is timed; each point names which (its name and its label).
+inline constexpr const char* kMethodWindow = "window";  // one start instant on a common clock (default)
+inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
+inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
+
+// The methods a point runs (`copbench run --methods`, a campaign's `methods:`), the one
+// parser both use: "window,sync" -> {window, sync}, always in the order window, sync,
+// loop (the order a collective's points come in). Throws std::invalid_argument "unknown
+// method 'X' (known: window, sync, loop)", "method 'X' named twice", "no method named
+// (known: ...)".
+std::vector<std::string> parse_methods(const std::string& list);
+std::string methods_text(const std::vector<std::string>& methods);  // "window,sync"
+
 struct TimingConfig {
+  // The methods of a collective point, each a point of its own (default: all three); an
+  // application's runs take the window method, or the sync one where only it is named.
+  std::vector<std::string> methods{kMethodWindow, kMethodSync, kMethodLoop};
   int warmup = 10;       // untimed iterations before the first repetition
   int iterations = 30;   // timed iterations per repetition
   int min_reps = 10;     // repetitions to keep at least
@@ -89,8 +105,13 @@ class OutlierProtocol {
   // Records one repetition's value (seconds per iteration); false when it was discarded.
   bool add(double value);
   // Records a repetition that has no value (the window method's, every call invalid): discarded.
-  void add_invalid() { discarded_.push_back(std::nan("")); }
-  // True while another repetition is needed.
+  void add_invalid() {
+    discarded_.push_back(std::nan(""));
+    ++invalid_;
+  }
+  // True while another repetition is needed. A repetition with no value does not count
+  // toward max_reps (one late start must not use up an application's few runs), but
+  // the repetitions stop at twice the limit whatever they were.
   bool wants_more() const;
 
   const std::vector<double>& kept() const { return kept_; }
@@ -105,6 +126,7 @@ class OutlierProtocol {
   std::vector<double> kept_;
   std::vector<double> discarded_;
   double approx_mean_ = 0.0;  // from the first three kept values
+  int invalid_ = 0;           // repetitions recorded by add_invalid
 };
 
 struct Summary {
@@ -203,9 +225,22 @@ Batch timed_collective_loop(Backend& backend, std::function<void()> op, double t
 // every rank calls it together.
 Batch timed_window(Backend& backend, std::function<void()> op, double timer_overhead);
 
-// The ways a collective is timed; each point names which (its name and its label).
-inline constexpr const char* kMethodWindow = "window";  // one start instant on a common clock (default)
-inline constexpr const char* kMethodSync = "sync";  // the thesis's: sync before each call
-inline constexpr const char* kMethodLoop = "loop";  // IMB / OSU: n calls back to back
+// Whole runs (the applications, apps/common.h; one run per repetition): `run(start)` does
+// its untimed setup, calls start() where its timed part begins (every rank together:
+// there the ranks are started), and returns its own seconds from that start (the
+// harness's clock, now_seconds(), which start() returns). The run's time is the harness's:
+// - the window method (default): at start() the ranks agree on an instant T_k of the
+//   common clock (copbench/clock.h, as each repetition of timed_window agrees its T_0: the
+//   latest of their clocks plus a lead) and each waits for it; the run's time is the
+//   maximum over ranks of end - T_k; a rank that reaches T_k late makes the run invalid
+//   (left out, counted) and the lead widens (timed_window's W, agree_and_widen);
+// - the sync method (`methods` naming sync and not window): start() is the backend's
+//   sync; the maximum over ranks of each rank's end - its own start, which carries the
+//   sync's release skew.
+// Builds the plan (clock sync) now: every rank calls it together.
+using RunStart = std::function<double()>;
+using Run = std::function<double(const RunStart& start)>;
+Batch timed_runs(Backend& backend, Run run, const std::vector<std::string>& methods);
+
 
 }  // namespace copbench
