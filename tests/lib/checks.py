@@ -355,6 +355,31 @@ def simulated_defaults(copbench):
         fail(f"not 1 repetition of 3 iterations: {bad or 'no point'}")
     print(f"ok: {len(points)} entries, each 1 repetition of 3 iterations")
 
+
+@command("methods-points", "RESULT", "CONTEXT_METHODS", "POINT...")
+def methods_points(path, context, points):
+    """methods_test.sh (issue 35): RESULT's median points are exactly POINTs, in order, each
+    written NAME|LABEL ("broadcast/size:8|method=window"), and its context's `methods` is
+    CONTEXT_METHODS ("" for a run that named none: the key absent)."""
+    j = result(path)
+    got = [(b["run_name"], b.get("label", "")) for b in j["benchmarks"] if b.get("aggregate_name") == "median"]
+    want = [tuple(p.split("|", 1)) for p in points]
+    if got != want:
+        fail(f"{path}: points {got}, expected {want}")
+    if j["context"].get("methods", "") != context:
+        fail(f"{path}: context methods {j['context'].get('methods')!r}, expected {context!r}")
+    print(f"ok: {path}: {len(got)} points, methods {context!r}")
+
+
+@command("drop-window-points", "RESULT", "OUT")
+def drop_window_points(path, out):
+    """report_method_test.sh: writes RESULT to OUT without its window-method points (those
+    whose name has no "method:" part), as a run that picked only sync and loop would."""
+    j = result(path)
+    j["benchmarks"] = [b for b in j["benchmarks"] if "method:" in b["name"]]
+    with open(out, "w") as f:
+        json.dump(j, f)
+
 # --- tests/simulate -------------------------------------------------------------------
 
 @command("calibrated-platform", "XML")

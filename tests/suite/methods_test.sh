@@ -20,17 +20,7 @@ run() {  # FILE [--methods LIST]
     >/dev/null || fail "copbench run $* did not run"
 }
 check() {  # FILE EXPECTED_CONTEXT_METHODS EXPECTED_POINTS...
-  python3 - "$@" <<'PY' || exit 1
-import json, sys
-file, context, *points = sys.argv[1:]
-j = json.load(open(file))
-got = [(b["run_name"], b.get("label", "")) for b in j["benchmarks"] if b.get("aggregate_name") == "median"]
-want = [(p.split("|")[0], p.split("|")[1]) for p in points]
-if got != want:
-    sys.exit(f"FAIL: {file}: points {got}, expected {want}")
-if j["context"].get("methods", "") != context:
-    sys.exit(f"FAIL: {file}: context methods {j['context'].get('methods')!r}, expected {context!r}")
-PY
+  python3 "$(dirname "$0")/../lib/checks.py" methods-points "$@" || exit 1
 }
 run window.json --methods window
 check "$out/window.json" window "broadcast/size:8|method=window"

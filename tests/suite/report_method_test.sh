@@ -49,12 +49,8 @@ grep -q "50\.5" "$work/sync/tables/summary.md" && fail "sync report shows the wi
 grep -q "| mpi | barrier/nodes:2 | 2 | 50.50 | 566.3 | 123.5 | 11.2x | 2 / 30 |" "$work/window/tables/methods.md" ||
   fail "methods table lacks window, sync, loop side by side: $(grep barrier "$work/window/tables/methods.md")"
 cp -r "$campaign" "$work/picked"
-python3 - "$window_raw" "$work/picked/raw/$(basename "$window_raw")" <<'PY' || fail "cannot drop the window point"
-import json, sys
-j = json.load(open(sys.argv[1]))
-j["benchmarks"] = [b for b in j["benchmarks"] if "method:" in b["name"]]
-json.dump(j, open(sys.argv[2], "w"))
-PY
+python3 "$(dirname "$0")/../lib/checks.py" drop-window-points "$window_raw" "$work/picked/raw/$(basename "$window_raw")" ||
+  fail "cannot drop the window point"
 report "$work/picked" "$work/picked-window"
 grep -q "no window twin.* show the loop or sync method\|no window twin.* show the sync method" "$work/picked-window/index.md" ||
   fail "a point without its window twin is not said to show another method"
