@@ -110,6 +110,7 @@ std::string index_head(const IndexInputs& in) {
   s += "| profiles | " + in.results.profile_text() + " |\n";
   s += fmt::format("| points | {} measured, {} not run |\n", in.results.count_done(), in.results.statuses.size());
   s += collective_method_row(in.options.collective_method, in.results);
+  s += whole_runs_row(in.results);
   // The campaign's own files stay in its directory: links are relative to where index.md is.
   auto in_campaign = [&](const std::string& file) {
     return fs::weakly_canonical(in.options.dir / file).lexically_relative(fs::weakly_canonical(in.out)).generic_string();
@@ -177,6 +178,22 @@ std::string collective_method_row(const std::string& method, const CampaignResul
                      "whose methods: left it out) and show the {} method",
                      others, method, fmt::join(shown, " or "));
   return s + " |\n";
+}
+
+std::string whole_runs_row(const CampaignResults& results) {
+  long runs = 0, invalid = 0;
+  int points = 0;
+  for (const PointMedian& m : results.medians) {
+    if (!m.method.empty() || m.timed_calls == 0) continue;  // a collective's, or not by the window method
+    ++points;
+    runs += m.timed_calls;
+    invalid += m.invalid_calls;
+  }
+  if (points == 0) return "";
+  return fmt::format("| whole runs | window method ({} point(s): the applications'): every rank starts each run at "
+                     "one instant of a common clock, a run's time is the last rank's end minus that instant; {} of {} "
+                     "runs invalid (a rank late for its instant: left out) |\n",
+                     points, invalid, runs);
 }
 
 ReportOutput make_report(const ReportOptions& o) {

@@ -155,6 +155,10 @@ CampaignResults load_results(const std::filesystem::path& campaign_dir, const st
 // index.md's row saying how the collectives shown were timed, with the window method's
 // invalid calls and clock bound over every point shown.
 std::string collective_method_row(const std::string& method, const CampaignResults& results);
+// index.md's row of whole runs timed by the window method (the applications': each run
+// started at one instant of the common clock, apps/common.h), with their invalid runs;
+// "" when the campaign has none.
+std::string whole_runs_row(const CampaignResults& results);
 std::string read_text(const std::filesystem::path& p);
 
 // ------------------------------------------------------------------ tables
