@@ -188,6 +188,13 @@ std::optional<double> best_of(const std::map<BackendMode, double>& values, const
 // The baselines of the ratio columns: the backends with a report_order but the studied
 // one (backends.json: pvm, mpi, armci), in that order.
 std::vector<std::string> ratio_baselines();
+// The simulated backends by their declared names (backends.json "simulates"), for the
+// report's words: the one that simulates the studied system (sim-cop), another one
+// (smpi) and the backend that one simulates (mpi); "" where the catalog has none.
+struct SimulatedNames {
+  std::string of_studied, other, other_simulates;
+};
+const SimulatedNames& simulated_names();
 std::vector<std::string> ratio_header();
 // The studied backend's (cop's) modelled time and each baseline's ratio to it, for one row
 // and profile.

@@ -105,6 +105,23 @@ std::vector<std::string> ratio_baselines() {
   return names;
 }
 
+const SimulatedNames& simulated_names() {
+  static const SimulatedNames names = [] {
+    SimulatedNames n;
+    for (const BackendSpec& s : all_backend_specs()) {
+      if (s.simulates.empty()) continue;
+      if (s.simulates == studied_backend().name) {
+        if (n.of_studied.empty()) n.of_studied = s.name;
+      } else if (n.other.empty()) {
+        n.other = s.name;
+        n.other_simulates = s.simulates;
+      }
+    }
+    return n;
+  }();
+  return names;
+}
+
 std::vector<std::string> ratio_header() {
   const std::string& studied = studied_backend().name;
   std::vector<std::string> header = {studied + " modelled µs"};

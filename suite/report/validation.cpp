@@ -20,6 +20,7 @@ namespace {
 using campaign::simulated_platform;
 
 constexpr const char* kCalibrated = "calibrated";
+constexpr const char* kVsModel = " vs libcop-call model";
 
 bool is_simulated(const PointMedian& m) { return !simulated_platform(m.mode.profile).empty(); }
 
@@ -116,18 +117,21 @@ std::string why_off(const PointMedian& m) {
            "the level-2 masks, t_OP + t_CN-COP each; it moves from call to call), the sharing of the half-duplex link "
            "between level 1 and level 2 (each element up, its data and ACK down), and, in an array over many level-1 "
            "controllers, the level 2's K entries an element that the next burst's level-1 pass hides only in part";
-  return "not explained: on one controller the model is cycle-exact (tests/cop/libcop_call_test.cpp); sim-cop or "
-         "libcop now sends something else";
+  return fmt::format("not explained: on one controller the model is cycle-exact (tests/cop/libcop_call_test.cpp); {} or "
+                     "libcop now sends something else",
+                     simulated_names().of_studied);
 }
 
-constexpr const char* kLibcopNote =
-    "sim-cop is compared with the libcop-call model (cop/model/libcop_call.h), not with ch. VI's expression: ch. VI "
+std::string libcop_note() {
+  return simulated_names().of_studied +
+         " is compared with the libcop-call model (cop/model/libcop_call.h), not with ch. VI's expression: ch. VI "
     "plus the commands libcop sends that it does not count (each reduction channel's SETTC, SETBM and UNLOCK; only "
     "the channels that take part send: a broadcast's receivers send nothing, where ch. VI's best-case load has "
     "nodes - 1 channels sending), the wire time of a burst's commands on the serial link (16 B at 400 MB/s: 4 "
     "cycles, t_OP is 3), the burst's answers coming back after its last command, the overlap of an array's bursts, "
     "and the level-1 passes of two levels. Column ch. VI analytic is the plots' 'cop modelled (ch. VI analytic)': "
     "ch. VI's expression with nodes - 1 other channels in Table III's best-case load.";
+}
 
 }  // namespace
 
@@ -211,7 +215,7 @@ struct ValidationRows {
       note = fmt::format("[{}]", off.size());
     }
     cop_errors.add(m.median_us / *model - 1, fmt::format("{} at {} nodes", m.run_name, m.nodes));
-    t.rows.push_back({"sim-cop vs libcop-call model", m.run_name, platform, std::to_string(m.nodes),
+    t.rows.push_back({m.mode.backend + kVsModel, m.run_name, platform, std::to_string(m.nodes),
                       format_number(m.median_us), format_number(*model), "modelled (libcop call)",
                       relative_error(m.median_us, *model), format_number(*cop_model_us(m)), note});
   }
@@ -228,7 +232,7 @@ struct ValidationRows {
       else
         smpi_uncrowded.add(error, point);
     }
-    t.rows.push_back({"smpi (calibrated) vs mpi", m.run_name, platform, std::to_string(m.nodes),
+    t.rows.push_back({m.mode.backend + " (calibrated) vs " + simulated_system(m), m.run_name, platform, std::to_string(m.nodes),
                       format_number(m.median_us), mpi ? format_number(mpi->median_us) : "—",
                       mpi ? "measured (" + mpi->mode.profile + ")" : "not measured",
                       mpi ? relative_error(m.median_us, mpi->median_us) : "—", "—",
@@ -237,18 +241,20 @@ struct ValidationRows {
 
   void add_notes() {
     if (t.rows.empty()) t.notes.push_back("no simulated point here has a modelled or measured twin");
-    if (cop_errors.count) t.notes.push_back("sim-cop vs libcop-call model: " + cop_errors.summary());
-    if (smpi_errors.count) t.notes.push_back("smpi (calibrated) vs mpi: " + smpi_errors.summary());
+    const SimulatedNames& n = simulated_names();
+    if (cop_errors.count) t.notes.push_back(n.of_studied + kVsModel + ": " + cop_errors.summary());
+    if (smpi_errors.count) t.notes.push_back(n.other + " (calibrated) vs " + n.other_simulates + ": " + smpi_errors.summary());
     if (smpi_errors.crowded) {
       std::string uncrowded =
           smpi_uncrowded.count ? "; of the others, " + smpi_uncrowded.summary() : "; no other point was measured";
-      t.notes.push_back(fmt::format("{} of the mpi points were measured where emulated hosts outnumber the cores "
+      t.notes.push_back(fmt::format("{} of the {} points were measured where emulated hosts outnumber the cores "
                                     "(note column): {}{}",
-                                    smpi_errors.crowded, HostsOnCores::kNote, uncrowded));
+                                    smpi_errors.crowded, n.other_simulates, HostsOnCores::kNote, uncrowded));
     }
-    if (sim_cop) t.notes.push_back(kLibcopNote);
+    if (sim_cop) t.notes.push_back(libcop_note());
     if (loops)
-      t.notes.push_back("sim-cop's loop-method points are not compared: their calls overlap, one call's time is the sync method's");
+      t.notes.push_back(n.of_studied + "'s loop-method points are not compared: their calls overlap, one call's time is "
+                        "the sync method's");
     t.notes.insert(t.notes.end(), off.begin(), off.end());
   }
 };
@@ -258,11 +264,14 @@ struct ValidationRows {
 std::optional<ReportTable> validation_table(const CampaignResults& simulated, const CampaignResults& measured) {
   ReportTable t;
   t.title = "Simulation checked against the model and the measurements";
-  t.source = "sim-cop vs cop/model/libcop_call (seed 000 ch. V-VI); smpi on the calibrated platform vs mpi measured";
-  t.description =
-      "Each simulated point beside what it simulates: sim-cop beside the libcop-call model of the COP (one controller "
-      "up to 64 nodes, two levels above), smpi on the platform calibrated by `copbench simulate calibrate` beside the "
-      "mpi points measured on the cluster it was fitted to. Relative error = simulated / reference - 1.";
+  const SimulatedNames& n = simulated_names();
+  t.source = fmt::format("{} vs cop/model/libcop_call (seed 000 ch. V-VI); {} on the calibrated platform vs {} measured",
+                         n.of_studied, n.other, n.other_simulates);
+  t.description = fmt::format(
+      "Each simulated point beside what it simulates: {} beside the libcop-call model of the COP (one controller "
+      "up to 64 nodes, two levels above), {} on the platform calibrated by `copbench simulate calibrate` beside the "
+      "{} points measured on the cluster it was fitted to. Relative error = simulated / reference - 1.",
+      n.of_studied, n.other, n.other_simulates);
   t.header = {"check",        "point",     "platform",       "nodes", "simulated µs", "reference µs",
               "reference",    "relative error", "ch. VI analytic µs", "note"};
   ValidationRows rows{t, measured};

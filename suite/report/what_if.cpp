@@ -62,7 +62,7 @@ double ratio_of(const Pair& p) { return *p.mpi_us / *p.cop_us; }
 
 std::string faster_of(double ratio) { return ratio > 1 ? "COP" : ratio < 1 ? "Open MPI" : "equal"; }
 
-// Where smpi ÷ sim-cop crosses 1 between two consecutive node counts.
+// Where Open MPI ÷ COP crosses 1 between two consecutive node counts.
 struct Crossover {
   std::string text;            // "COP faster from 64 nodes (Open MPI at 32)", "none: ..."
   std::optional<int> cop_from;  // the first node count of the last run of COP-faster counts reaching the largest
@@ -103,14 +103,21 @@ std::optional<double> number(const std::string& text, const std::string& where, 
   return v;
 }
 
-constexpr const char* kRatioNote =
-    "Open MPI ÷ COP: smpi's simulated time over sim-cop's on the same platform, the same operation and node count "
-    "(the collective method the report reads, the window method unless --collective-method names another; one "
-    "task per node); above 1 the COP is faster. smpi runs Open MPI's collective algorithms "
-    "(SMPI's ompi selector; the broadcast by the binomial tree, the barrier from 256 ranks on by the tree, "
-    "baselines/backends.json); sim-cop "
-    "runs the controller core and libcop's commands on the platform's COP side.";
+std::string ratio_note() {
+  const SimulatedNames& n = simulated_names();
+  return fmt::format(
+      "Open MPI ÷ COP: {1}'s simulated time over {0}'s on the same platform, the same operation and node count "
+      "(the collective method the report reads, the window method unless --collective-method names another; one "
+      "task per node); above 1 the COP is faster. {1} runs Open MPI's collective algorithms "
+      "(SMPI's ompi selector; the broadcast by the binomial tree, the barrier from 256 ranks on by the tree, "
+      "baselines/backends.json); {0} "
+      "runs the controller core and libcop's commands on the platform's COP side.",
+      n.of_studied, n.other);
+}
 
+// "COP (sim-cop)" and "Open MPI (smpi)": a side of the comparison and its backend.
+std::string cop_side() { return "COP (" + simulated_names().of_studied + ")"; }
+std::string mpi_side() { return "Open MPI (" + simulated_names().other + ")"; }
 }  // namespace
 
 std::vector<InNetworkRow> load_in_network_rows(const fs::path& file) {
@@ -140,8 +147,8 @@ std::optional<ReportTable> what_if_table(const CampaignResults& results, const s
   if (pairs.empty()) return std::nullopt;
   ReportTable t;
   t.title = "COP on today's network vs Open MPI's algorithms on the same network";
-  t.source = "sim-cop and smpi simulated on each platform (results/platforms/NAME.xml); reference rows: " +
-             std::string(kInNetworkFile);
+  t.source = fmt::format("{} and {} simulated on each platform (results/platforms/NAME.xml); reference rows: {}",
+                         simulated_names().of_studied, simulated_names().other, kInNetworkFile);
   t.description =
       "Per platform, operation and node count the COP's simulated time, Open MPI's on the same network and their "
       "ratio; then published latencies of in-network collectives (measured on their vendors' hardware, not "
@@ -154,17 +161,19 @@ std::optional<ReportTable> what_if_table(const CampaignResults& results, const s
       for (const auto& [nodes, p] : by_nodes)
         t.rows.push_back({"simulated", platform, op_label(op), std::to_string(nodes), format_number(*p.cop_us),
                           format_number(*p.mpi_us), format_ratio(ratio_of(p)), faster_of(ratio_of(p)),
-                          "sim-cop (COP) and smpi (Open MPI), this campaign"});
+                          fmt::format("{} (COP) and {} (Open MPI), this campaign", simulated_names().of_studied,
+                                      simulated_names().other)});
   for (const InNetworkRow& r : published)
     t.rows.push_back({"published: " + r.system, r.network, r.operation, std::to_string(r.nodes),
                       format_number(r.in_network_us), r.host_based_us ? format_number(*r.host_based_us) : "—",
                       r.host_based_us ? format_ratio(*r.host_based_us / r.in_network_us) : "—",
                       r.host_based_us ? (*r.host_based_us > r.in_network_us ? "in-network" : "software") : "—",
                       r.source});
-  t.notes.push_back(kRatioNote);
-  t.notes.push_back("In the simulated rows, in-network µs is the COP's (sim-cop), software µs Open MPI's (smpi); in the "
-                    "published rows, the source's in-network latency and, where it gives one, its host-based (software) "
-                    "time of the same operation on the same machine.");
+  t.notes.push_back(ratio_note());
+  t.notes.push_back(fmt::format("In the simulated rows, in-network µs is the COP's ({}), software µs Open MPI's ({}); in "
+                                "the published rows, the source's in-network latency and, where it gives one, its "
+                                "host-based (software) time of the same operation on the same machine.",
+                                simulated_names().of_studied, simulated_names().other));
   if (published.empty()) t.notes.push_back(std::string("no reference rows: ") + kInNetworkFile + " was not found or is empty");
   return t;
 }
@@ -186,7 +195,7 @@ std::optional<ReportTable> what_if_crossover_table(const CampaignResults& result
                         format_ratio(ratio_of(by_nodes.begin()->second)), format_ratio(ratio_of(by_nodes.rbegin()->second)),
                         c.text, c.cop_from ? std::to_string(*c.cop_from) + " nodes" : "—"});
     }
-  t.notes.push_back(kRatioNote);
+  t.notes.push_back(ratio_note());
   t.notes.push_back("COP faster from: the first node count of the run of counts, reaching the largest compared, at which "
                     "the COP is faster (— where Open MPI is faster at the largest).");
   return t;
@@ -199,7 +208,7 @@ std::vector<PlotSpec> what_if_plots(const CampaignResults& results, const std::s
     ratio.stem = "what-if-ratio-" + platform;
     ratio.title = fmt::format("Open MPI ÷ COP vs nodes on platform {} (above 1: COP faster) — campaign {}", platform, campaign);
     ratio.xlabel = "nodes";
-    ratio.ylabel = "Open MPI (smpi) ÷ COP (sim-cop)";
+    ratio.ylabel = mpi_side() + " ÷ " + cop_side();
     ratio.log_x = true;
     ratio.x_bytes = false;
     int lo = 0, hi = 0;
@@ -215,7 +224,7 @@ std::vector<PlotSpec> what_if_plots(const CampaignResults& results, const std::s
       times.ylabel = "time per operation [µs]";
       times.log_x = true;
       times.x_bytes = false;
-      const std::string cop = "COP (sim-cop)", mpi = "Open MPI (smpi)";
+      const std::string cop = cop_side(), mpi = mpi_side();
       times.curve_order = {cop, mpi};
       ratio.curve_order.push_back(label);
       for (const auto& [nodes, p] : by_nodes) {
