@@ -63,6 +63,13 @@ FakeClusterSetup skewed_setup() {
   return s;
 }
 
+// The same ranks with one latency both ways (5 us): round trips estimate offsets exactly.
+FakeClusterSetup symmetric_setup() {
+  FakeClusterSetup s = skewed_setup();
+  s.latency = [](int, int, int) { return 5 * kUs; };
+  return s;
+}
+
 Summary window_summary(FakeCluster& cluster) {
   return on_every_rank<Summary>(cluster, [](FakeRank& r) {
     auto plan = std::make_shared<timed::WindowPlan>(timed::plan_window(r, [&r] { r.barrier(); }, r.clock(), 5));
@@ -72,8 +79,7 @@ Summary window_summary(FakeCluster& cluster) {
 
 TEST(Window, GivesTheCallsTrueTimeWhereTheSyncMethodCarriesItsSkew) {
   // Messages as fast both ways: the clocks' estimates are exact, and so is the window.
-  FakeClusterSetup symmetric = skewed_setup();
-  symmetric.latency = [](int, int, int) { return 5 * kUs; };
+  const FakeClusterSetup symmetric = symmetric_setup();
   FakeCluster exact_cluster(symmetric);
   const Summary exact = window_summary(exact_cluster);
   EXPECT_NEAR(exact.median, 10 * kUs, 1e-9);
@@ -138,8 +144,7 @@ TimingConfig runs_config() {
 }
 
 TEST(WindowRuns, AnAppRunTimedFromOneInstantGivesItsTrueTimeWhereTheSyncStartDoesNot) {
-  FakeClusterSetup symmetric = skewed_setup();
-  symmetric.latency = [](int, int, int) { return 5 * kUs; };
+  const FakeClusterSetup symmetric = symmetric_setup();
   FakeCluster window_cluster(symmetric);
   const Summary window = on_every_rank<Summary>(window_cluster, [](FakeRank& r) {
     auto plan = std::make_shared<timed::WindowPlan>(timed::plan_runs(r, r.clock()));
@@ -161,9 +166,7 @@ TEST(WindowRuns, AnAppRunTimedFromOneInstantGivesItsTrueTimeWhereTheSyncStartDoe
 }
 
 TEST(WindowRuns, ARunARankStartsLateIsLeftOutCountedAndTheLeadWidens) {
-  FakeClusterSetup s = skewed_setup();
-  s.latency = [](int, int, int) { return 5 * kUs; };
-  FakeCluster cluster(s);
+  FakeCluster cluster(symmetric_setup());
   const Summary w = on_every_rank<Summary>(cluster, [](FakeRank& r) {
     auto plan = std::make_shared<timed::WindowPlan>(timed::plan_runs(r, r.clock()));
     // A lead shorter than the agreement (3 us): every rank reads T_k after it passed.
