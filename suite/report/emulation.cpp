@@ -75,14 +75,17 @@ std::optional<ReportTable> emulation_table(const CampaignResults& results) {
       "The same operation through the emulated COP (libcop, copdrv, copd) and through its floor: one bare floor "
       "controller process on the COP network that receives the call's link frames (an array: its data bytes behind a "
       "frame header) from every rank with recvmmsg and answers with sendmmsg, no COP logic, no MAC; both timed by the "
-      "sync method, repetitions interleaved, every result of both checked against a local computation. CPU per "
+      "sync method (cop µs, floor µs) and by the window method (one start instant on the common clock: no barrier's "
+      "release skew, which flatters the sync method's floor), repetitions interleaved, every result of both checked "
+      "against a local computation. CPU per "
       "operation per channel: the controller process's CPU clock (copd's, the floor controller's) around the "
       "operations, each after a barrier on the other controller (cop's after a floor barrier, the floor's after a cop "
       "barrier), divided by the channels.";
   t.header = {"nodes"};
   if (crowded) t.header.push_back("emulated hosts per core");
   if (results.multi_profile) t.header.push_back("profile");
-  t.header.insert(t.header.end(), {"operation", "mode", "cop µs", "floor µs", "cop ÷ floor", "copd CPU µs/op/channel",
+  t.header.insert(t.header.end(), {"operation", "mode", "cop µs", "floor µs", "cop ÷ floor", "cop µs (window)",
+                                   "floor µs (window)", "cop ÷ floor (window)", "copd CPU µs/op/channel",
                                    "floor CPU µs/op/channel", "copd ÷ floor CPU", "copd I/O threads", "copd poll",
                                    "COP_POLL_US"});
   for (const PointMedian* m : points) {
@@ -94,6 +97,9 @@ std::optional<ReportTable> emulation_table(const CampaignResults& results) {
     row.push_back(format_number(m->median_us) + (m->ci_met ? "" : " !"));
     row.push_back(cell(counter(*m, "floor_us")));
     row.push_back(cell(counter(*m, "cop_over_floor"), true));
+    row.push_back(cell(counter(*m, "window_us")));
+    row.push_back(cell(counter(*m, "floor_window_us")));
+    row.push_back(cell(counter(*m, "cop_over_floor_window"), true));
     row.push_back(cell(counter(*m, "copd_cpu_us_per_channel")));
     row.push_back(cell(counter(*m, "floor_cpu_us_per_channel")));
     row.push_back(cell(counter(*m, "copd_cpu_over_floor"), true));
@@ -102,6 +108,8 @@ std::optional<ReportTable> emulation_table(const CampaignResults& results) {
   }
   t.notes = {"cop ÷ floor near 1: the operation costs what the transport costs; well above: the emulation's own work "
              "(copd's core, the link protocol, libcop) is what is measured, not the transport.",
+             "(window) —: the run did not time by the window method (its methods: copbench run --methods, a campaign's "
+             "methods:).",
              "copd CPU —: copd was not on the machine rank 0 ran on (a cluster's controller host), so its CPU was not read.",
              "copd I/O threads, copd poll, COP_POLL_US: as the point's result context recorded them (default: not set).",
              "`!` marks a cop median whose 95 % confidence interval missed 10 % of the mean."};
@@ -133,14 +141,14 @@ std::vector<PlotSpec> emulation_plots(const CampaignResults& results, const std:
     p.curves[label].emplace_back(x, y);
   };
   const bool profiles = results.multi_profile;
-  for (auto* m : by_op) {
-    const std::string op = operation_of(*m) + (profiles ? " " + m->mode.profile : "");
-    if (auto r = counter(*m, "cop_over_floor")) add(op + " time", m->nodes, *r);
-  }
-  for (auto* m : by_op) {
-    const std::string op = operation_of(*m) + (profiles ? " " + m->mode.profile : "");
-    if (auto r = counter(*m, "copd_cpu_over_floor")) add(op + " CPU per channel", m->nodes, *r);
-  }
+  // One curve per operation and figure: the time ratio by each method, then the CPU ratio.
+  const std::pair<const char*, const char*> figures[] = {
+      {"cop_over_floor", " time"}, {"cop_over_floor_window", " time (window)"}, {"copd_cpu_over_floor", " CPU per channel"}};
+  for (const auto& [key, what] : figures)
+    for (auto* m : by_op) {
+      const std::string op = operation_of(*m) + (profiles ? " " + m->mode.profile : "");
+      if (auto r = counter(*m, key)) add(op + what, m->nodes, *r);
+    }
   if (p.curves.empty()) return {};
   if (results.machine.crowded(*nodes.rbegin())) {
     p.title += " — " + results.machine.text(*nodes.rbegin());

@@ -82,6 +82,24 @@ TEST(EmulationBenchmark, ReportsEveryOperationWithTheFloorBesideIt) {
     EXPECT_EQ(p.counters.count("floor_cpu_us_per_channel"), 1u) << p.name;
     EXPECT_EQ(p.counters.count("copd_cpu_us_per_channel"), 0u) << p.name;  // not read: absent, not 0
     EXPECT_EQ(p.counters.at("channels"), 2.0) << p.name;
+    // The window method's figures beside the sync point's (the default methods name it).
+    EXPECT_EQ(p.counters.count("window_us"), 1u) << p.name;
+    EXPECT_EQ(p.counters.count("floor_window_us"), 1u) << p.name;
+  }
+}
+
+// A run that does not time by the window method (--methods sync) has no window figures.
+TEST(EmulationBenchmark, NoWindowFiguresWithoutTheWindowMethod) {
+  TwoRanks b;
+  Points out;
+  RunParams params = tiny();
+  params.timing.methods = {kMethodSync};
+  find_benchmark("emulation")->run(b, params, out);
+  ASSERT_EQ(out.points.size(), 6u);
+  for (const PointResult& p : out.points) {
+    EXPECT_EQ(p.counters.count("floor_us"), 1u) << p.name;
+    EXPECT_EQ(p.counters.count("window_us"), 0u) << p.name;
+    EXPECT_EQ(p.counters.count("cop_over_floor_window"), 0u) << p.name;
   }
 }
 

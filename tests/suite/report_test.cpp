@@ -447,6 +447,8 @@ TEST(EmulationFloor, TableSummaryAndPlotCarryTheFloor) {
     PointMedian e = point("emulation", "emulation/barrier/nodes:" + std::to_string(n), kCop, n, 60.0 * n);
     e.counters = {{"floor_us", 40.0 * n}, {"cop_over_floor", 1.5}, {"floor_cpu_us_per_channel", 8}};
     if (n == 2) e.counters["copd_cpu_us_per_channel"] = 12, e.counters["copd_cpu_over_floor"] = 1.5;
+    // The window method's figures (a run that timed by it): 90 ÷ 30 = 3.00x at 2 nodes.
+    if (n == 2) e.counters["window_us"] = 90, e.counters["floor_window_us"] = 30, e.counters["cop_over_floor_window"] = 3;
     e.settings = {{"copd_io_threads", "4"}, {"copd_poll", "default"}, {"cop_poll_us", "100"}};
     r.medians.push_back(e);
   }
@@ -465,6 +467,10 @@ TEST(EmulationFloor, TableSummaryAndPlotCarryTheFloor) {
   EXPECT_EQ(t->rows[0][col("cop ÷ floor")], "1.50x");
   EXPECT_EQ(t->rows[0][col("copd CPU µs/op/channel")], "12.00");
   EXPECT_EQ(t->rows[1][col("copd CPU µs/op/channel")], "—");
+  EXPECT_EQ(t->rows[0][col("cop µs (window)")], "90.00");
+  EXPECT_EQ(t->rows[0][col("floor µs (window)")], "30.00");
+  EXPECT_EQ(t->rows[0][col("cop ÷ floor (window)")], "3.00x");
+  EXPECT_EQ(t->rows[1][col("cop ÷ floor (window)")], "—");  // not timed by window: no figure, not 0
   EXPECT_EQ(t->rows[1][col("copd I/O threads")], "4");
   EXPECT_EQ(t->rows[1][col("COP_POLL_US")], "100");
 
@@ -489,6 +495,7 @@ TEST(EmulationFloor, TableSummaryAndPlotCarryTheFloor) {
   const auto plots = emulation_plots(r, "c");
   ASSERT_EQ(plots.size(), 1u);
   EXPECT_EQ(plots[0].curves.at("barrier time").size(), 2u);
+  EXPECT_EQ(plots[0].curves.at("barrier time (window)").size(), 1u);
 }
 
 }  // namespace
