@@ -7,15 +7,30 @@
 //
 // lock: the live backend's ticket lock (cop_rmw on rank 0's "next ticket" word, cop_read
 // of its "now serving" word until it shows the ticket, cop_rmw on "now serving" to
-// release), with one difference: a waiter k places back in the queue waits (k - 1) x its
-// fastest read of the word yet before it reads again (proportional backoff,
-// Mellor-Crummey and Scott, ACM TOCS 9(1), 1991), where the live backend reads back to
-// back: a hand-over takes at least that round trip (the holder's release reaches the
-// word, the next one's read brings it back), so the wait never outlasts the waiter's
-// turn and the next in line reads back to back; the reads of the others fall from
-// n x n a round to a few per hand-over. An estimate of the hand-over itself (the rate
-// at which "now serving" advances) was tried and dropped: a waiter that sleeps past its
-// turn holds up all, which slows the rate every waiter sees (unstable above 64 nodes).
+// release), with one difference: a waiter sends its first read one controller cycle
+// after the release that hands it the lock is sent, and reads back to back from there
+// until the word shows its ticket, where the live backend reads back to back from the
+// start. That is the ideal backoff (proportional backoff, Mellor-Crummey and Scott, ACM
+// TOCS 9(1), 1991, with its wait exactly the waiter's turn): every read sent earlier
+// would find the lock held by another, and the simulation knows when the release is
+// sent (System::LockTurns). A hand-over is the holder's release reaching the word and
+// the next one's read bringing it back, priced by the controller core and the links as
+// every command; the others send nothing meanwhile. A lock is a few commands per
+// acquire: 4096 nodes on `thesis` simulate in seconds (issue 36).
+//
+// Before (to 2026-11-28) a waiter k places back waited (k - 1) x its fastest read yet,
+// then read again. The results at 2 to 64 nodes on `present` are the same as this
+// rule's (there that estimate was exact: a hand-over is one read's round trip), from
+// 128 nodes lower (the estimate fell short, and waiters read back to back through the
+// level 2: 388 -> 263 us at 128 nodes, 1826 -> 1431 us at 512). On `thesis` every
+// figure changed: at 2 nodes the next in line read back to back, out of step with the
+// release (1.66 -> 1.59 us); from 4 nodes each waiter's first read queued behind the
+// other n - 1 at the controller (at 64 nodes 64 reads of 20 cycles each, 12.8 us), so
+// its estimate of a hand-over was far too long and the lock stood idle between holders
+// (820 us at 64 nodes, now 46.9 us); from 128 nodes the early risers' reads kept the level 2's link to level-1 0
+// busy (56.8 ms at 512 nodes and 30 s of CPU, now 0.83 ms and 0.4 s). Skipping only the
+// reads that fail keeps neither: each one loads the controller and the link, so the
+// times are not those of the old rule without them.
 #include <simgrid/s4u.hpp>
 
 #include <fmt/format.h>
@@ -89,17 +104,33 @@ std::int64_t SimCopBackend::shared_fetch_add(int owner, int index, std::int64_t 
 }
 
 void SimCopBackend::lock(int lock_id) {
+  System::LockTurns& turns = sys_.locks[size_t(lock_id % kLocks)];
   const std::int64_t ticket = shared_fetch_add(0, next_ticket_word(lock_id), 1);
-  for (;;) {
-    const double asked = simgrid::s4u::Engine::get_clock();
-    const std::int64_t serving = shared_read(0, now_serving_word(lock_id));
-    if (serving == ticket) return;
-    const double round_trip = simgrid::s4u::Engine::get_clock() - asked;
-    lock_round_trip_ = lock_round_trip_ > 0 ? std::min(lock_round_trip_, round_trip) : round_trip;
-    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * lock_round_trip_);
+  // Not its turn yet: it waits, without reading, for the release that hands it the lock
+  // to be sent, and reads a cycle later (its read reaches the word after the release;
+  // sent with it, the two arrive in one cycle and the read may be served first).
+  if (turns.released < ticket) {
+    await_release(turns, ticket);
+    simgrid::s4u::this_actor::sleep_for(sys_.timing.p_clk_ns * 1e-9);
   }
+  while (shared_read(0, now_serving_word(lock_id)) != ticket) continue;  // back to back
 }
 
-void SimCopBackend::unlock(int lock_id) { shared_fetch_add(0, now_serving_word(lock_id), 1); }
+void SimCopBackend::await_release(System::LockTurns& turns, std::int64_t count) {
+  auto [at, fresh] = turns.waiting.emplace(count, simgrid::s4u::Semaphore::create(0));
+  if (!fresh) throw std::logic_error(fmt::format("sim-cop: two waiters for release {} of a lock", count));
+  const simgrid::s4u::SemaphorePtr bell = at->second;
+  bell->acquire();
+}
+
+void SimCopBackend::unlock(int lock_id) {
+  System::LockTurns& turns = sys_.locks[size_t(lock_id % kLocks)];
+  ++turns.released;
+  if (auto it = turns.waiting.find(turns.released); it != turns.waiting.end()) {
+    it->second->release();
+    turns.waiting.erase(it);
+  }
+  shared_fetch_add(0, now_serving_word(lock_id), 1);
+}
 
 }  // namespace copbench::simcop

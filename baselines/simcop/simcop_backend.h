@@ -12,9 +12,11 @@
 
 #include <cop/wire.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "common/catalog_backend.h"
@@ -33,6 +35,14 @@ struct System {
   cop::model::Timing timing;
   simgrid::s4u::BarrierPtr meeting;
   std::vector<double> maxima;
+  // Per lock (ops_shared.cpp): the releases its holders have sent (the "now serving" word
+  // shows that many once the controller has serviced them) and the waiters that wait,
+  // without reading, for a release to be sent (by the count it makes).
+  struct LockTurns {
+    std::int64_t released = 0;
+    std::map<std::int64_t, simgrid::s4u::SemaphorePtr> waiting;
+  };
+  std::array<LockTurns, Backend::kLocks> locks;
 };
 
 class SimCopBackend : public baselines::CatalogBackend {
@@ -97,6 +107,8 @@ class SimCopBackend : public baselines::CatalogBackend {
                  size_t count);
   void read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot);
   void scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at);
+  // The lock's waiter: until its holders have sent `count` releases (ops_shared.cpp).
+  void await_release(System::LockTurns& turns, std::int64_t count);
   // cop_barrier of the sorted ranks `members` (this one among them) on `tag` (not kBarrierTag).
   void barrier_of(std::span<const int> members, uint32_t tag);
 
@@ -108,7 +120,6 @@ class SimCopBackend : public baselines::CatalogBackend {
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
   std::vector<int> everyone_;      // every rank, in order (agree's roots), once asked for
-  double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;
   static constexpr uint32_t kReduceFirst = 1024, kReduceEnd = 32768;

@@ -29,11 +29,11 @@ using cop::model::Function;
 // Simulated time (us) of each window-method (plain name) and sync-method (method:sync/)
 // point of `bench` at `nodes`, by run name: on the simulated clock both are the call's time.
 std::map<std::string, std::pair<double, double>> run_simcop(const std::string& platform, const std::string& bench,
-                                                            int nodes, const std::string& sizes) {
+                                                            int nodes, const std::string& sizes, int iters = 3) {
   const fs::path out = fs::temp_directory_path() /
                        ("simcop_model_test." + platform + "." + bench + "." + std::to_string(nodes) + ".json");
   std::vector<std::string> argv = {COPBENCH_BIN, "run", bench, "--backend", "sim-cop", "--nodes", std::to_string(nodes),
-                                   "--platform", platform, "--iters", "3", "--warmup", "1", "--reps", "1",
+                                   "--platform", platform, "--iters", std::to_string(iters), "--warmup", "1", "--reps", "1",
                                    "--max-reps", "1", "--timeout", "120", "--out", out.string()};
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", sizes});
   copbench::ProcessOptions o;
@@ -132,6 +132,38 @@ TEST(SimCopModel, PresentOneControllerIsTheModelExactly) {
 TEST(SimCopModel, PresentTwoLevelsWithinOnePercent) {
   expect_model("present", 65, "8,8K", "8,1K", 0.01, 17);
   expect_model("present", 512, "8", "8", 0.01, 9);
+}
+
+// The lock (baselines/simcop/ops_shared.cpp: a waiter reads from a cycle after the
+// release that hands it the lock), one acquire and release a rank after a warm-up one,
+// as the what-if campaign runs it. On present at 2, 8 and 64 nodes: the times of the
+// rule before (a waiter's backoff by its fastest read, whose estimate of a hand-over was
+// exact there; 2026-11-28 what-if sample). On thesis (one controller, 8 and 64 nodes)
+// between the hand-overs' floor and ceiling. Floor: (n - 1) hand-overs of a cycle + the
+// release up (t_CN-COP) + its t_OP and the read's + the word down (t_COP-CN). Ceiling:
+// the n tickets' RMWs served one after another (t_OP + t_COP-CN each) and every hand-over
+// a read more (t_CN-COP + t_OP + t_COP-CN: one that reached the word just before the
+// release). The rule before broke it (13.59 us at 8 nodes, 820 at 64: its estimate of a
+// hand-over, taken while the first reads queued at the controller, left the lock idle).
+double lock_us(const std::string& platform, int nodes) {
+  const auto points = run_simcop(platform, "lock", nodes, "", 1);
+  const auto it = points.find("lock/native/nodes:" + std::to_string(nodes));
+  EXPECT_NE(it, points.end()) << "no lock point at " << nodes << " nodes on " << platform;
+  return it == points.end() ? -1 : it->second.first;
+}
+
+TEST(SimCopModel, LockOnPresentAsBeforeAndOnThesisWithinItsBounds) {
+  EXPECT_NEAR(lock_us("present", 2), 4.04, 0.006);
+  EXPECT_NEAR(lock_us("present", 8), 10.12, 0.006);
+  EXPECT_NEAR(lock_us("present", 64), 66.84, 0.006);
+  const cop::model::Timing t = cop_of("thesis").timing;
+  const double hand_over = t.us(1 + t.t_cn_cop + 2 * t.t_op_int + t.t_cop_cn);
+  const double read = t.us(t.t_cn_cop + t.t_op_int + t.t_cop_cn), ticket = t.us(t.t_op_int + t.t_cop_cn);
+  for (const int nodes : {8, 64}) {
+    const double us = lock_us("thesis", nodes);
+    EXPECT_GE(us, (nodes - 1) * hand_over) << nodes << " nodes";
+    EXPECT_LE(us, nodes * ticket + (nodes - 1) * (hand_over + read)) << nodes << " nodes";
+  }
 }
 
 }  // namespace
