@@ -19,18 +19,22 @@
 // acquire: 4096 nodes on `thesis` simulate in seconds (issue 36).
 //
 // Before (to 2026-11-28) a waiter k places back waited (k - 1) x its fastest read yet,
-// then read again. The results at 2 to 64 nodes on `present` are the same as this
-// rule's (there that estimate was exact: a hand-over is one read's round trip), from
-// 128 nodes lower (the estimate fell short, and waiters read back to back through the
-// level 2: 388 -> 263 us at 128 nodes, 1826 -> 1431 us at 512). On `thesis` every
-// figure changed: at 2 nodes the next in line read back to back, out of step with the
-// release (1.66 -> 1.59 us); from 4 nodes each waiter's first read queued behind the
-// other n - 1 at the controller (at 64 nodes 64 reads of 20 cycles each, 12.8 us), so
-// its estimate of a hand-over was far too long and the lock stood idle between holders
-// (820 us at 64 nodes, now 46.9 us); from 128 nodes the early risers' reads kept the level 2's link to level-1 0
-// busy (56.8 ms at 512 nodes and 30 s of CPU, now 0.83 ms and 0.4 s). Skipping only the
-// reads that fail keeps neither: each one loads the controller and the link, so the
-// times are not those of the old rule without them.
+// then read again. As the what-if runs it (one acquire a rank after a warm-up one) the
+// results at 2 to 64 nodes on `present` are this rule's (there that estimate was exact:
+// a hand-over is one read's round trip); with 3 acquires a rank back to back, 8 nodes
+// 9.42 -> 8.77 us and 64 nodes 65.96 -> 65.50 us. From 128 nodes on `present` lower (the
+// estimate fell short and waiters read through the level 2 while the lock was held:
+// 388 -> 263 us at 128 nodes, 1826 -> 1431 us at 512). On `thesis` every figure changed:
+// at 2 nodes the next in line read back to back, out of step with the release
+// (1.66 -> 1.59 us); from 4 nodes each waiter's first read queued behind the other
+// n - 1 at the controller (at 64 nodes 64 reads of 20 cycles each, 12.8 us), so its
+// estimate of a hand-over was far too long and the lock stood idle between holders
+// (820 us at 64 nodes, now 46.9 us); from 128 nodes the reads of those who woke early
+// kept the level 2's link to level-1 0 busy (56.8 ms at 512 nodes and 14 s of CPU, now
+// 0.83 ms and 0.4 s; 4096 nodes did not finish in 400 s, now 7.07 ms in 7 s of CPU).
+// The old rule with only its failing reads skipped (tried) is neither the same nor
+// fast: each skipped read had loaded the controller and the links (779.6 -> 851.9 us at
+// 256 nodes on `present`), and on `thesis` the idle lock stays (56.2 ms at 512 nodes).
 #include <simgrid/s4u.hpp>
 
 #include <fmt/format.h>
