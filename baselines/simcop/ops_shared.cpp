@@ -7,43 +7,38 @@
 //
 // lock: the live backend's ticket lock (cop_rmw on rank 0's "next ticket" word, cop_read
 // of its "now serving" word until it shows the ticket, cop_rmw on "now serving" to
-// release), with one difference: a waiter sends its first read one controller cycle
-// after the release that hands it the lock is sent, and reads back to back from there
-// until the word shows its ticket, where the live backend reads back to back from the
-// start. That is the ideal backoff (proportional backoff, Mellor-Crummey and Scott, ACM
-// TOCS 9(1), 1991, with its wait exactly the waiter's turn): every read sent earlier
-// would find the lock held by another, and the simulation knows when the release is
-// sent (System::LockTurns). A hand-over is the holder's release reaching the word and
-// the next one's read bringing it back, priced by the controller core and the links as
-// every command; the others send nothing meanwhile. A lock is a few commands per
-// acquire: 4096 nodes on `thesis` simulate in seconds (issue 36).
+// release), with one difference: a waiter whose read shows it k places back waits
+// (k - 1) x H before it reads again, and reads back to back once it is next
+// (proportional backoff, Mellor-Crummey and Scott, ACM TOCS 9(1), 1991), where the live
+// backend reads back to back from the start. H is what a node can know: the fastest
+// hand-over it has seen itself (the time between two of its reads over the releases
+// between them), kept between the machine's hand-over with no other traffic
+// (lock_hand_over_cycles, platform.h: from the platform's cycle timings, through the
+// level 2 above 64 nodes) and 1.5 times that. Why both bounds (tried, 2026-11-28): on
+// `thesis` a read holds the controller (t_OP + t_COP-CN) over a quarter of a hand-over and the
+// level 2's link to level-1 0 carries every remote read, so waiters that read early
+// slow the hand-over they wait for; with the machine's figure alone the reads fed on
+// themselves (65 ms at 4096 nodes on `thesis`, 91 s of wall time). With no ceiling (and a
+// lower floor) the other way: a waiter that sleeps past its turn holds everyone up, which lengthens the
+// hand-over they all see (762 us at 64 nodes on `thesis`). A ceiling of 2 was slower on
+// both platforms (4096 nodes: 23.8 ms on `present`, 13.9 ms on `thesis`).
 //
-// Before (to 2026-11-28) a waiter k places back waited (k - 1) x its fastest read yet,
-// then read again. As the what-if runs it (one acquire a rank after a warm-up one) the
-// results at 2 to 64 nodes on `present` are this rule's (there that estimate was exact:
-// a hand-over is one read's round trip); with 3 acquires a rank back to back, 8 nodes
-// 9.42 -> 8.77 us and 64 nodes 65.96 -> 65.50 us. From 128 nodes on `present` lower (the
-// estimate fell short and waiters read through the level 2 while the lock was held:
-// 388 -> 263 us at 128 nodes, 1826 -> 1431 us at 512). On `thesis` every figure changed:
-// at 2 nodes the next in line read back to back, out of step with the release
-// (1.66 -> 1.59 us); from 4 nodes each waiter's first read queued behind the other
-// n - 1 at the controller (at 64 nodes 64 reads of 20 cycles each, 12.8 us), so its
-// estimate of a hand-over was far too long and the lock stood idle between holders
-// (820 us at 64 nodes, now 46.9 us); from 128 nodes the reads of those who woke early
-// kept the level 2's link to level-1 0 busy (56.8 ms at 512 nodes and 14 s of CPU, now
-// 0.83 ms and 0.4 s; 4096 nodes did not finish in 400 s, now 7.07 ms in 7 s of CPU).
-// The old rule with only its failing reads skipped (tried) is neither the same nor
-// fast: each skipped read had loaded the controller and the links (779.6 -> 851.9 us at
-// 256 nodes on `present`), and on `thesis` the idle lock stays (56.2 ms at 512 nodes).
+// Before: a waiter took its fastest read as H (main to 2026-11-28: at 64 nodes on
+// `thesis` its first read queued behind 63 others, 12.8 us, so the lock stood idle:
+// 820 us; 4096 nodes did not finish in 400 s); then (branch h-simlock, not merged) it
+// slept until the holder sent the release that handed it the lock, which no node can
+// know: that oracle is a lower bound (46.9 us at 64 nodes on `thesis`, 7.07 ms at 4096).
 #include <simgrid/s4u.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "cop/tas_layout.h"
 #include "lib/elements.h"
+#include "simcop/platform.h"
 #include "simcop/simcop_backend.h"
 
 namespace copbench::simcop {
@@ -108,33 +103,22 @@ std::int64_t SimCopBackend::shared_fetch_add(int owner, int index, std::int64_t 
 }
 
 void SimCopBackend::lock(int lock_id) {
-  System::LockTurns& turns = sys_.locks[size_t(lock_id % kLocks)];
   const std::int64_t ticket = shared_fetch_add(0, next_ticket_word(lock_id), 1);
-  // Not its turn yet: it waits, without reading, for the release that hands it the lock
-  // to be sent, and reads a cycle later (its read reaches the word after the release;
-  // sent with it, the two arrive in one cycle and the read may be served first).
-  if (turns.released < ticket) {
-    await_release(turns, ticket);
-    simgrid::s4u::this_actor::sleep_for(sys_.timing.p_clk_ns * 1e-9);
+  const cop::model::Timing& t = sys_.timing;
+  const double machine = double(lock_hand_over_cycles(t, sys_.net.link, ranks())) * t.p_clk_ns * 1e-9;
+  double fastest = HUGE_VAL, last_at = -1;  // the fastest hand-over seen; the last read's answer
+  std::int64_t last_seen = 0;
+  for (;;) {
+    const std::int64_t serving = shared_read(0, now_serving_word(lock_id));
+    if (serving == ticket) return;
+    const double now = simgrid::s4u::Engine::get_clock();
+    if (last_at >= 0 && serving > last_seen) fastest = std::min(fastest, (now - last_at) / double(serving - last_seen));
+    last_at = now, last_seen = serving;
+    const double hand_over = fastest < HUGE_VAL ? std::clamp(fastest, machine, 1.5 * machine) : machine;
+    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * hand_over);
   }
-  while (shared_read(0, now_serving_word(lock_id)) != ticket) continue;  // back to back
 }
 
-void SimCopBackend::await_release(System::LockTurns& turns, std::int64_t count) {
-  auto [at, fresh] = turns.waiting.emplace(count, simgrid::s4u::Semaphore::create(0));
-  if (!fresh) throw std::logic_error(fmt::format("sim-cop: two waiters for release {} of a lock", count));
-  const simgrid::s4u::SemaphorePtr bell = at->second;
-  bell->acquire();
-}
-
-void SimCopBackend::unlock(int lock_id) {
-  System::LockTurns& turns = sys_.locks[size_t(lock_id % kLocks)];
-  ++turns.released;
-  if (auto it = turns.waiting.find(turns.released); it != turns.waiting.end()) {
-    it->second->release();
-    turns.waiting.erase(it);
-  }
-  shared_fetch_add(0, now_serving_word(lock_id), 1);
-}
+void SimCopBackend::unlock(int lock_id) { shared_fetch_add(0, now_serving_word(lock_id), 1); }
 
 }  // namespace copbench::simcop

@@ -12,11 +12,9 @@
 
 #include <cop/wire.h>
 
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <vector>
 
 #include "common/catalog_backend.h"
@@ -35,14 +33,6 @@ struct System {
   cop::model::Timing timing;
   simgrid::s4u::BarrierPtr meeting;
   std::vector<double> maxima;
-  // Per lock (ops_shared.cpp): the releases its holders have sent (the "now serving" word
-  // shows that many once the controller has serviced them) and the waiters that wait,
-  // without reading, for a release to be sent (by the count it makes).
-  struct LockTurns {
-    std::int64_t released = 0;
-    std::map<std::int64_t, simgrid::s4u::SemaphorePtr> waiting;
-  };
-  std::array<LockTurns, Backend::kLocks> locks;
 };
 
 class SimCopBackend : public baselines::CatalogBackend {
@@ -107,8 +97,6 @@ class SimCopBackend : public baselines::CatalogBackend {
                  size_t count);
   void read_staged(std::span<std::byte> mine, int root, size_t at, size_t w, size_t slot);
   void scatter_in_rounds(std::span<const std::byte> all, std::span<std::byte> mine, int root, size_t at);
-  // The lock's waiter: until its holders have sent `count` releases (ops_shared.cpp).
-  void await_release(System::LockTurns& turns, std::int64_t count);
   // cop_barrier of the sorted ranks `members` (this one among them) on `tag` (not kBarrierTag).
   void barrier_of(std::span<const int> members, uint32_t tag);
 
