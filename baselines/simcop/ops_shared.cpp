@@ -7,24 +7,38 @@
 //
 // lock: the live backend's ticket lock (cop_rmw on rank 0's "next ticket" word, cop_read
 // of its "now serving" word until it shows the ticket, cop_rmw on "now serving" to
-// release), with one difference: a waiter k places back in the queue waits (k - 1) x its
-// fastest read of the word yet before it reads again (proportional backoff,
-// Mellor-Crummey and Scott, ACM TOCS 9(1), 1991), where the live backend reads back to
-// back: a hand-over takes at least that round trip (the holder's release reaches the
-// word, the next one's read brings it back), so the wait never outlasts the waiter's
-// turn and the next in line reads back to back; the reads of the others fall from
-// n x n a round to a few per hand-over. An estimate of the hand-over itself (the rate
-// at which "now serving" advances) was tried and dropped: a waiter that sleeps past its
-// turn holds up all, which slows the rate every waiter sees (unstable above 64 nodes).
+// release), with one difference: a waiter whose read shows it k places back waits
+// (k - 1) x H before it reads again, and reads back to back once it is next
+// (proportional backoff, Mellor-Crummey and Scott, ACM TOCS 9(1), 1991), where the live
+// backend reads back to back from the start. H is what a node can know: the fastest
+// hand-over it has seen itself (the time between two of its reads over the releases
+// between them), kept between the machine's hand-over with no other traffic
+// (lock_hand_over_cycles, platform.h: from the platform's cycle timings, through the
+// level 2 above 64 nodes) and 1.5 times that. Why both bounds (tried, 2026-11-28): on
+// `thesis` a read holds the controller (t_OP + t_COP-CN) over a quarter of a hand-over and the
+// level 2's link to level-1 0 carries every remote read, so waiters that read early
+// slow the hand-over they wait for; with the machine's figure alone the reads fed on
+// themselves (65 ms at 4096 nodes on `thesis`, 91 s of wall time). With no ceiling (and a
+// lower floor) the other way: a waiter that sleeps past its turn holds everyone up, which lengthens the
+// hand-over they all see (762 us at 64 nodes on `thesis`). A ceiling of 2 was slower on
+// both platforms (4096 nodes: 23.8 ms on `present`, 13.9 ms on `thesis`).
+//
+// Before: a waiter took its fastest read as H (main to 2026-11-28: at 64 nodes on
+// `thesis` its first read queued behind 63 others, 12.8 us, so the lock stood idle:
+// 820 us; 4096 nodes did not finish in 400 s); then (branch h-simlock, not merged) it
+// slept until the holder sent the release that handed it the lock, which no node can
+// know: that oracle is a lower bound (46.9 us at 64 nodes on `thesis`, 7.07 ms at 4096).
 #include <simgrid/s4u.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "cop/tas_layout.h"
 #include "lib/elements.h"
+#include "simcop/platform.h"
 #include "simcop/simcop_backend.h"
 
 namespace copbench::simcop {
@@ -90,13 +104,18 @@ std::int64_t SimCopBackend::shared_fetch_add(int owner, int index, std::int64_t 
 
 void SimCopBackend::lock(int lock_id) {
   const std::int64_t ticket = shared_fetch_add(0, next_ticket_word(lock_id), 1);
+  const cop::model::Timing& t = sys_.timing;
+  const double machine = double(lock_hand_over_cycles(t, sys_.net.link, ranks())) * t.p_clk_ns * 1e-9;
+  double fastest = HUGE_VAL, last_at = -1;  // the fastest hand-over seen; the last read's answer
+  std::int64_t last_seen = 0;
   for (;;) {
-    const double asked = simgrid::s4u::Engine::get_clock();
     const std::int64_t serving = shared_read(0, now_serving_word(lock_id));
     if (serving == ticket) return;
-    const double round_trip = simgrid::s4u::Engine::get_clock() - asked;
-    lock_round_trip_ = lock_round_trip_ > 0 ? std::min(lock_round_trip_, round_trip) : round_trip;
-    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * lock_round_trip_);
+    const double now = simgrid::s4u::Engine::get_clock();
+    if (last_at >= 0 && serving > last_seen) fastest = std::min(fastest, (now - last_at) / double(serving - last_seen));
+    last_at = now, last_seen = serving;
+    const double hand_over = fastest < HUGE_VAL ? std::clamp(fastest, machine, 1.5 * machine) : machine;
+    if (ticket - serving > 1) simgrid::s4u::this_actor::sleep_for(double(ticket - serving - 1) * hand_over);
   }
 }
 

@@ -163,4 +163,10 @@ void record_cop_hardware(std::map<std::string, std::string>& settings, const cop
   settings["cop_full_duplex"] = hw.full_duplex ? "true" : "false";
 }
 
+uint64_t lock_hand_over_cycles(const cop::model::Timing& t, const cop::model::SerialLink& link, int nodes) {
+  const uint64_t one_level = t.t_cn_cop + 2 * t.t_op_int + 3 * t.t_cop_cn + link.wire + 2 * link.flight;
+  const uint64_t crossing = t.t_cn_cop + 2 * t.t_op_int + t.t_cop_cn + 2 * link.flight;
+  return nodes > 64 ? one_level + 2 * crossing : one_level;
+}
+
 }  // namespace copbench::simcop

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "model/hardware.h"
+#include "model/libcop_call.h"
 
 namespace copbench::simcop {
 
@@ -39,5 +40,19 @@ namespace copbench::simcop {
 // cop_flight_cycles, cop_t_cn_cop, cop_t_cop_cn, cop_t_op_int, cop_t_op_fp: cycles but
 // the first two), so a report computes the libcop-call model with the COP simulated.
 void record_cop_hardware(std::map<std::string, std::string>& settings, const cop::model::CopHardware& hw);
+
+// The hand-over of sim-cop's ticket lock (ops_shared.cpp) with no other traffic, in
+// cycles: from the controller's service of one release to its service of the next, the
+// next holder's read of "now serving" waiting at the controller. At one controller: the
+// release's results onto the link (ACK and old word: 2 t_COP-CN, the controller busy
+// for each), the read's service (t_OP) and its word down a wire time behind its ACK
+// (t_COP-CN + wire + flight), the new holder's release up (t_CN-COP + flight) and its
+// service (t_OP). `nodes` above 64 (two levels): the release and the word each cross the
+// level 2 (a level-1's service, t_CN-COP up, the level 2's service, t_COP-CN down, a
+// flight each way). Seed 000 ch. VI's times (thesis: 72 cycles, 140 through the level 2;
+// the lock with no read wasted hands over in 0.73 us at 64 nodes, 1.7 us at 4096). A
+// constant of the machine, known to a node as it knows the clock: the least unit of the
+// lock's backoff.
+uint64_t lock_hand_over_cycles(const cop::model::Timing& t, const cop::model::SerialLink& link, int nodes);
 
 }  // namespace copbench::simcop

@@ -108,7 +108,6 @@ class SimCopBackend : public baselines::CatalogBackend {
   uint32_t reduce_cursor_ = kReduceFirst;
   uint32_t cast_cursor_ = kCastFirst;
   std::vector<int> everyone_;      // every rank, in order (agree's roots), once asked for
-  double lock_round_trip_ = 0;  // the fastest read of a lock word yet (ops_shared.cpp)
 
   static constexpr uint32_t kBarrierTag = 1;
   static constexpr uint32_t kReduceFirst = 1024, kReduceEnd = 32768;

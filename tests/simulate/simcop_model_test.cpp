@@ -29,11 +29,11 @@ using cop::model::Function;
 // Simulated time (us) of each window-method (plain name) and sync-method (method:sync/)
 // point of `bench` at `nodes`, by run name: on the simulated clock both are the call's time.
 std::map<std::string, std::pair<double, double>> run_simcop(const std::string& platform, const std::string& bench,
-                                                            int nodes, const std::string& sizes) {
+                                                            int nodes, const std::string& sizes, int iters = 3) {
   const fs::path out = fs::temp_directory_path() /
                        ("simcop_model_test." + platform + "." + bench + "." + std::to_string(nodes) + ".json");
   std::vector<std::string> argv = {COPBENCH_BIN, "run", bench, "--backend", "sim-cop", "--nodes", std::to_string(nodes),
-                                   "--platform", platform, "--iters", "3", "--warmup", "1", "--reps", "1",
+                                   "--platform", platform, "--iters", std::to_string(iters), "--warmup", "1", "--reps", "1",
                                    "--max-reps", "1", "--timeout", "120", "--out", out.string()};
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", sizes});
   copbench::ProcessOptions o;
@@ -132,6 +132,54 @@ TEST(SimCopModel, PresentOneControllerIsTheModelExactly) {
 TEST(SimCopModel, PresentTwoLevelsWithinOnePercent) {
   expect_model("present", 65, "8,8K", "8,1K", 0.01, 17);
   expect_model("present", 512, "8", "8", 0.01, 9);
+}
+
+// The lock (baselines/simcop/ops_shared.cpp: a waiter k places back sleeps (k - 1) x H,
+// H between the machine's hand-over and 1.5 times it, and reads back to back once next),
+// one acquire and release a rank after a warm-up one, as the what-if campaign runs it; its
+// bounds from the platform's cycle timings. The machine's hand-over (platform.h) as its
+// terms say: 72 cycles on thesis at one controller, 140 through the level 2. Floor (any
+// ticket lock): n - 1 hand-overs, each at least the release up (t_CN-COP + a flight),
+// its t_OP and the read's, the word down (t_COP-CN + a flight). Ceiling (this rule): the
+// n tickets and the n first reads served one after another (t_OP + t_COP-CN each), and
+// every hand-over at most 2 H (no waiter sleeps more than 1.5 H a place) and a read's
+// round trip (one woken just after its turn). The rule before the oracle broke it (820 us
+// at 64 nodes on thesis, 2366 at 128: its unit, its fastest read, was the first reads'
+// queue); so did the machine's one-controller figure alone (1666 us at 128 on thesis).
+double lock_us(const std::string& platform, int nodes) {
+  const auto points = run_simcop(platform, "lock", nodes, "", 1);
+  const auto it = points.find("lock/native/nodes:" + std::to_string(nodes));
+  EXPECT_NE(it, points.end()) << "no lock point at " << nodes << " nodes on " << platform;
+  return it == points.end() ? -1 : it->second.first;
+}
+
+void expect_lock_within_bounds(const std::string& platform, int nodes) {
+  const cop::model::CopHardware hw = cop_of(platform);
+  const cop::model::Timing& t = hw.timing;
+  const auto link = cop::model::SerialLink::of(hw);
+  const uint64_t f = link.flight, crossing = t.t_cn_cop + 2 * t.t_op_int + t.t_cop_cn + 2 * f;
+  const uint64_t h = copbench::simcop::lock_hand_over_cycles(t, link, nodes);
+  EXPECT_EQ(h, t.t_cn_cop + 2 * t.t_op_int + 3 * t.t_cop_cn + link.wire + 2 * f + (nodes > 64 ? 2 * crossing : 0));
+  const uint64_t least = t.t_cn_cop + 2 * t.t_op_int + t.t_cop_cn + 2 * f;
+  const uint64_t read = t.t_cn_cop + t.t_op_int + t.t_cop_cn + link.wire + 2 * f + (nodes > 64 ? 2 * crossing : 0);
+  const uint64_t n = uint64_t(nodes);
+  const uint64_t ceiling = 2 * n * (t.t_op_int + t.t_cop_cn) + (n - 1) * (2 * h + read);
+  const double us = lock_us(platform, nodes);
+  std::printf("lock at %d nodes on %s: %.2f us, bounds %.2f .. %.2f us\n", nodes, platform.c_str(), us,
+              t.us((n - 1) * least), t.us(ceiling));
+  EXPECT_GE(us, t.us((n - 1) * least)) << nodes << " nodes on " << platform;
+  EXPECT_LE(us, t.us(ceiling)) << nodes << " nodes on " << platform;
+}
+
+TEST(SimCopModel, LockOnBothPlatformsWithinItsBounds) {
+  const cop::model::CopHardware thesis = cop_of("thesis");
+  const auto link = cop::model::SerialLink::of(thesis);
+  EXPECT_EQ(copbench::simcop::lock_hand_over_cycles(thesis.timing, link, 64), 72u);
+  EXPECT_EQ(copbench::simcop::lock_hand_over_cycles(thesis.timing, link, 65), 140u);
+  for (const int nodes : {8, 64, 128}) {
+    expect_lock_within_bounds("thesis", nodes);
+    expect_lock_within_bounds("present", nodes);
+  }
 }
 
 }  // namespace

@@ -152,6 +152,29 @@ TEST(SimCopOps, LockIsHeldByOneAtATimeAndReleased) {
   EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
 }
 
+// The lock guards a plain read-then-add of a word (no atomic increment): every rank, 4
+// times, reads word 7 and adds 1 to it inside the lock; the add's old value is what the
+// read found (nobody else touched the word in between), and the word ends at 4 x 66.
+// Rank 0's words are on level-1 0, so ranks 64 and 65 hand over through the level 2.
+// The holders come in ticket order: the now-serving word shows the count of holders before.
+TEST(SimCopOps, LockSerializesAReadThenAdd) {
+  const auto problems = simulate(66, [](SimCopBackend& b, std::vector<std::string>& p) {
+    for (int round = 0; round < 4; ++round) {
+      b.lock(2);
+      const int64_t seen = b.shared_read(0, 7);
+      const int64_t old = b.shared_fetch_add(0, 7, 1);
+      expect(old == seen, p, fmt::format("rank {} read {} but added to {}", b.rank(), seen, old));
+      // Lock 2's now-serving word (cop_tas::kLockWords + 5): this holder's ticket.
+      const int64_t serving = b.shared_read(0, 69);
+      expect(serving == old, p, fmt::format("rank {} holds ticket {} at count {}", b.rank(), serving, old));
+      b.unlock(2);
+    }
+    b.sync();
+    expect(b.shared_read(0, 7) == 4 * 66, p, fmt::format("the count is {}, not {}", b.shared_read(0, 7), 4 * 66));
+  });
+  EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
+}
+
 std::vector<std::byte> block_of(int rank, size_t bytes) {
   std::vector<std::byte> v(bytes);
   for (size_t i = 0; i < bytes; ++i) v[i] = std::byte((rank * 7 + i * 3 + 1) & 0xFF);
