@@ -146,13 +146,27 @@ class ChannelClient {
   // its size, 0 when none came, -1 when nothing listens where copd was.
   long receive(int timeout_ms);
   void handle_datagram(std::span<const uint8_t> bytes);
+  // One element that arrived, as matching it needs it: its entry's fields and its
+  // message to the node, decoded (nullptr: it does not decode). A compact run's
+  // elements are matched with one decode for the run (link::element_message).
+  struct Received {
+    link::EntryKind kind = link::EntryKind::answer;
+    uint16_t tkno = 0;  // its instruction word's TKNO field
+    uint16_t index = 0;
+    uint32_t seq = 0;
+    uint64_t at_cycle = 0;
+    const wire::Message* msg = nullptr;
+  };
   // An answer to our frame in flight (by the Pid register) / a result we wait
   // for: taken, true; anything else is left to the caller.
-  bool take_answer(const link::Entry& e);
-  bool take_result(const link::Entry& e);
-  // Keeps an entry that is some other task's (or comes before its receiver
-  // asks) in the out-of-context buffer; ERR overflow when it is full.
-  void file_out_of_context(const link::Entry& e);
+  bool take_answer(const Received& e);
+  bool take_result(const Received& e);
+  // The elements of a run of a reply frame in the stream: each taken as an answer
+  // or a result, else kept for filing (to_file_).
+  void take_run(const link::EntryRun& r);
+  // Keeps entries that are some other task's (or come before their receiver
+  // asks) in the out-of-context buffer, in their order; ERR overflow when it is full.
+  void file_out_of_context(std::span<const link::Entry> es);
   // Takes our entries out of the out-of-context buffer.
   void take_from_buffer();
   // Until every answer of the frame in flight and every awaited result is in:
@@ -165,7 +179,7 @@ class ChannelClient {
   wire::Error transmit();
   // An acknowledgment of the reply stream; gap: ask copd to resend at once.
   void send_ack(bool gap);
-  void take_reply(const link::Frame& f);
+  void take_reply(const link::FrameRuns& runs);
   // A REFUSED frame: copd's for this session asks copdrv to prove again; else ignored and counted.
   void take_refusal(const link::Frame& f, std::span<const uint8_t> bytes);
   // No answer missing, and no result missing unless the wait has failed.
@@ -191,9 +205,12 @@ class ChannelClient {
   uint32_t seq_ = 0;
   // The frame in flight.
   link::Frame frame_;
-  // The datagram received last, decoded (handle_datagram): its entries' storage kept.
-  link::Frame rx_frame_;
-  std::vector<wire::Message> sent_;
+  // The datagram received last, decoded as runs (handle_datagram): their storage kept.
+  link::FrameRuns rx_runs_;
+  // The elements of the last datagram that are not this task's now: filed once it is taken.
+  std::vector<link::Entry> to_file_;
+  // The opcodes of the frame in flight's commands (an answer's index names one).
+  std::vector<wire::Opcode> sent_ops_;
   std::vector<uint8_t> frame_bytes_;
   std::vector<Answer>* answers_ = nullptr;
   std::vector<Answer> pending_answers_;

@@ -34,8 +34,12 @@ void append_masks(Burst& b, const Sender& s, Opcode op, uint32_t tag, uint64_t m
 }
 
 void append_elements(Burst& b, const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words) {
+  // The elements differ only in their word and value (a burst, seed 000 ch. VI): the
+  // command is made once and its MSGTAG and payload set per element.
+  Message m = command(s, op, Space::GAS, tag);
+  b.reserve(b.size() + words.size() + 1);
   for (size_t i = 0; i < words.size(); ++i) {
-    Message m = command(s, op, Space::GAS, tag + uint32_t(i));
+    m.addr.msgtag = tag + uint32_t(i);
     wire::set_payload(m, words[i]);
     b.push_back(m);
   }

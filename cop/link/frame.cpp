@@ -102,6 +102,14 @@ Run run_from(const std::vector<Entry>& es, size_t i) {
   return r;
 }
 
+// The bytes entry `e` takes on the wire as the first of run `r` (count 1: a single entry).
+size_t wire_entry_bytes(const Entry& e, const Run& r) {
+  const size_t head = kEntryHeaderBytes + (e.op_id ? kIdentityBytes : 0);
+  if (r.count < 2) return head + 4u * e.nwords;
+  const size_t each = e.nwords > 2 ? size_t(e.nwords) - 2 : 0;
+  return head + kRunHeaderBytes + 4 * std::min<size_t>(e.nwords, 2) + 4 * each * r.count;
+}
+
 }  // namespace
 
 std::string_view frame_type_name(FrameType t) {
@@ -391,12 +399,19 @@ std::optional<LinkError> decode_runs(std::span<const uint8_t> in, FrameRuns& int
 }
 
 size_t encoded_bytes(std::span<const wire::Message> commands) {
-  Frame f;
-  f.entries.reserve(commands.size());
+  // Counted as encode() groups and writes them (run_from, wire_entry_bytes), without
+  // writing them: libcop counts every burst of an array call so.
+  thread_local std::vector<Entry> es;
+  es.clear();
   for (size_t i = 0; i < commands.size(); ++i)
-    f.entries.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
-  std::vector<uint8_t> bytes;
-  return encode(f, bytes) - kHeaderBytes;
+    es.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
+  size_t bytes = 0;
+  for (size_t i = 0; i < es.size();) {
+    const Run r = run_from(es, i);
+    bytes += wire_entry_bytes(es[i], r);
+    i += r.count;
+  }
+  return bytes;
 }
 
 bool verify(std::span<const uint8_t> bytes, const Key& key) {

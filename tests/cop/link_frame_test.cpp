@@ -299,6 +299,27 @@ TEST(LinkCompact, MalformedRunsAreRefused) {
   }
 }
 
+// encoded_bytes counts what encode writes (it no longer writes them): bursts of every
+// shape libcop sends, runs and single entries, with and without identities.
+TEST(LinkCompact, EncodedBytesAreWhatEncodeWrites) {
+  const commands::Sender s{3, 1, wire::make_identity(2, 0x5151)}, plain{3, 1};
+  std::vector<uint64_t> words(300);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 7 * i + (i % 3 ? 0 : 0x100000000ull);
+  std::vector<commands::Burst> bursts{commands::barrier(s, 40, 0b11),
+                                      commands::reduction(s, Opcode::SUMI32, 100, words, 0b11, 0b1),
+                                      commands::broadcast(plain, Opcode::BCAST64, 0x7FF00, words, 0b10),
+                                      commands::tas_access(s, Opcode::WSRAM64, false, {2, 1, 5}, words, true, true),
+                                      commands::tas_access(s, Opcode::RSRAM32, false, {2, 1, 900}, words)};
+  commands::Burst mixed;
+  for (const auto& b : bursts) mixed.insert(mixed.end(), b.begin(), b.end());
+  bursts.push_back(mixed);
+  for (size_t i = 0; i < bursts.size(); ++i) {
+    std::vector<uint8_t> bytes;
+    link::encode(command_frame(bursts[i]), bytes);
+    EXPECT_EQ(link::encoded_bytes(bursts[i]), bytes.size() - link::kHeaderBytes) << "burst " << i;
+  }
+}
+
 // More elements than kMaxElements in one frame, each run of them well formed: refused
 // by decode and decode_runs alike, whether the run or a single entry after the runs
 // is the one too many.
