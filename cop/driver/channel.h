@@ -23,6 +23,7 @@
 #include <cop/link.h>
 #include <cop/wire.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -90,6 +91,27 @@ void forget_operation(Window& w, uint8_t ppn, uint64_t op_id);
 // later one of its site (identity_fate take or later: a sender already ahead) is kept: settle() runs
 // inside the next call, after whose start such words may be here already.
 void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
+
+// Messages to a node decoded once per shape: whether an entry's message decodes, and
+// all of it but its MSGTAG, data words and identity, depend on its instruction word,
+// word count and address word's CNTNO and CHNO alone (link.h element_message). The
+// last few shapes are kept: copd's reply to a reduction's root interleaves each
+// element's result and its ACK, two shapes.
+class ToNodeMessages {
+ public:
+  // The entry's message (valid until the next call), or nullptr when it does not decode.
+  const wire::Message* of(const link::Entry& e);
+
+ private:
+  struct Shape {
+    bool used = false, ok = false;
+    uint32_t word0 = 0, fixed = 0;  // the instruction word; the address word but its MSGTAG
+    uint8_t nwords = 0;
+    wire::Message m;
+  };
+  std::array<Shape, 4> shapes_{};
+  size_t next_ = 0;
+};
 
 class ChannelClient {
  public:
@@ -207,6 +229,7 @@ class ChannelClient {
   link::Frame frame_;
   // The datagram received last, decoded as runs (handle_datagram): their storage kept.
   link::FrameRuns rx_runs_;
+  ToNodeMessages rx_messages_;
   // The elements of the last datagram that are not this task's now: filed once it is taken.
   std::vector<link::Entry> to_file_;
   // The opcodes of the frame in flight's commands (an answer's index names one).

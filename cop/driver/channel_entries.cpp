@@ -35,35 +35,6 @@ bool forgotten(const Window& w, uint8_t ppn, uint64_t op_id) {
   return false;
 }
 
-// Entries' messages to a node, one wire::decode for a sequence of the same shape (the
-// out-of-context buffer holds a filed run element after element): whether a message to
-// a node decodes, and all but its MSGTAG and data words, depend on its instruction word,
-// word count and address word's CNTNO and CHNO alone (link.h element_message).
-class ToNodeMessages {
- public:
-  const wire::Message* of(const Entry& e) {
-    const uint32_t fixed = e.nwords >= 2 ? e.words[1] & ~wire::field::kMsgtag.put(~0u) : 0;
-    if (!have_ || e.words[0] != word0_ || e.nwords != nwords_ || fixed != fixed_) {
-      auto d = link::decode_entry(e, Direction::to_node);
-      have_ = true, word0_ = e.words[0], nwords_ = e.nwords, fixed_ = fixed;
-      ok_ = std::holds_alternative<wire::Message>(d);
-      if (ok_) m_ = std::get<wire::Message>(d);
-    }
-    if (!ok_) return nullptr;
-    if (e.nwords >= 2) m_.addr.msgtag = wire::address_msgtag(e.words[1]);
-    if (e.nwords >= 3) m_.data1 = e.words[2];
-    if (e.nwords >= 4) m_.data2 = e.words[3];
-    m_.op_id = e.op_id;
-    return &m_;
-  }
-
- private:
-  bool have_ = false, ok_ = false;
-  uint32_t word0_ = 0, fixed_ = 0;
-  uint8_t nwords_ = 0;
-  wire::Message m_;
-};
-
 }  // namespace
 
 IdentityFate identity_fate(uint64_t mine, uint64_t theirs, bool nack) {
@@ -202,7 +173,34 @@ bool ChannelClient::take_result(const Received& e) {
   return true;
 }
 
+const wire::Message* ToNodeMessages::of(const Entry& e) {
+  const uint32_t fixed = e.nwords >= 2 ? e.words[1] & ~wire::field::kMsgtag.put(~0u) : 0;
+  Shape* s = nullptr;
+  for (Shape& c : shapes_)
+    if (c.used && c.word0 == e.words[0] && c.nwords == e.nwords && c.fixed == fixed) s = &c;
+  if (!s) {
+    s = &shapes_[next_++ % shapes_.size()];
+    auto d = link::decode_entry(e, Direction::to_node);
+    *s = Shape{true, std::holds_alternative<wire::Message>(d), e.words[0], fixed, e.nwords, {}};
+    if (s->ok) s->m = std::get<wire::Message>(d);
+  }
+  if (!s->ok) return nullptr;
+  if (e.nwords >= 2) s->m.addr.msgtag = wire::address_msgtag(e.words[1]);
+  if (e.nwords >= 3) s->m.data1 = e.words[2];
+  if (e.nwords >= 4) s->m.data2 = e.words[3];
+  s->m.op_id = e.op_id;
+  return &s->m;
+}
+
 void ChannelClient::take_run(const link::EntryRun& r) {
+  if (r.count == 1) {
+    // A single entry (copd's answers and results of a reduction come interleaved, each
+    // its own entry): its message from the shapes decoded before.
+    const Received x{r.first.kind, wire::instruction_tkno(r.first.words[0]), r.first.index, r.first.seq,
+                     r.first.at_cycle, rx_messages_.of(r.first)};
+    if (!take_answer(x) && !take_result(x)) to_file_.push_back(r.first);
+    return;
+  }
   // The run decoded once: its elements' messages differ only in MSGTAG and data words,
   // and decode alike (link.h element_message).
   auto decoded = link::decode_entry(r.first, Direction::to_node);
@@ -258,7 +256,6 @@ void ChannelClient::take_from_buffer() {
   if (__atomic_load_n(&w_->ooc_count, __ATOMIC_ACQUIRE) == 0) return;
   lock_robust(&w_->buffer_lock);
   uint32_t high = 0;
-  ToNodeMessages messages;
   for (uint32_t i = 0; i < w_->ooc_high; ++i) {
     OutOfContext& o = w_->ooc[i];
     if (!o.used) continue;
@@ -270,7 +267,7 @@ void ChannelClient::take_from_buffer() {
     e.at_cycle = o.at_cycle;
     e.op_id = o.op_id;
     std::copy(o.words, o.words + 4, e.words.begin());
-    const Received x{e.kind, wire::instruction_tkno(e.words[0]), e.index, e.seq, e.at_cycle, messages.of(e)};
+    const Received x{e.kind, wire::instruction_tkno(e.words[0]), e.index, e.seq, e.at_cycle, rx_messages_.of(e)};
     if (take_answer(x) || take_result(x)) {
       o.used = 0;
       w_->ooc_count--;
