@@ -134,13 +134,11 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   // commands ready t_CN-COP later (cop/link.h).
   f.cycles = w_->result_cycles.load(std::memory_order_relaxed);
   f.entries.clear();
-  f.entries.reserve(commands.size());
+  link::append_entries(commands, Direction::to_controller, EntryKind::command, seq_, 0, f.entries);
   sent_ops_.resize(commands.size());
   answers_missing_ = 0;
   for (size_t i = 0; i < commands.size(); ++i) {
     sent_ops_[i] = commands[i].ins.opcode;
-    f.entries.push_back(link::make_entry(commands[i], Direction::to_controller, EntryKind::command, seq_,
-                                         static_cast<uint16_t>(i)));
     answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
   }
   pending_answers_.assign(commands.size(), Answer{});

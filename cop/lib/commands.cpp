@@ -98,13 +98,17 @@ std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t mos
                                const std::function<size_t(const Burst&)>& size) {
   std::vector<FramedBursts> frames;
   size_t used = 0;  // of the budget, by the last frame's bursts
+  size_t left = 0;  // commands of the bursts not yet packed
+  for (const ArrayBurst& b : bursts) left += b.commands.size();
   for (const ArrayBurst& b : bursts) {
     const size_t cost = size ? size(b.commands) : 0;
     if (frames.empty() || frames.back().commands.size() + b.commands.size() > most || (size && used + cost > budget)) {
       frames.emplace_back();
       frames.back().first_tag = b.tag;
+      frames.back().commands.reserve(std::min(std::max(most, b.commands.size()), left));  // grown once
       used = 0;
     }
+    left -= b.commands.size();
     used += cost;
     FramedBursts& f = frames.back();
     f.commands.insert(f.commands.end(), b.commands.begin(), b.commands.end());

@@ -403,8 +403,7 @@ size_t encoded_bytes(std::span<const wire::Message> commands) {
   // writing them: libcop counts every burst of an array call so.
   thread_local std::vector<Entry> es;
   es.clear();
-  for (size_t i = 0; i < commands.size(); ++i)
-    es.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
+  append_entries(commands, wire::Direction::to_controller, EntryKind::command, 1, 0, es);
   size_t bytes = 0;
   for (size_t i = 0; i < es.size();) {
     const Run r = run_from(es, i);
@@ -430,6 +429,30 @@ Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, 
   e.nwords = static_cast<uint8_t>(wire::encode(msg, dir, e.words));
   e.op_id = msg.op_id;
   return e;
+}
+
+void append_entries(std::span<const wire::Message> msgs, wire::Direction dir, EntryKind kind, uint32_t seq,
+                    uint16_t first_index, std::vector<Entry>& out) {
+  out.reserve(out.size() + msgs.size());
+  const wire::Message* last = nullptr;  // the message whose instruction out.back() was encoded from
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    const wire::Message& m = msgs[i];
+    if (!last || !(m.ins == last->ins) || m.addr.cntno != last->addr.cntno || m.addr.chno != last->addr.chno) {
+      out.push_back(make_entry(m, dir, kind, seq, uint16_t(first_index + i)));
+      last = &m;
+      continue;
+    }
+    // The instruction and the address but its MSGTAG as the last encoded: the same word
+    // count and instruction word (wire::encode reads the instruction for them).
+    Entry e = out.back();
+    e.index = uint16_t(first_index + i);
+    e.op_id = m.op_id;
+    if (e.nwords >= 2)
+      e.words[1] = (e.words[1] & ~wire::field::kMsgtag.put(~0u)) | wire::field::kMsgtag.put(m.addr.msgtag);
+    if (e.nwords >= 3) e.words[2] = m.data1;
+    if (e.nwords >= 4) e.words[3] = m.data2;
+    out.push_back(e);
+  }
 }
 
 std::variant<wire::Message, wire::DecodeError> decode_entry(const Entry& e, wire::Direction dir,

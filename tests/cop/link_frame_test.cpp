@@ -320,6 +320,38 @@ TEST(LinkCompact, EncodedBytesAreWhatEncodeWrites) {
   }
 }
 
+// append_entries makes every entry make_entry makes, message by message: bursts of
+// every shape, and messages that share an instruction but not the channel or the
+// controller in their address word.
+TEST(LinkCompact, AppendEntriesMakesWhatMakeEntryMakes) {
+  const commands::Sender s{3, 1, wire::make_identity(2, 0x5151)};
+  std::vector<uint64_t> words(200);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 0x0123456789ABCDEFull * (i + 1);
+  commands::Burst all = commands::reduction(s, Opcode::SUMI64, 0x7FFA0, words, 0b11, 0b1);
+  for (const auto& b : {commands::broadcast(s, Opcode::BCAST32, 300, words, 0b10), commands::barrier(s, 40, 0b11),
+                        commands::tas_access(s, Opcode::RMW64, true, {2, 1, 5}, words, true, true)})
+    all.insert(all.end(), b.begin(), b.end());
+  for (size_t i = 0; i < 40; ++i) {
+    wire::Message m = commands::command(s, Opcode::RSRAM64, wire::Space::TAS, uint32_t(i));
+    m.ins.z = true;
+    m.addr.chno = uint8_t(1 + i % 3);  // the same instruction, another channel now and then
+    m.addr.cntno = uint8_t(i / 20);
+    all.push_back(m);
+  }
+  for (auto dir : {Direction::to_controller, Direction::to_node}) {
+    std::vector<Entry> made{link::make_entry(wire::make(Opcode::ACK, 1), dir, EntryKind::answer)};
+    link::append_entries(all, dir, EntryKind::command, 9, 5, made);
+    ASSERT_EQ(made.size(), all.size() + 1);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Entry e = link::make_entry(all[i], dir, EntryKind::command, 9, uint16_t(5 + i));
+      const Entry& x = made[i + 1];
+      EXPECT_TRUE(x.index == e.index && x.seq == e.seq && x.kind == e.kind && x.nwords == e.nwords &&
+                  x.words == e.words && x.op_id == e.op_id && x.at_cycle == e.at_cycle)
+          << "message " << i << " " << wire::to_string(all[i]);
+    }
+  }
+}
+
 // More elements than kMaxElements in one frame, each run of them well formed: refused
 // by decode and decode_runs alike, whether the run or a single entry after the runs
 // is the one too many.

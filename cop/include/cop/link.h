@@ -311,5 +311,10 @@ bool verify(std::span<const uint8_t> bytes, const Key& key);
 // An entry for a message going `dir`.
 Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, uint32_t seq = 0,
                  uint16_t index = 0, uint64_t at_cycle = 0);
+// The entries of `msgs` appended to `out`, msgs[i] as make_entry(msgs[i], dir, kind, seq,
+// first_index + i) makes it: a burst's element commands (one instruction on consecutive
+// words) encoded once per instruction, then only their address and data words.
+void append_entries(std::span<const wire::Message> msgs, wire::Direction dir, EntryKind kind, uint32_t seq,
+                    uint16_t first_index, std::vector<Entry>& out);
 
 }  // namespace cop::link
