@@ -43,7 +43,8 @@
 //           encoding only: encode() makes a run of every such sequence of
 //           entries, decode() gives the entries back one element each (the
 //           core executes and answers element by element, Frame::entries is
-//           the same either way). A run that is not one encode() makes (count
+//           the same either way; decode_runs() gives a run as one record, for
+//           a receiver that takes it whole). A run that is not one encode() makes (count
 //           below 2, unknown flags, an address step without an address word,
 //           the index, MSGTAG or cycles overflowing, more words than the
 //           frame has, more than kMaxElements elements in the frame) is refused
