@@ -36,12 +36,14 @@ void append_masks(Burst& b, const Sender& s, Opcode op, uint32_t tag, uint64_t m
 void append_elements(Burst& b, const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words) {
   // The elements differ only in their word and value (a burst, seed 000 ch. VI): the
   // command is made once and its MSGTAG and payload set per element.
-  Message m = command(s, op, Space::GAS, tag);
+  // (Each made from the unchanged first and then set in place: a copy of a message just
+  // changed field by field stalled on its own stores.)
+  const Message first = command(s, op, Space::GAS, tag);
   b.reserve(b.size() + words.size() + 1);
   for (size_t i = 0; i < words.size(); ++i) {
+    Message& m = b.emplace_back(first);
     m.addr.msgtag = tag + uint32_t(i);
     wire::set_payload(m, words[i]);
-    b.push_back(m);
   }
 }
 

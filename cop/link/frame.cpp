@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -431,27 +432,39 @@ Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, 
   return e;
 }
 
+static_assert(sizeof(wire::Instruction) == 10 && std::has_unique_object_representations_v<wire::Instruction>,
+              "append_entries compares instructions by their bytes");
+
 void append_entries(std::span<const wire::Message> msgs, wire::Direction dir, EntryKind kind, uint32_t seq,
                     uint16_t first_index, std::vector<Entry>& out) {
-  out.reserve(out.size() + msgs.size());
-  const wire::Message* last = nullptr;  // the message whose instruction out.back() was encoded from
+  const size_t base = out.size();
+  out.resize(base + msgs.size());
+  const wire::Message* last = nullptr;  // the message whose instruction was encoded last
+  uint32_t word0 = 0, fixed = 0;        // its instruction word, its address word but MSGTAG
+  uint8_t nwords = 0;
   for (size_t i = 0; i < msgs.size(); ++i) {
     const wire::Message& m = msgs[i];
-    if (!last || !(m.ins == last->ins) || m.addr.cntno != last->addr.cntno || m.addr.chno != last->addr.chno) {
-      out.push_back(make_entry(m, dir, kind, seq, uint16_t(first_index + i)));
-      last = &m;
+    Entry& e = out[base + i];
+    // (Instruction has no padding: its bytes are its fields, compared in two loads.)
+    if (!last || std::memcmp(&m.ins, &last->ins, sizeof(wire::Instruction)) != 0 ||
+        m.addr.cntno != last->addr.cntno || m.addr.chno != last->addr.chno) {
+      e = make_entry(m, dir, kind, seq, uint16_t(first_index + i));
+      last = &m, word0 = e.words[0], nwords = e.nwords;
+      fixed = e.words[1] & ~wire::field::kMsgtag.put(~0u);
       continue;
     }
     // The instruction and the address but its MSGTAG as the last encoded: the same word
-    // count and instruction word (wire::encode reads the instruction for them).
-    Entry e = out.back();
+    // count and instruction word (wire::encode reads the instruction for them). Written
+    // field by field from registers (a copy of the entry before, just written, stalled).
+    e.seq = seq;
     e.index = uint16_t(first_index + i);
+    e.kind = kind;
+    e.nwords = nwords;
     e.op_id = m.op_id;
-    if (e.nwords >= 2)
-      e.words[1] = (e.words[1] & ~wire::field::kMsgtag.put(~0u)) | wire::field::kMsgtag.put(m.addr.msgtag);
-    if (e.nwords >= 3) e.words[2] = m.data1;
-    if (e.nwords >= 4) e.words[3] = m.data2;
-    out.push_back(e);
+    e.words[0] = word0;
+    if (nwords >= 2) e.words[1] = fixed | wire::field::kMsgtag.put(m.addr.msgtag);
+    if (nwords >= 3) e.words[2] = m.data1;
+    if (nwords >= 4) e.words[3] = m.data2;
   }
 }
 
