@@ -14,7 +14,8 @@
 // input before (copd's way) gives the same verdict and frame; decode_runs (the node's
 // way, runs kept whole) gives the same verdict and reason, its runs' elements are the
 // entries, and a run's messages derived from its first (element_message) are what each
-// element decodes to alone.
+// element decodes to alone; append_entries makes each decoded message's entry as
+// make_entry does.
 #include <cop/link.h>
 #include <zlib.h>
 
@@ -142,14 +143,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(!link::verify(macd, key), "a frame with byte %zu changed still verifies", at);
     }
     (void)link::frame_type_name(f->type);
+    std::vector<wire::Message> decoded;  // the entries' messages that decode, in order
     for (const link::Entry& e : f->entries) {
       FUZZ_CHECK(e.nwords >= 1 && e.nwords <= wire::kMaxWords, "entry with %d words", e.nwords);
       const auto dir = e.kind == link::EntryKind::command ? wire::Direction::to_controller : wire::Direction::to_node;
       auto m = wire::decode(e.span(), dir);
       if (auto* msg = std::get_if<wire::Message>(&m)) {
+        decoded.push_back(*msg);
+        decoded.back().op_id = e.op_id;
         // An entry made from the decoded message is the entry's own words again.
         link::Entry again_e = link::make_entry(*msg, dir, e.kind, e.seq, e.index, e.at_cycle);
         FUZZ_CHECK(again_e.nwords == e.nwords && again_e.words == e.words, "make_entry differs");
+      }
+    }
+    // append_entries (a burst's entries, one encoding per instruction) makes what make_entry
+    // makes, message by message, whatever messages came in the frame.
+    for (auto dir : {wire::Direction::to_controller, wire::Direction::to_node}) {
+      std::vector<link::Entry> made;
+      link::append_entries(decoded, dir, link::EntryKind::command, 5, 3, made);
+      FUZZ_CHECK(made.size() == decoded.size(), "append_entries made %zu entries", made.size());
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        const link::Entry one = link::make_entry(decoded[i], dir, link::EntryKind::command, 5, uint16_t(3 + i));
+        const link::Entry& x = made[i];
+        FUZZ_CHECK(x.words == one.words && x.nwords == one.nwords && x.index == one.index && x.seq == one.seq &&
+                       x.kind == one.kind && x.op_id == one.op_id && x.at_cycle == one.at_cycle,
+                   "append_entries differs from make_entry at message %zu", i);
       }
     }
   } else {
