@@ -380,7 +380,14 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
 
 std::optional<LinkError> decode(std::span<const uint8_t> in, Frame& f) {
   f.entries.clear();
+  // An element per wire entry at least (the header's count, not yet checked: capped).
+  if (in.size() >= kHeaderBytes)
+    f.entries.reserve(std::min<size_t>(get<uint16_t>(in, kCountAt), size_t(kMaxEntries)));
   return parse(in, f, [&f](const EntryRun& r) {
+    if (r.count == 1) {  // a single entry: decoded whole
+      f.entries.push_back(r.first);
+      return;
+    }
     // The elements made in place, the vector grown once for the run (a 16 KB burst is
     // one entry of 2048 elements).
     const size_t first = f.entries.size();
