@@ -2,8 +2,9 @@
 // "Keys"): encoding a frame, encoding it MACed (keyed BLAKE2b, 16 bytes),
 // verifying the MAC of a received one, and decoding. Two frames: a barrier's
 // command frame (LOCK SETTC BENTRY UNLOCK, as libcop sends it) and a burst of
-// 128 reduction elements (t_MAX-OP, seed 000 ch. VI).
-//   build/bin/cop_link_bench [--benchmark_format=json]
+// 128 reduction elements (t_MAX-OP, seed 000 ch. VI); and the node side of a 16 KB
+// broadcast, sent and received (broadcast16k_*).
+//   build/bin/cop_link_bench [--benchmark_format=json] [--benchmark_filter=broadcast16k]
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -81,6 +82,62 @@ BENCHMARK_CAPTURE(encode, burst128_plain, burst_frame(), false);
 BENCHMARK_CAPTURE(encode, burst128_mac, burst_frame(), true);
 BENCHMARK_CAPTURE(verify, burst128, burst_frame());
 BENCHMARK_CAPTURE(decode, burst128, burst_frame());
+
+// The node side of a 16 KB broadcast (2048 BCAST64 words, issue 36), as libcop and its
+// channel do it: the sender's bursts built, packed by their encoded bytes, their entries
+// made and the frame encoded MACed; the receiver's frame of the words verified, decoded
+// as runs and each word taken from its run's message.
+void broadcast16k_send(benchmark::State& st) {
+  const link::Key k = key();
+  const commands::Sender s{1, 0, wire::make_identity(5, 0x1234)};
+  std::vector<uint64_t> words(2048);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 77 * i;
+  link::Frame f = frame_of({});
+  std::vector<uint8_t> out;
+  constexpr size_t kBudget = link::kMaxFrameBytes - link::kHeaderBytes - 4096;
+  for (auto _ : st) {
+    const auto bursts = commands::broadcast_bursts(s, wire::Opcode::BCAST64, 100, words, 0b110, 128);
+    const auto frames = commands::pack(bursts, link::kMaxElements, kBudget,
+                                       [](const commands::Burst& b) { return link::encoded_bytes(b); });
+    f.entries.clear();
+    link::append_entries(frames[0].commands, wire::Direction::to_controller, link::EntryKind::command, f.seq, 0,
+                         f.entries);
+    link::encode(f, out, &k);
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.counters["bytes"] = double(out.size());
+}
+
+void broadcast16k_receive(benchmark::State& st) {
+  const link::Key k = key();
+  link::Frame f = frame_of({});
+  f.type = link::FrameType::reply;
+  for (uint32_t i = 0; i < 2048; ++i) {
+    wire::Message m = wire::make(wire::Opcode::BCAST64, 0, wire::Space::GAS, 100 + i);
+    m.addr.chno = 1;
+    m.set_data64(77ull * i);
+    f.entries.push_back(link::make_entry(m, wire::Direction::to_node, link::EntryKind::broadcast, 1, 0, 10 + 8ull * i));
+  }
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes, &k);
+  link::FrameRuns runs;
+  std::vector<uint64_t> words(2048);
+  for (auto _ : st) {
+    if (!link::verify(bytes, k) || link::decode_runs(bytes, runs)) st.SkipWithError("frame refused");
+    for (const link::EntryRun& r : runs.runs) {
+      const auto first = std::get<wire::Message>(link::decode_entry(r.first, wire::Direction::to_node));
+      for (size_t e = 0; e < r.count; ++e) {
+        const wire::Message m = link::element_message(r, first, e);
+        words[m.addr.msgtag - 100] = wire::payload(m);
+      }
+    }
+    benchmark::DoNotOptimize(words.data());
+  }
+  st.counters["bytes"] = double(bytes.size());
+}
+
+BENCHMARK(broadcast16k_send);
+BENCHMARK(broadcast16k_receive);
 
 }  // namespace
 

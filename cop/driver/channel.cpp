@@ -134,12 +134,11 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   // commands ready t_CN-COP later (cop/link.h).
   f.cycles = w_->result_cycles.load(std::memory_order_relaxed);
   f.entries.clear();
-  f.entries.reserve(commands.size());
-  sent_.assign(commands.begin(), commands.end());
+  link::append_entries(commands, Direction::to_controller, EntryKind::command, seq_, 0, f.entries);
+  sent_ops_.resize(commands.size());
   answers_missing_ = 0;
   for (size_t i = 0; i < commands.size(); ++i) {
-    f.entries.push_back(link::make_entry(commands[i], Direction::to_controller, EntryKind::command, seq_,
-                                         static_cast<uint16_t>(i)));
+    sent_ops_[i] = commands[i].ins.opcode;
     answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
   }
   pending_answers_.assign(commands.size(), Answer{});
@@ -154,7 +153,10 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 
 Error ChannelClient::finish(std::vector<Answer>& answers) {
   const Error e = wait_for_outstanding();
-  answers = pending_answers_;
+  // Every answer in: nothing writes pending_answers_ again before the next frame assigns
+  // it (take_answer takes nothing while none is missing), so it is handed over, not copied.
+  if (answers_missing_ == 0) answers.swap(pending_answers_);
+  else answers = pending_answers_;
   return e;
 }
 
@@ -199,10 +201,10 @@ long ChannelClient::receive(int timeout_ms) {
 }
 
 void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
-  // Decoded into one kept Frame (as rx_, used under the channel lock): a reply of a
-  // 16 KB burst is thousands of entries, fresh storage for each was page faults (link.h decode).
-  if (link::decode(bytes, rx_frame_)) return;  // damaged on the way: the timer resends
-  const Frame& f = rx_frame_;
+  // Decoded as runs (link.h decode_runs) into storage kept (as rx_, used under the
+  // channel lock): a reply of a 16 KB burst is one run of 2048 elements, taken whole.
+  if (link::decode_runs(bytes, rx_runs_)) return;  // damaged on the way: the timer resends
+  const Frame& f = rx_runs_.frame;
   // Who sent it: copd, if the session's down key verifies it (cop/link.h
   // "Keys"). CHALLENGE cannot be MACed: a challenge is only filed for the driver
   // (which proves the key). REFUSED has its own key and freshness (take_refusal).
@@ -225,7 +227,7 @@ void ChannelClient::handle_datagram(std::span<const uint8_t> bytes) {
   w_->last_heard_ns.store(monotonic_ns(), std::memory_order_relaxed);
   switch (f.type) {
     case FrameType::reply:
-      take_reply(f);
+      take_reply(rx_runs_);
       break;
     case FrameType::sup_ack:
       if (f.session == w_->rx_session.load() && link::seq_after(f.seq, w_->sup_acked.load())) {
@@ -280,13 +282,22 @@ void ChannelClient::take_refusal(const Frame& f, std::span<const uint8_t> bytes)
   w_->reprove.store(1, std::memory_order_release);
 }
 
-void ChannelClient::take_reply(const Frame& f) {
+void ChannelClient::take_reply(const link::FrameRuns& runs) {
+  const Frame& f = runs.frame;
   if (f.session != w_->rx_session.load(std::memory_order_relaxed)) return;  // an earlier registration's
+  to_file_.clear();
   if (f.seq == 0) {
     // Outside the stream: copd's NACK protection for a frame it did not accept,
     // and its word that a resent frame waits for service (filed for its task).
-    for (const Entry& e : f.entries)
-      if (!take_answer(e) && e.index == link::kInProgressIndex) file_out_of_context(e);
+    for (const link::EntryRun& r : runs.runs)
+      for (size_t k = 0; k < r.count; ++k) {
+        const Entry e = r.element(k);
+        auto decoded = link::decode_entry(e, Direction::to_node);
+        const Received x{e.kind, wire::instruction_tkno(e.words[0]), e.index, e.seq, e.at_cycle,
+                         std::get_if<wire::Message>(&decoded)};
+        if (!take_answer(x) && e.index == link::kInProgressIndex) to_file_.push_back(e);
+      }
+    if (!to_file_.empty()) file_out_of_context(to_file_);
     return;
   }
   const uint32_t expected = w_->rx_next.load(std::memory_order_relaxed);
@@ -304,8 +315,10 @@ void ChannelClient::take_reply(const Frame& f) {
   uint32_t next = expected + 1;
   if (next == 0) next = 1;
   w_->rx_next.store(next, std::memory_order_release);
-  for (const Entry& e : f.entries)
-    if (!take_answer(e) && !take_result(e)) file_out_of_context(e);
+  for (const link::EntryRun& r : runs.runs) take_run(r);
+  // What is not this task's now, filed in arrival order under one lock (matching never
+  // reads the buffer, so filing after the frame's elements are matched changes nothing).
+  if (!to_file_.empty()) file_out_of_context(to_file_);
 }
 
 bool ChannelClient::drain(int timeout_ms) {

@@ -23,6 +23,7 @@
 #include <cop/link.h>
 #include <cop/wire.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -91,6 +92,27 @@ void forget_operation(Window& w, uint8_t ppn, uint64_t op_id);
 // inside the next call, after whose start such words may be here already.
 void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool broadcast_data, uint64_t keep = 0);
 
+// Messages to a node decoded once per shape: whether an entry's message decodes, and
+// all of it but its MSGTAG, data words and identity, depend on its instruction word,
+// word count and address word's CNTNO and CHNO alone (link.h element_message). The
+// last few shapes are kept: copd's reply to a reduction's root interleaves each
+// element's result and its ACK, two shapes.
+class ToNodeMessages {
+ public:
+  // The entry's message (valid until the next call), or nullptr when it does not decode.
+  const wire::Message* of(const link::Entry& e);
+
+ private:
+  struct Shape {
+    bool used = false, ok = false;
+    uint32_t word0 = 0, fixed = 0;  // the instruction word; the address word but its MSGTAG
+    uint8_t nwords = 0;
+    wire::Message m;
+  };
+  std::array<Shape, 4> shapes_{};
+  size_t next_ = 0;
+};
+
 class ChannelClient {
  public:
   // `task_key` authenticates the frames: the task's T (copdrv enrolled it with
@@ -146,13 +168,27 @@ class ChannelClient {
   // its size, 0 when none came, -1 when nothing listens where copd was.
   long receive(int timeout_ms);
   void handle_datagram(std::span<const uint8_t> bytes);
+  // One element that arrived, as matching it needs it: its entry's fields and its
+  // message to the node, decoded (nullptr: it does not decode). A compact run's
+  // elements are matched with one decode for the run (link::element_message).
+  struct Received {
+    link::EntryKind kind = link::EntryKind::answer;
+    uint16_t tkno = 0;  // its instruction word's TKNO field
+    uint16_t index = 0;
+    uint32_t seq = 0;
+    uint64_t at_cycle = 0;
+    const wire::Message* msg = nullptr;
+  };
   // An answer to our frame in flight (by the Pid register) / a result we wait
   // for: taken, true; anything else is left to the caller.
-  bool take_answer(const link::Entry& e);
-  bool take_result(const link::Entry& e);
-  // Keeps an entry that is some other task's (or comes before its receiver
-  // asks) in the out-of-context buffer; ERR overflow when it is full.
-  void file_out_of_context(const link::Entry& e);
+  bool take_answer(const Received& e);
+  bool take_result(const Received& e);
+  // The elements of a run of a reply frame in the stream: each taken as an answer
+  // or a result, else kept for filing (to_file_).
+  void take_run(const link::EntryRun& r);
+  // Keeps entries that are some other task's (or come before their receiver
+  // asks) in the out-of-context buffer, in their order; ERR overflow when it is full.
+  void file_out_of_context(std::span<const link::Entry> es);
   // Takes our entries out of the out-of-context buffer.
   void take_from_buffer();
   // Until every answer of the frame in flight and every awaited result is in:
@@ -165,7 +201,7 @@ class ChannelClient {
   wire::Error transmit();
   // An acknowledgment of the reply stream; gap: ask copd to resend at once.
   void send_ack(bool gap);
-  void take_reply(const link::Frame& f);
+  void take_reply(const link::FrameRuns& runs);
   // A REFUSED frame: copd's for this session asks copdrv to prove again; else ignored and counted.
   void take_refusal(const link::Frame& f, std::span<const uint8_t> bytes);
   // No answer missing, and no result missing unless the wait has failed.
@@ -191,9 +227,13 @@ class ChannelClient {
   uint32_t seq_ = 0;
   // The frame in flight.
   link::Frame frame_;
-  // The datagram received last, decoded (handle_datagram): its entries' storage kept.
-  link::Frame rx_frame_;
-  std::vector<wire::Message> sent_;
+  // The datagram received last, decoded as runs (handle_datagram): their storage kept.
+  link::FrameRuns rx_runs_;
+  ToNodeMessages rx_messages_;
+  // The elements of the last datagram that are not this task's now: filed once it is taken.
+  std::vector<link::Entry> to_file_;
+  // The opcodes of the frame in flight's commands (an answer's index names one).
+  std::vector<wire::Opcode> sent_ops_;
   std::vector<uint8_t> frame_bytes_;
   std::vector<Answer>* answers_ = nullptr;
   std::vector<Answer> pending_answers_;

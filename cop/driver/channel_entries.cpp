@@ -91,8 +91,8 @@ void forget_results(Window& w, uint8_t ppn, uint32_t first, uint32_t count, bool
   pthread_mutex_unlock(&w.buffer_lock);
 }
 
-bool ChannelClient::take_answer(const Entry& e) {
-  if (e.kind != EntryKind::answer || wire::instruction_tkno(e.words[0]) != tkno_) return false;
+bool ChannelClient::take_answer(const Received& e) {
+  if (e.kind != EntryKind::answer || e.tkno != tkno_) return false;
   // Ours by the Pid register. copd saying our resent frame waits for service:
   // not lost, so the retry count starts again (the timer keeps its backoff).
   if (e.index == link::kInProgressIndex) {
@@ -100,10 +100,9 @@ bool ChannelClient::take_answer(const Entry& e) {
     return true;
   }
   // An answer to an older frame (a resend's duplicate) is consumed and dropped.
-  if (e.seq != seq_ || e.index >= sent_.size() || answers_missing_ == 0) return true;
-  auto decoded = link::decode_entry(e, Direction::to_node);
-  if (!std::holds_alternative<wire::Message>(decoded)) return true;
-  const wire::Message& m = std::get<wire::Message>(decoded);
+  if (e.seq != seq_ || e.index >= sent_ops_.size() || answers_missing_ == 0) return true;
+  if (!e.msg) return true;
+  const wire::Message& m = *e.msg;
   Answer& a = (*answers_)[e.index];
   const size_t slot = size_t(e.index) * 2;
   if (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK) {
@@ -117,7 +116,7 @@ bool ChannelClient::take_answer(const Entry& e) {
       // in use only says a peer channel initialised it first.)
       if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
       // No data follows a refused command.
-      if (wire::has_answer_data(sent_[e.index].ins.opcode) && !have_answer_[slot + 1]) {
+      if (wire::has_answer_data(sent_ops_[e.index]) && !have_answer_[slot + 1]) {
         have_answer_[slot + 1] = true;
         answers_missing_--;
       }
@@ -135,11 +134,9 @@ bool ChannelClient::take_answer(const Entry& e) {
   return true;
 }
 
-bool ChannelClient::take_result(const Entry& e) {
-  if (e.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0) return false;
-  auto decoded = link::decode_entry(e, Direction::to_node);
-  if (!std::holds_alternative<wire::Message>(decoded)) return false;
-  const wire::Message& m = std::get<wire::Message>(decoded);
+bool ChannelClient::take_result(const Received& e) {
+  if (e.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0 || !e.msg) return false;
+  const wire::Message& m = *e.msg;
   const uint32_t tag = m.addr.msgtag;
   if (tag < wanted_->tag || tag >= wanted_->tag + wanted_->count) return false;
   if (m.ins.ppn != ppn_) return false;  // another job's operation on the same tag
@@ -176,23 +173,66 @@ bool ChannelClient::take_result(const Entry& e) {
   return true;
 }
 
-void ChannelClient::file_out_of_context(const Entry& e) {
-  lock_robust(&w_->buffer_lock);
-  if (e.kind == EntryKind::broadcast && forgotten(*w_, wire::instruction_ppn(e.words[0]), e.op_id)) {  // consumed by its receiver already
-    pthread_mutex_unlock(&w_->buffer_lock);
+const wire::Message* ToNodeMessages::of(const Entry& e) {
+  const uint32_t fixed = e.nwords >= 2 ? e.words[1] & ~wire::field::kMsgtag.put(~0u) : 0;
+  Shape* s = nullptr;
+  for (Shape& c : shapes_)
+    if (c.used && c.word0 == e.words[0] && c.nwords == e.nwords && c.fixed == fixed) s = &c;
+  if (!s) {
+    s = &shapes_[next_++ % shapes_.size()];
+    auto d = link::decode_entry(e, Direction::to_node);
+    *s = Shape{true, std::holds_alternative<wire::Message>(d), e.words[0], fixed, e.nwords, {}};
+    if (s->ok) s->m = std::get<wire::Message>(d);
+  }
+  if (!s->ok) return nullptr;
+  if (e.nwords >= 2) s->m.addr.msgtag = wire::address_msgtag(e.words[1]);
+  if (e.nwords >= 3) s->m.data1 = e.words[2];
+  if (e.nwords >= 4) s->m.data2 = e.words[3];
+  s->m.op_id = e.op_id;
+  return &s->m;
+}
+
+void ChannelClient::take_run(const link::EntryRun& r) {
+  if (r.count == 1) {
+    // A single entry (copd's answers and results of a reduction come interleaved, each
+    // its own entry): its message from the shapes decoded before.
+    const Received x{r.first.kind, wire::instruction_tkno(r.first.words[0]), r.first.index, r.first.seq,
+                     r.first.at_cycle, rx_messages_.of(r.first)};
+    if (!take_answer(x) && !take_result(x)) to_file_.push_back(r.first);
     return;
   }
-  // Appended after the highest used slot while there is room (arrival order, no scan),
-  // else the first free one.
-  int slot = w_->ooc_high < uint32_t(kOutOfContextSlots) ? int(w_->ooc_high) : -1;
-  for (int i = 0; slot < 0 && i < kOutOfContextSlots; ++i)
-    if (!w_->ooc[i].used) slot = i;
-  if (slot < 0) {
-    // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
-    // than letting its receiver wait for it until a timeout.
-    w_->overflows.fetch_add(1);
-    csr_set_error(*w_, Error::overflow);
-  } else {
+  // The run decoded once: its elements' messages differ only in MSGTAG and data words,
+  // and decode alike (link.h element_message).
+  auto decoded = link::decode_entry(r.first, Direction::to_node);
+  const wire::Message* first = std::get_if<wire::Message>(&decoded);
+  wire::Message m;
+  Received x{r.first.kind, wire::instruction_tkno(r.first.words[0]), r.first.index, r.first.seq, r.first.at_cycle,
+             first ? &m : nullptr};
+  for (size_t k = 0; k < r.count; ++k) {
+    if (first) m = link::element_message(r, *first, k);
+    x.index = (r.flags & link::kRunIndexStep) ? uint16_t(r.first.index + k) : r.first.index;
+    x.at_cycle = r.first.at_cycle + uint64_t(k) * r.step;
+    if (!take_answer(x) && !take_result(x)) to_file_.push_back(r.element(k));
+  }
+}
+
+void ChannelClient::file_out_of_context(std::span<const Entry> es) {
+  lock_robust(&w_->buffer_lock);
+  for (const Entry& e : es) {
+    if (e.kind == EntryKind::broadcast && forgotten(*w_, wire::instruction_ppn(e.words[0]), e.op_id))
+      continue;  // consumed by its receiver already
+    // Appended after the highest used slot while there is room (arrival order, no scan),
+    // else the first free one.
+    int slot = w_->ooc_high < uint32_t(kOutOfContextSlots) ? int(w_->ooc_high) : -1;
+    for (int i = 0; slot < 0 && i < kOutOfContextSlots; ++i)
+      if (!w_->ooc[i].used) slot = i;
+    if (slot < 0) {
+      // Nowhere to keep it: the message is lost, and the channel says so (CSR ERR) rather
+      // than letting its receiver wait for it until a timeout.
+      w_->overflows.fetch_add(1);
+      csr_set_error(*w_, Error::overflow);
+      continue;
+    }
     OutOfContext& o = w_->ooc[slot];
     o.kind = static_cast<uint8_t>(e.kind);
     o.nwords = e.nwords;
@@ -227,7 +267,8 @@ void ChannelClient::take_from_buffer() {
     e.at_cycle = o.at_cycle;
     e.op_id = o.op_id;
     std::copy(o.words, o.words + 4, e.words.begin());
-    if (take_answer(e) || take_result(e)) {
+    const Received x{e.kind, wire::instruction_tkno(e.words[0]), e.index, e.seq, e.at_cycle, rx_messages_.of(e)};
+    if (take_answer(x) || take_result(x)) {
       o.used = 0;
       w_->ooc_count--;
     } else {

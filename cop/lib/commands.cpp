@@ -34,10 +34,16 @@ void append_masks(Burst& b, const Sender& s, Opcode op, uint32_t tag, uint64_t m
 }
 
 void append_elements(Burst& b, const Sender& s, Opcode op, uint32_t tag, std::span<const uint64_t> words) {
+  // The elements differ only in their word and value (a burst, seed 000 ch. VI): the
+  // command is made once and its MSGTAG and payload set per element.
+  // (Each made from the unchanged first and then set in place: a copy of a message just
+  // changed field by field stalled on its own stores.)
+  const Message first = command(s, op, Space::GAS, tag);
+  b.reserve(b.size() + words.size() + 1);
   for (size_t i = 0; i < words.size(); ++i) {
-    Message m = command(s, op, Space::GAS, tag + uint32_t(i));
+    Message& m = b.emplace_back(first);
+    m.addr.msgtag = tag + uint32_t(i);
     wire::set_payload(m, words[i]);
-    b.push_back(m);
   }
 }
 
@@ -94,13 +100,17 @@ std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t mos
                                const std::function<size_t(const Burst&)>& size) {
   std::vector<FramedBursts> frames;
   size_t used = 0;  // of the budget, by the last frame's bursts
+  size_t left = 0;  // commands of the bursts not yet packed
+  for (const ArrayBurst& b : bursts) left += b.commands.size();
   for (const ArrayBurst& b : bursts) {
     const size_t cost = size ? size(b.commands) : 0;
     if (frames.empty() || frames.back().commands.size() + b.commands.size() > most || (size && used + cost > budget)) {
       frames.emplace_back();
       frames.back().first_tag = b.tag;
+      frames.back().commands.reserve(std::min(std::max(most, b.commands.size()), left));  // grown once
       used = 0;
     }
+    left -= b.commands.size();
     used += cost;
     FramedBursts& f = frames.back();
     f.commands.insert(f.commands.end(), b.commands.begin(), b.commands.end());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -57,7 +58,6 @@ bool known_type(uint8_t t) { return t >= 1 && t <= 16; }
 constexpr size_t kCountAt = 10;
 constexpr uint8_t kCompactBit = 0x80;
 constexpr uint8_t kIdentityBit = 0x40;  // the entry's operation identity follows its header (link.h)
-constexpr uint8_t kRunIndexStep = 1, kRunAddressStep = 2;
 
 // The compact run (link.h) that starts at es[i]: the most elements after it that
 // repeat its kind, seq, word count and instruction word, with the index and the
@@ -101,6 +101,14 @@ Run run_from(const std::vector<Entry>& es, size_t i) {
   }
   r.count = n;
   return r;
+}
+
+// The bytes entry `e` takes on the wire as the first of run `r` (count 1: a single entry).
+size_t wire_entry_bytes(const Entry& e, const Run& r) {
+  const size_t head = kEntryHeaderBytes + (e.op_id ? kIdentityBytes : 0);
+  if (r.count < 2) return head + 4u * e.nwords;
+  const size_t each = e.nwords > 2 ? size_t(e.nwords) - 2 : 0;
+  return head + kRunHeaderBytes + 4 * std::min<size_t>(e.nwords, 2) + 4 * each * r.count;
 }
 
 }  // namespace
@@ -200,64 +208,54 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   return out.size();
 }
 
-// A compact run (link.h) whose entry header `e` (entry `i`) was read, at `at`: its
-// elements appended to f.entries, or the reason it is refused.
-static std::optional<LinkError> decode_run(std::span<const uint8_t> in, size_t& at, Entry e, uint16_t i, Frame& f) {
-  using wire::Error;
-  // A compact run (link.h): refused whole when it is not one the encoder makes.
+namespace {
+
+using wire::Error;
+
+// A compact run (link.h) whose entry header `e` (entry `i`) was read, at `at`
+// (`elements`: the frame's elements before it): the run, or the reason it is refused.
+std::variant<EntryRun, LinkError> parse_run(std::span<const uint8_t> in, size_t& at, const Entry& e, uint16_t i,
+                                            size_t elements) {
+  // Refused whole when it is not one the encoder makes.
   if (in.size() - at < kRunHeaderBytes)
     return LinkError{Error::word_count, fmt::format("compact entry {} is cut off", i)};
+  EntryRun r;
+  r.first = e;
   const uint16_t count = get<uint16_t>(in, at);
-  const uint8_t flags = get<uint8_t>(in, at + 2);
+  r.flags = get<uint8_t>(in, at + 2);
   const uint8_t zero = get<uint8_t>(in, at + 3);
-  const uint32_t step = get<uint32_t>(in, at + 4);
+  r.step = get<uint32_t>(in, at + 4);
   at += kRunHeaderBytes;
   if (count < 2)
     return LinkError{Error::word_count, fmt::format("compact entry {} has count {} (at least 2)", i, count)};
-  if (size_t(count) > size_t(kMaxElements) - f.entries.size())
+  if (size_t(count) > size_t(kMaxElements) - elements)
     return LinkError{Error::word_count,
                      fmt::format("compact entry {} of {} elements: the frame has more than {}", i, count, kMaxElements)};
-  if ((flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
-    return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, flags, zero)};
-  if ((flags & kRunAddressStep) && e.nwords < 2)
+  if ((r.flags & ~(kRunIndexStep | kRunAddressStep)) != 0 || zero != 0)
+    return LinkError{Error::word_count, fmt::format("compact entry {} has unknown flags {:#x}/{:#x}", i, r.flags, zero)};
+  if ((r.flags & kRunAddressStep) && e.nwords < 2)
     return LinkError{Error::word_count, fmt::format("compact entry {} steps an address it does not carry", i)};
   const size_t fixed = std::min<size_t>(e.nwords, 2), each = e.nwords > 2 ? e.nwords - 2u : 0u;
   if ((in.size() - at) / 4 < fixed + size_t(count) * each)
     return LinkError{Error::word_count, fmt::format("compact entry {} of {} elements runs beyond the frame", i, count)};
-  for (size_t w = 0; w < fixed; ++w) e.words[w] = get<uint32_t>(in, at + 4 * w);
+  for (size_t w = 0; w < fixed; ++w) r.first.words[w] = get<uint32_t>(in, at + 4 * w);
   at += 4 * fixed;
-  if ((flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
+  if ((r.flags & kRunIndexStep) && uint32_t(e.index) + count - 1 > 0xFFFFu)
     return LinkError{Error::word_count, fmt::format("compact entry {}: index {} + {} overflows", i, e.index, count)};
-  if ((flags & kRunAddressStep) && wire::address_msgtag(e.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
-    return LinkError{Error::word_count,
-                     fmt::format("compact entry {}: MSGTAG {} + {} overflows", i, wire::address_msgtag(e.words[1]), count)};
-  if (step != 0 && (UINT64_MAX - e.at_cycle) / step < uint64_t(count - 1))
+  if ((r.flags & kRunAddressStep) && wire::address_msgtag(r.first.words[1]) + (count - 1u) > wire::field::kMsgtag.mask())
+    return LinkError{Error::word_count, fmt::format("compact entry {}: MSGTAG {} + {} overflows", i,
+                                                    wire::address_msgtag(r.first.words[1]), count)};
+  if (r.step != 0 && (UINT64_MAX - e.at_cycle) / r.step < uint64_t(count - 1))
     return LinkError{Error::word_count, fmt::format("compact entry {}: cycles overflow", i)};
-  // The elements made in place, the vector grown once for the run (decode reserved
-  // one element per wire entry: a 16 KB burst is one entry of 2048 elements).
-  const size_t first = f.entries.size();
-  if (f.entries.capacity() < first + count) f.entries.reserve(std::max(first + count, 2 * f.entries.capacity()));
-  f.entries.resize(first + count, e);
-  for (uint32_t k = 0; k < count; ++k) {
-    Entry& x = f.entries[first + k];
-    x.at_cycle = e.at_cycle + uint64_t(k) * step;
-    if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(e.index + k);
-    if (flags & kRunAddressStep) x.words[1] = e.words[1] + k;
-    std::memcpy(x.words.data() + 2, in.data() + at, 4 * each);
-    at += 4 * each;
-  }
-  return std::nullopt;
+  r.count = count;
+  r.data = in.data() + at;
+  for (size_t w = 0; w < each; ++w) r.first.words[2 + w] = get<uint32_t>(in, at + 4 * w);
+  at += 4 * each * count;
+  return r;
 }
 
-std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
-  Frame f;
-  if (auto bad = decode(in, f)) return *bad;
-  return f;
-}
-
-std::optional<LinkError> decode(std::span<const uint8_t> in, Frame& f) {
-  using wire::Error;
-  f.entries.clear();
+// The header of `in` into `f` (not its entries); `n`: the entries on the wire.
+std::optional<LinkError> parse_header(std::span<const uint8_t> in, Frame& f, uint16_t& n) {
   if (in.size() < kHeaderBytes)
     return LinkError{Error::checksum, fmt::format("frame of {} bytes is shorter than a header", in.size())};
   if (get<uint32_t>(in, 0) != kMagic) return LinkError{Error::checksum, "bad magic (not a COP link frame)"};
@@ -273,7 +271,7 @@ std::optional<LinkError> decode(std::span<const uint8_t> in, Frame& f) {
   f.type = static_cast<FrameType>(type);
   f.channel = get<uint16_t>(in, 6);
   f.tkno = get<uint16_t>(in, 8);
-  const uint16_t n = get<uint16_t>(in, 10);
+  n = get<uint16_t>(in, 10);
   f.seq = get<uint32_t>(in, 12);
   f.cycles = get<uint64_t>(in, 16);
   for (size_t i = 0; i < 4; ++i) f.info[i] = get<uint32_t>(in, 24 + 4 * i);
@@ -283,53 +281,144 @@ std::optional<LinkError> decode(std::span<const uint8_t> in, Frame& f) {
   std::memcpy(f.mac.data(), in.data() + kMacAt, kMacBytes);
   if (n > kMaxEntries)
     return LinkError{Error::word_count, fmt::format("frame of {} entries (at most {})", n, kMaxEntries)};
-  size_t at = kHeaderBytes;
-  if (f.entries.capacity() < n) f.entries.reserve(n);
+  return std::nullopt;
+}
+
+// Entry `i`'s header and identity at `at` into `e`; whether it is a compact run.
+std::variant<bool, LinkError> parse_entry_header(std::span<const uint8_t> in, size_t& at, uint16_t i, uint16_t n,
+                                                 Entry& e) {
+  if (in.size() - at < kEntryHeaderBytes)
+    return LinkError{Error::word_count, fmt::format("entry {} of {} is cut off", i, n)};
+  e.at_cycle = get<uint64_t>(in, at);
+  e.seq = get<uint32_t>(in, at + 8);
+  e.index = get<uint16_t>(in, at + 12);
+  const uint8_t kind = get<uint8_t>(in, at + 14);
+  e.nwords = get<uint8_t>(in, at + 15);
+  at += kEntryHeaderBytes;
+  if ((kind & ~(kCompactBit | kIdentityBit)) > 2)
+    return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
+  e.kind = static_cast<EntryKind>(kind & ~(kCompactBit | kIdentityBit));
+  if (kind & kIdentityBit) {
+    if (in.size() - at < kIdentityBytes)
+      return LinkError{Error::word_count, fmt::format("entry {}'s identity is cut off", i)};
+    e.op_id = get<uint64_t>(in, at);
+    at += kIdentityBytes;
+    if (e.op_id == 0) return LinkError{Error::word_count, fmt::format("entry {} has identity 0 with its flag", i)};
+  }
+  if (e.nwords < 1 || e.nwords > wire::kMaxWords)
+    return LinkError{Error::word_count, fmt::format("entry {} has {} words (1..4)", i, e.nwords)};
+  return (kind & kCompactBit) != 0;
+}
+
+// Every check of decode (link.h), in its order, once for decode and decode_runs:
+// the header into `f`, then each of the `n` wire entries handed to `take` as a run
+// (a single entry: count 1), then the text; nullopt when all is well.
+template <typename Take>
+std::optional<LinkError> parse(std::span<const uint8_t> in, Frame& f, Take take) {
+  uint16_t n = 0;
+  if (auto bad = parse_header(in, f, n)) return bad;
+  size_t at = kHeaderBytes, elements = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    if (in.size() - at < kEntryHeaderBytes)
-      return LinkError{Error::word_count, fmt::format("entry {} of {} is cut off", i, n)};
     Entry e;
-    e.at_cycle = get<uint64_t>(in, at);
-    e.seq = get<uint32_t>(in, at + 8);
-    e.index = get<uint16_t>(in, at + 12);
-    const uint8_t kind = get<uint8_t>(in, at + 14);
-    e.nwords = get<uint8_t>(in, at + 15);
-    at += kEntryHeaderBytes;
-    if ((kind & ~(kCompactBit | kIdentityBit)) > 2)
-      return LinkError{Error::checksum, fmt::format("entry {} has unknown kind {}", i, kind)};
-    e.kind = static_cast<EntryKind>(kind & ~(kCompactBit | kIdentityBit));
-    if (kind & kIdentityBit) {
-      if (in.size() - at < kIdentityBytes)
-        return LinkError{Error::word_count, fmt::format("entry {}'s identity is cut off", i)};
-      e.op_id = get<uint64_t>(in, at);
-      at += kIdentityBytes;
-      if (e.op_id == 0) return LinkError{Error::word_count, fmt::format("entry {} has identity 0 with its flag", i)};
-    }
-    if (e.nwords < 1 || e.nwords > wire::kMaxWords)
-      return LinkError{Error::word_count, fmt::format("entry {} has {} words (1..4)", i, e.nwords)};
-    if (!(kind & kCompactBit)) {
-      if (in.size() - at < 4u * e.nwords)
-        return LinkError{Error::word_count, fmt::format("entry {} is cut off", i)};
+    auto compact = parse_entry_header(in, at, i, n, e);
+    if (auto* bad = std::get_if<LinkError>(&compact)) return std::move(*bad);
+    if (!std::get<bool>(compact)) {
+      if (in.size() - at < 4u * e.nwords) return LinkError{Error::word_count, fmt::format("entry {} is cut off", i)};
+      EntryRun r;
+      if (e.nwords > 2) r.data = in.data() + at + 8;
       for (int w = 0; w < e.nwords; ++w) e.words[size_t(w)] = get<uint32_t>(in, at + 4 * size_t(w));
       at += 4u * e.nwords;
-      if (f.entries.size() >= size_t(kMaxElements))
+      if (elements >= size_t(kMaxElements))
         return LinkError{Error::word_count, fmt::format("frame of more than {} elements", kMaxElements)};
-      f.entries.push_back(e);
+      r.first = e;
+      take(r);
+      ++elements;
       continue;
     }
-    if (auto bad = decode_run(in, at, e, i, f)) return *bad;
+    auto run = parse_run(in, at, e, i, elements);
+    if (auto* bad = std::get_if<LinkError>(&run)) return std::move(*bad);
+    elements += std::get<EntryRun>(run).count;
+    take(std::get<EntryRun>(run));
   }
   f.text.assign(reinterpret_cast<const char*>(in.data() + at), in.size() - at);
   return std::nullopt;
 }
 
-size_t encoded_bytes(std::span<const wire::Message> commands) {
+}  // namespace
+
+uint32_t EntryRun::word(size_t k, size_t w) const {
+  if (w < 2) return w == 1 && (flags & kRunAddressStep) ? first.words[1] + uint32_t(k) : first.words[w];
+  uint32_t v;
+  std::memcpy(&v, data + 4 * (k * data_words() + (w - 2)), 4);
+  return v;
+}
+
+Entry EntryRun::element(size_t k) const {
+  Entry x = first;
+  x.at_cycle = first.at_cycle + uint64_t(k) * step;
+  if (flags & kRunIndexStep) x.index = static_cast<uint16_t>(first.index + k);
+  if (flags & kRunAddressStep) x.words[1] = first.words[1] + uint32_t(k);
+  if (const size_t each = data_words(); each > 0) std::memcpy(x.words.data() + 2, data + 4 * k * each, 4 * each);
+  return x;
+}
+
+wire::Message element_message(const EntryRun& r, const wire::Message& first, size_t k) {
+  wire::Message m = first;
+  if (r.flags & kRunAddressStep) m.addr.msgtag = first.addr.msgtag + uint32_t(k);
+  const size_t each = r.data_words();
+  if (each >= 1) std::memcpy(&m.data1, r.data + 4 * k * each, 4);
+  if (each >= 2) std::memcpy(&m.data2, r.data + 4 * k * each + 4, 4);
+  m.op_id = r.first.op_id;
+  return m;
+}
+
+std::variant<Frame, LinkError> decode(std::span<const uint8_t> in) {
   Frame f;
-  f.entries.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i)
-    f.entries.push_back(make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i)));
-  std::vector<uint8_t> bytes;
-  return encode(f, bytes) - kHeaderBytes;
+  if (auto bad = decode(in, f)) return *bad;
+  return f;
+}
+
+std::optional<LinkError> decode(std::span<const uint8_t> in, Frame& f) {
+  f.entries.clear();
+  // An element per wire entry at least (the header's count, not yet checked: capped).
+  if (in.size() >= kHeaderBytes)
+    f.entries.reserve(std::min<size_t>(get<uint16_t>(in, kCountAt), size_t(kMaxEntries)));
+  return parse(in, f, [&f](const EntryRun& r) {
+    if (r.count == 1) {  // a single entry: decoded whole
+      f.entries.push_back(r.first);
+      return;
+    }
+    // The elements made in place, the vector grown once for the run (a 16 KB burst is
+    // one entry of 2048 elements).
+    const size_t first = f.entries.size();
+    if (f.entries.capacity() < first + r.count) f.entries.reserve(std::max<size_t>(first + r.count, 2 * f.entries.capacity()));
+    for (size_t k = 0; k < r.count; ++k) f.entries.push_back(r.element(k));
+  });
+}
+
+std::optional<LinkError> decode_runs(std::span<const uint8_t> in, FrameRuns& into) {
+  into.frame.entries.clear();
+  into.runs.clear();
+  into.elements = 0;
+  return parse(in, into.frame, [&into](const EntryRun& r) {
+    into.runs.push_back(r);
+    into.elements += r.count;
+  });
+}
+
+size_t encoded_bytes(std::span<const wire::Message> commands) {
+  // Counted as encode() groups and writes them (run_from, wire_entry_bytes), without
+  // writing them: libcop counts every burst of an array call so.
+  thread_local std::vector<Entry> es;
+  es.clear();
+  append_entries(commands, wire::Direction::to_controller, EntryKind::command, 1, 0, es);
+  size_t bytes = 0;
+  for (size_t i = 0; i < es.size();) {
+    const Run r = run_from(es, i);
+    bytes += wire_entry_bytes(es[i], r);
+    i += r.count;
+  }
+  return bytes;
 }
 
 bool verify(std::span<const uint8_t> bytes, const Key& key) {
@@ -348,6 +437,42 @@ Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, 
   e.nwords = static_cast<uint8_t>(wire::encode(msg, dir, e.words));
   e.op_id = msg.op_id;
   return e;
+}
+
+static_assert(sizeof(wire::Instruction) == 10 && std::has_unique_object_representations_v<wire::Instruction>,
+              "append_entries compares instructions by their bytes");
+
+void append_entries(std::span<const wire::Message> msgs, wire::Direction dir, EntryKind kind, uint32_t seq,
+                    uint16_t first_index, std::vector<Entry>& out) {
+  const size_t base = out.size();
+  out.resize(base + msgs.size());
+  const wire::Message* last = nullptr;  // the message whose instruction was encoded last
+  uint32_t word0 = 0, fixed = 0;        // its instruction word, its address word but MSGTAG
+  uint8_t nwords = 0;
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    const wire::Message& m = msgs[i];
+    Entry& e = out[base + i];
+    // (Instruction has no padding: its bytes are its fields, compared in two loads.)
+    if (!last || std::memcmp(&m.ins, &last->ins, sizeof(wire::Instruction)) != 0 ||
+        m.addr.cntno != last->addr.cntno || m.addr.chno != last->addr.chno) {
+      e = make_entry(m, dir, kind, seq, uint16_t(first_index + i));
+      last = &m, word0 = e.words[0], nwords = e.nwords;
+      fixed = e.words[1] & ~wire::field::kMsgtag.put(~0u);
+      continue;
+    }
+    // The instruction and the address but its MSGTAG as the last encoded: the same word
+    // count and instruction word (wire::encode reads the instruction for them). Written
+    // field by field from registers (a copy of the entry before, just written, stalled).
+    e.seq = seq;
+    e.index = uint16_t(first_index + i);
+    e.kind = kind;
+    e.nwords = nwords;
+    e.op_id = m.op_id;
+    e.words[0] = word0;
+    if (nwords >= 2) e.words[1] = fixed | wire::field::kMsgtag.put(m.addr.msgtag);
+    if (nwords >= 3) e.words[2] = m.data1;
+    if (nwords >= 4) e.words[3] = m.data2;
+  }
 }
 
 std::variant<wire::Message, wire::DecodeError> decode_entry(const Entry& e, wire::Direction dir,

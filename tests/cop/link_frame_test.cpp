@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "lib/commands.h"
@@ -64,9 +65,47 @@ void fix_crc(std::vector<uint8_t>& b) {
   std::memcpy(b.data() + 60, &sum, 4);
 }
 
+// decode_runs (link.h) on the same bytes: the same verdict and reason, and when decoded,
+// runs whose elements are decode()'s entries one for one, with the same header; a run's
+// elements as messages to a node (element_message, one decode per run) are what
+// decoding each element alone gives.
+void expect_runs_agree(const std::vector<uint8_t>& bytes) {
+  static link::FrameRuns runs;  // kept from call to call, as the node's channel keeps it
+  const auto bad = link::decode_runs(bytes, runs);
+  const auto whole = link::decode(bytes);
+  ASSERT_EQ(bad.has_value(), std::holds_alternative<link::LinkError>(whole));
+  if (bad) {
+    EXPECT_EQ(bad->code, std::get<link::LinkError>(whole).code);
+    EXPECT_EQ(bad->detail, std::get<link::LinkError>(whole).detail);
+    return;
+  }
+  const Frame& f = std::get<Frame>(whole);
+  EXPECT_EQ(runs.frame.type, f.type);
+  EXPECT_EQ(runs.frame.seq, f.seq);
+  EXPECT_EQ(runs.frame.text, f.text);
+  EXPECT_TRUE(runs.frame.entries.empty());
+  Frame expanded;
+  for (const link::EntryRun& r : runs.runs) {
+    std::optional<wire::Message> first;
+    if (auto m = link::decode_entry(r.first, Direction::to_node); std::holds_alternative<wire::Message>(m))
+      first = std::get<wire::Message>(m);
+    for (size_t k = 0; k < r.count; ++k) {
+      const Entry e = r.element(k);
+      for (int w = 0; w < e.nwords; ++w) EXPECT_EQ(r.word(k, size_t(w)), e.words[size_t(w)]);
+      const auto alone = link::decode_entry(e, Direction::to_node);
+      ASSERT_EQ(first.has_value(), std::holds_alternative<wire::Message>(alone)) << k;
+      if (first) EXPECT_EQ(link::element_message(r, *first, k), std::get<wire::Message>(alone)) << k;
+      expanded.entries.push_back(e);
+    }
+  }
+  EXPECT_EQ(runs.elements, f.entries.size());
+  expect_same(expanded, f);
+}
+
 Frame decoded(const std::vector<uint8_t>& bytes) {
   auto r = link::decode(bytes);
   if (auto* e = std::get_if<link::LinkError>(&r)) ADD_FAILURE() << e->detail;
+  expect_runs_agree(bytes);
   return std::holds_alternative<Frame>(r) ? std::get<Frame>(r) : Frame{};
 }
 
@@ -178,6 +217,7 @@ std::vector<uint8_t> one_run(int n, size_t& run, uint32_t first_tag = 10) {
 
 void expect_refused(std::vector<uint8_t> bytes, const char* what) {
   fix_crc(bytes);
+  expect_runs_agree(bytes);
   auto r = link::decode(bytes);
   ASSERT_TRUE(std::holds_alternative<link::LinkError>(r)) << what;
   const auto& e = std::get<link::LinkError>(r);
@@ -257,6 +297,122 @@ TEST(LinkCompact, MalformedRunsAreRefused) {
       expect_refused(b, "address step without an address word");
     }
   }
+}
+
+// encoded_bytes counts what encode writes (it no longer writes them): bursts of every
+// shape libcop sends, runs and single entries, with and without identities.
+TEST(LinkCompact, EncodedBytesAreWhatEncodeWrites) {
+  const commands::Sender s{3, 1, wire::make_identity(2, 0x5151)}, plain{3, 1};
+  std::vector<uint64_t> words(300);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 7 * i + (i % 3 ? 0 : 0x100000000ull);
+  std::vector<commands::Burst> bursts{commands::barrier(s, 40, 0b11),
+                                      commands::reduction(s, Opcode::SUMI32, 100, words, 0b11, 0b1),
+                                      commands::broadcast(plain, Opcode::BCAST64, 0x7FF00, words, 0b10),
+                                      commands::tas_access(s, Opcode::WSRAM64, false, {2, 1, 5}, words, true, true),
+                                      commands::tas_access(s, Opcode::RSRAM32, false, {2, 1, 900}, words)};
+  commands::Burst mixed;
+  for (const auto& b : bursts) mixed.insert(mixed.end(), b.begin(), b.end());
+  bursts.push_back(mixed);
+  for (size_t i = 0; i < bursts.size(); ++i) {
+    std::vector<uint8_t> bytes;
+    link::encode(command_frame(bursts[i]), bytes);
+    EXPECT_EQ(link::encoded_bytes(bursts[i]), bytes.size() - link::kHeaderBytes) << "burst " << i;
+  }
+}
+
+// append_entries makes every entry make_entry makes, message by message: bursts of
+// every shape, and messages that share an instruction but not the channel or the
+// controller in their address word.
+TEST(LinkCompact, AppendEntriesMakesWhatMakeEntryMakes) {
+  const commands::Sender s{3, 1, wire::make_identity(2, 0x5151)};
+  std::vector<uint64_t> words(200);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 0x0123456789ABCDEFull * (i + 1);
+  commands::Burst all = commands::reduction(s, Opcode::SUMI64, 0x7FFA0, words, 0b11, 0b1);
+  for (const auto& b : {commands::broadcast(s, Opcode::BCAST32, 300, words, 0b10), commands::barrier(s, 40, 0b11),
+                        commands::tas_access(s, Opcode::RMW64, true, {2, 1, 5}, words, true, true)})
+    all.insert(all.end(), b.begin(), b.end());
+  for (size_t i = 0; i < 40; ++i) {
+    wire::Message m = commands::command(s, Opcode::RSRAM64, wire::Space::TAS, uint32_t(i));
+    m.ins.z = true;
+    m.addr.chno = uint8_t(1 + i % 3);  // the same instruction, another channel now and then
+    m.addr.cntno = uint8_t(i / 20);
+    all.push_back(m);
+  }
+  for (auto dir : {Direction::to_controller, Direction::to_node}) {
+    std::vector<Entry> made{link::make_entry(wire::make(Opcode::ACK, 1), dir, EntryKind::answer)};
+    link::append_entries(all, dir, EntryKind::command, 9, 5, made);
+    ASSERT_EQ(made.size(), all.size() + 1);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Entry e = link::make_entry(all[i], dir, EntryKind::command, 9, uint16_t(5 + i));
+      const Entry& x = made[i + 1];
+      EXPECT_TRUE(x.index == e.index && x.seq == e.seq && x.kind == e.kind && x.nwords == e.nwords &&
+                  x.words == e.words && x.op_id == e.op_id && x.at_cycle == e.at_cycle)
+          << "message " << i << " " << wire::to_string(all[i]);
+    }
+  }
+}
+
+// More elements than kMaxElements in one frame, each run of them well formed: refused
+// by decode and decode_runs alike, whether the run or a single entry after the runs
+// is the one too many.
+TEST(LinkCompact, FramesOfMoreThanMaxElementsAreRefused) {
+  const int half = link::kMaxElements / 2;
+  Frame f;
+  f.type = link::FrameType::reply;
+  const wire::Message ack = wire::make(Opcode::ACK, 5);
+  for (int i = 0; i < 2 * half; ++i)  // two runs (the seq changes half-way), kMaxElements in all
+    f.entries.push_back(link::make_entry(ack, Direction::to_node, EntryKind::answer, i < half ? 1 : 2, uint16_t(i)));
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  ASSERT_EQ(wire_entries(bytes), 2);
+  EXPECT_EQ(decoded(bytes).entries.size(), size_t(link::kMaxElements));
+  f.entries.push_back(link::make_entry(wire::make(Opcode::XMIT, 5), Direction::to_node, EntryKind::answer, 3, 0));
+  link::encode(f, bytes);
+  ASSERT_EQ(wire_entries(bytes), 3);
+  expect_refused(bytes, "a single entry after kMaxElements elements");
+  f.entries.pop_back();
+  f.entries.push_back(link::make_entry(ack, Direction::to_node, EntryKind::answer, 2, uint16_t(2 * half)));
+  link::encode(f, bytes);
+  ASSERT_EQ(wire_entries(bytes), 2);
+  expect_refused(bytes, "a run that takes the frame beyond kMaxElements");
+}
+
+// A broadcast's words and a burst's answers with a NACK among them: decode_runs gives
+// one record per run, the NACK its own, and the data words where they lie.
+TEST(LinkCompact, RunsKeepABurstAsOneRecord) {
+  Frame f;
+  f.type = link::FrameType::reply;
+  f.seq = 4;
+  for (int i = 0; i < 2048; ++i) {
+    wire::Message m = wire::make(Opcode::BCAST64, 0, wire::Space::GAS, uint32_t(100 + i));
+    m.addr.chno = 2;
+    m.op_id = wire::make_identity(3, 0xABCD);
+    wire::set_payload(m, uint64_t(i) * 0x9E3779B97F4A7C15ull);
+    f.entries.push_back(link::make_entry(m, Direction::to_node, EntryKind::broadcast, 0, 0, 10 + 8ull * uint64_t(i)));
+  }
+  for (int i = 0; i < 300; ++i) {
+    wire::Message a = wire::make(i == 200 ? Opcode::NACK : Opcode::ACK, 5);
+    if (i == 200) a.data1 = wire::nack_data(wire::Error::mask_in_use, uint32_t(Opcode::SETBM));
+    f.entries.push_back(link::make_entry(a, Direction::to_node, EntryKind::answer, 9, uint16_t(i)));
+  }
+  std::vector<uint8_t> bytes;
+  link::encode(f, bytes);
+  link::FrameRuns runs;
+  ASSERT_FALSE(link::decode_runs(bytes, runs).has_value());
+  ASSERT_EQ(runs.runs.size(), 4u);  // the words, ACKs 0..199, the NACK, ACKs 201..299
+  EXPECT_EQ(runs.runs[0].count, 2048);
+  EXPECT_EQ(runs.runs[0].first.op_id, wire::make_identity(3, 0xABCD));
+  EXPECT_EQ(runs.runs[2].count, 1);
+  EXPECT_EQ(runs.runs[2].first.index, 200);
+  EXPECT_EQ(runs.runs[3].count, 99);
+  EXPECT_EQ(runs.runs[3].element(98).index, 299);
+  const auto first = std::get<wire::Message>(link::decode_entry(runs.runs[0].first, Direction::to_node));
+  for (size_t k = 0; k < 2048; ++k) {
+    const wire::Message m = link::element_message(runs.runs[0], first, k);
+    EXPECT_EQ(m.addr.msgtag, 100 + k);
+    EXPECT_EQ(wire::payload(m), uint64_t(k) * 0x9E3779B97F4A7C15ull) << k;
+  }
+  expect_runs_agree(bytes);
 }
 
 // Issue 34: a message's operation identity travels in its entry (8 bytes, only when not

@@ -43,7 +43,8 @@
 //           encoding only: encode() makes a run of every such sequence of
 //           entries, decode() gives the entries back one element each (the
 //           core executes and answers element by element, Frame::entries is
-//           the same either way). A run that is not one encode() makes (count
+//           the same either way; decode_runs() gives a run as one record, for
+//           a receiver that takes it whole). A run that is not one encode() makes (count
 //           below 2, unknown flags, an address step without an address word,
 //           the index, MSGTAG or cycles overflowing, more words than the
 //           frame has, more than kMaxElements elements in the frame) is refused
@@ -271,11 +272,50 @@ std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);
 // frame was page faults on every frame). nullopt: decoded; else why not (`into` then
 // holds part of the frame).
 std::optional<LinkError> decode(std::span<const uint8_t> bytes, Frame& into);
+// A frame's entries as the wire carries them (the compact runs above): each a
+// single entry or a run of elements kept as one record, its elements' data
+// words left where they lie in the decoded bytes. What a receiver that takes a
+// burst whole uses (the node's channel, cop/driver: a 16 KB broadcast is one
+// run, not 2048 entries); decode() gives the same elements one Entry each.
+inline constexpr uint8_t kRunIndexStep = 1, kRunAddressStep = 2;  // a run's flags: index, address word +1 each
+struct EntryRun {
+  Entry first;          // element 0, as decode() gives it
+  uint16_t count = 1;   // elements (1: a single entry)
+  uint8_t flags = 0;    // kRunIndexStep, kRunAddressStep
+  uint32_t step = 0;    // element k's at_cycle is first.at_cycle + k x step
+  const uint8_t* data = nullptr;  // words 2.. of elements 0, 1, ...: count x data_words() little-endian
+                                  // 32-bit words in the decoded bytes (valid as long as they are)
+  size_t data_words() const { return first.nwords > 2 ? size_t(first.nwords) - 2 : 0; }
+  // Element k's word w (w < first.nwords) and the whole element k, as decode() gives them.
+  uint32_t word(size_t k, size_t w) const;
+  Entry element(size_t k) const;
+};
+struct FrameRuns {
+  Frame frame;  // every field of the frame but its entries (left empty)
+  std::vector<EntryRun> runs;
+  size_t elements = 0;  // of all runs
+};
+// decode() with the entries as runs: the same checks in the same order, so the same
+// verdict and reason for every input (a malformed run is refused as decode refuses
+// it), and the runs' elements are decode()'s entries. `into`'s storage is kept.
+std::optional<LinkError> decode_runs(std::span<const uint8_t> bytes, FrameRuns& into);
+// Element k of run `r` as a message to a node, from `first`, the message of element 0
+// (decode_entry(r.first, to_node) succeeded): element k decodes to a node under the
+// default limits exactly when element 0 does (those checks read the instruction word,
+// the word count and the address word's CHNO, common to a run; a run's MSGTAG never
+// overflows, data words are not checked), into `first` with MSGTAG + k where the run
+// steps its address, its own data words and identity. So a run is decoded once.
+wire::Message element_message(const EntryRun& r, const wire::Message& first, size_t k);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).
 bool verify(std::span<const uint8_t> bytes, const Key& key);
 
 // An entry for a message going `dir`.
 Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, uint32_t seq = 0,
                  uint16_t index = 0, uint64_t at_cycle = 0);
+// The entries of `msgs` appended to `out`, msgs[i] as make_entry(msgs[i], dir, kind, seq,
+// first_index + i) makes it: a burst's element commands (one instruction on consecutive
+// words) encoded once per instruction, then only their address and data words.
+void append_entries(std::span<const wire::Message> msgs, wire::Direction dir, EntryKind kind, uint32_t seq,
+                    uint16_t first_index, std::vector<Entry>& out);
 
 }  // namespace cop::link

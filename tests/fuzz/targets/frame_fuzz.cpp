@@ -11,7 +11,11 @@
 // under a key it verifies under that key only, and not once a byte of it
 // changes; a refusal is a checksum or word-count error with a reason; the
 // entries' COP messages decode without harm; decoding into a Frame kept from the
-// input before (copd's way) gives the same verdict and frame.
+// input before (copd's way) gives the same verdict and frame; decode_runs (the node's
+// way, runs kept whole) gives the same verdict and reason, its runs' elements are the
+// entries, and a run's messages derived from its first (element_message) are what each
+// element decodes to alone; append_entries makes each decoded message's entry as
+// make_entry does.
 #include <cop/link.h>
 #include <zlib.h>
 
@@ -33,12 +37,35 @@ bool same(const Frame& a, const Frame& b) {
   for (size_t i = 0; i < a.entries.size(); ++i) {
     const auto &x = a.entries[i], &y = b.entries[i];
     if (x.at_cycle != y.at_cycle || x.seq != y.seq || x.index != y.index || x.kind != y.kind ||
-        x.nwords != y.nwords)
+        x.nwords != y.nwords || x.op_id != y.op_id)
       return false;
     for (int w = 0; w < x.nwords; ++w)
       if (x.words[size_t(w)] != y.words[size_t(w)]) return false;
   }
   return true;
+}
+
+// decode_runs' runs against decode's frame `f`: header, every element, and each run's
+// messages to a node.
+void check_runs(const link::FrameRuns& runs, const Frame& f) {
+  Frame expanded = runs.frame;
+  FUZZ_CHECK(runs.frame.entries.empty(), "decode_runs left entries in its frame");
+  for (const link::EntryRun& r : runs.runs) {
+    FUZZ_CHECK(r.count >= 1, "a run of no elements");
+    auto first = link::decode_entry(r.first, wire::Direction::to_node);
+    for (size_t k = 0; k < r.count; ++k) {
+      const link::Entry e = r.element(k);
+      for (int w = 0; w < e.nwords; ++w) FUZZ_CHECK(r.word(k, size_t(w)) == e.words[size_t(w)], "run word");
+      auto alone = link::decode_entry(e, wire::Direction::to_node);
+      FUZZ_CHECK(first.index() == alone.index(), "element %zu of a run decodes otherwise than its first", k);
+      if (auto* m = std::get_if<wire::Message>(&alone))
+        FUZZ_CHECK(link::element_message(r, std::get<wire::Message>(first), k) == *m, "element_message %zu", k);
+      expanded.entries.push_back(e);
+    }
+  }
+  FUZZ_CHECK(runs.elements == f.entries.size(), "decode_runs counts %zu elements, decode %zu", runs.elements,
+             f.entries.size());
+  FUZZ_CHECK(same(expanded, f), "decode_runs' elements differ from decode's entries");
 }
 
 // The outer fields the decoder checks first, made right (the layout of cop/link.h).
@@ -71,6 +98,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Frame kept;
   const auto kept_err = link::decode(bytes, kept);
   FUZZ_CHECK(kept_err.has_value() == std::holds_alternative<link::LinkError>(r), "decode into a kept Frame disagrees");
+  // decode_runs (the node's way: runs kept whole): the same verdict and reason, and the
+  // runs' elements are decode's entries; a run's elements as messages to a node, derived
+  // from its first element's message (element_message), are what each decodes to alone.
+  static link::FrameRuns runs;
+  const auto runs_err = link::decode_runs(bytes, runs);
+  FUZZ_CHECK(runs_err.has_value() == std::holds_alternative<link::LinkError>(r), "decode_runs disagrees");
+  if (runs_err) {
+    const link::LinkError& e = std::get<link::LinkError>(r);
+    FUZZ_CHECK(runs_err->code == e.code && runs_err->detail == e.detail, "decode_runs refuses otherwise: %s / %s",
+               runs_err->detail.c_str(), e.detail.c_str());
+  } else {
+    check_runs(runs, std::get<Frame>(r));
+  }
   if (auto* f = std::get_if<Frame>(&r)) {
     FUZZ_CHECK(same(kept, *f), "a frame decoded into a kept Frame differs");
     FUZZ_CHECK(f->entries.size() <= 0xFFFF, "entry count");
@@ -103,14 +143,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(!link::verify(macd, key), "a frame with byte %zu changed still verifies", at);
     }
     (void)link::frame_type_name(f->type);
+    std::vector<wire::Message> decoded;  // the entries' messages that decode, in order
     for (const link::Entry& e : f->entries) {
       FUZZ_CHECK(e.nwords >= 1 && e.nwords <= wire::kMaxWords, "entry with %d words", e.nwords);
       const auto dir = e.kind == link::EntryKind::command ? wire::Direction::to_controller : wire::Direction::to_node;
       auto m = wire::decode(e.span(), dir);
       if (auto* msg = std::get_if<wire::Message>(&m)) {
+        decoded.push_back(*msg);
+        decoded.back().op_id = e.op_id;
         // An entry made from the decoded message is the entry's own words again.
         link::Entry again_e = link::make_entry(*msg, dir, e.kind, e.seq, e.index, e.at_cycle);
         FUZZ_CHECK(again_e.nwords == e.nwords && again_e.words == e.words, "make_entry differs");
+      }
+    }
+    // append_entries (a burst's entries, one encoding per instruction) makes what make_entry
+    // makes, message by message, whatever messages came in the frame.
+    for (auto dir : {wire::Direction::to_controller, wire::Direction::to_node}) {
+      std::vector<link::Entry> made;
+      link::append_entries(decoded, dir, link::EntryKind::command, 5, 3, made);
+      FUZZ_CHECK(made.size() == decoded.size(), "append_entries made %zu entries", made.size());
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        const link::Entry one = link::make_entry(decoded[i], dir, link::EntryKind::command, 5, uint16_t(3 + i));
+        const link::Entry& x = made[i];
+        FUZZ_CHECK(x.words == one.words && x.nwords == one.nwords && x.index == one.index && x.seq == one.seq &&
+                       x.kind == one.kind && x.op_id == one.op_id && x.at_cycle == one.at_cycle,
+                   "append_entries differs from make_entry at message %zu", i);
       }
     }
   } else {
