@@ -457,6 +457,14 @@ class Controller {
   // One serviced element's deliveries (`element`) joined to the run deliveries in `out`
   // (at ack_at, data_at); false when they are not of a run's shape.
   bool extend_run(std::vector<Delivery>& element, std::vector<Delivery>& out, size_t& ack_at, size_t& data_at) const;
+  // The element at the head of `channel`'s run record, serviced when it is the common
+  // case that continues the open run (a broadcast with its mask, a contribution that
+  // leaves its operation pending or completes it, one level without a parent): the state
+  // and run deliveries service() and extend_run would give, without their generality;
+  // false, nothing changed, otherwise.
+  bool plain_element(int channel, const Pending& r, std::vector<Delivery>& out, size_t ack_at, size_t data_at);
+  bool plain_checks(int channel, const Pending& r) const;  // execute()'s first checks, passed
+  uint64_t plain_contribution(const wire::Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm);
   std::vector<Delivery> scratch_;  // step_run's, per element
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,
                       bool checked = false);

@@ -119,6 +119,11 @@ void Controller::step_run(int c, std::vector<Delivery>& out) {
   for (bool more = true; more && back_to_back();) {
     const Pending& r = q.front();
     cycles_ = std::max(cycles_, r.ready_at);  // locked_channel_next's, for each element
+    if (config_.runs && plain_element(c, r, out, ack_at, data_at)) {
+      ++steps_;
+      more = advance_run(c);
+      continue;
+    }
     const Pending p{r.msg, r.ready_at, r.from, r.checked};
     more = advance_run(c);
     scratch_.clear();
@@ -172,6 +177,108 @@ bool Controller::extend_run(std::vector<Delivery>& element, std::vector<Delivery
     data_at = out.size() - 1;
   }
   return true;
+}
+
+bool Controller::plain_checks(int c, const Pending& r) const {
+  // What service() and execute() check first, all passed (else service() refuses it).
+  const Message& msg = r.msg;
+  const Sender& from = r.from;
+  return config_.level == 1 && !config_.has_parent && !msg.ins.x && !revoked_[size_t(c - 1)].set &&
+         (r.checked || !wire::validate(msg, wire::Direction::to_controller, config_.limits())) &&
+         msg.ins.ppn < ram_.partitions() && !(msg.ins.supervisor && !from.supervisor) &&
+         (from.supervisor || msg.ins.tkno == from.tkno) && (msg.ins.supervisor || acts_in(c, from, msg.ins.ppn));
+}
+
+bool Controller::plain_element(int c, const Pending& r, std::vector<Delivery>& out, size_t ack_at,
+                               size_t data_at) {
+  const Message& msg = r.msg;
+  if (!plain_checks(c, r)) return false;
+  // An open run of at least two (its steps known) that this element continues.
+  if (ack_at == SIZE_MAX || out[ack_at].run < 2) return false;
+  const bool open_data = data_at != SIZE_MAX;
+  if (out.size() - 1 != (open_data ? data_at : ack_at)) return false;
+  const Delivery& acks = out[ack_at];
+  const uint32_t k = acks.run;
+  const uint64_t read_at = cycles_ + cost(msg);
+  if (read_at != acks.at_cycle + uint64_t(k) * acks.run_step) return false;
+  const uint8_t ppn = msg.ins.ppn;
+  const uint32_t tag = msg.addr.msgtag;
+  const uint64_t bit = channel_bit(c);
+  // Where its data goes (0: none), as broadcast() or contribute()/complete_operation() would send it.
+  uint64_t dest = 0;
+  const bool cast = msg.ins.opcode == Opcode::BCAST32 || msg.ins.opcode == Opcode::BCAST64;
+  TcEntry& tc = ram_.tc(ppn, tag);
+  BmEntry& bm = ram_.bm(ppn, tag);
+  if (cast) {
+    if (!bm.accessed) return false;  // no mask: NACK no_mask
+    dest = bm.mask;
+  } else {
+    if (!tc.accessed || !(tc.pending & bit)) return false;
+    if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) return false;  // X contributions: not_participant
+    const auto op = static_cast<uint8_t>(msg.ins.opcode);
+    if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != msg.op_id))) return false;  // mismatch
+    if ((tc.pending & ~bit) == 0 && bm.accessed) dest = bm.mask;  // the last: its result to the mask
+  }
+  if ((dest != 0) != open_data) return false;
+  if (open_data) {
+    const Delivery& d = out[data_at];
+    if (d.channels != dest || d.msg.addr.msgtag + k != tag ||
+        read_at + timing_.t_cop_cn != d.at_cycle + uint64_t(k) * d.run_step)
+      return false;
+  }
+  // Serviced: as service() and execute() would change the state.
+  cycles_ = read_at;
+  stats_.serviced++;
+  asker_ = r.from;
+  passed_on_ = false;
+  uint64_t value = payload(msg);
+  if (cast) {
+    ram_.gas(ppn, tag) = value;
+    bm.accessed = false;  // free_mask (one level holds no masks beside the entries)
+  } else {
+    value = plain_contribution(msg, bit, tc, bm);
+  }
+  last_sent_[size_t(c - 1)] = acks.msg;
+  has_last_sent_[size_t(c - 1)] = true;
+  out[ack_at].run++;
+  if (!open_data) return true;
+  cycles_ += timing_.t_cop_cn;
+  if (std::popcount(dest) > 1) stats_.broadcasts++;
+  // The data word as broadcast() (the command's words) or complete_operation() (the
+  // result's, from the GAS word) makes it.
+  Delivery& d = out[data_at];
+  Message sent = d.msg;
+  sent.addr.msgtag = tag;
+  if (cast) {
+    sent.set_data64(msg.data64());
+  } else {
+    sent.data1 = sent.data2 = 0;
+    wire::set_payload(sent, value);
+  }
+  d.run_data.push_back(sent.data64());
+  d.run++;
+  remember(dest, sent);
+  return true;
+}
+
+uint64_t Controller::plain_contribution(const Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm) {
+  // contribute() and complete_operation() for a contribution plain_element took: the
+  // partial result (or the result) in the GAS word, returned.
+  if (!tc.has_value && tc.pending == tc.mask) tc.up = false;
+  if (!tc.has_op) {
+    tc.op = static_cast<uint8_t>(msg.ins.opcode);
+    tc.op_id = msg.op_id;
+    tc.has_op = true;
+  }
+  uint64_t& v = ram_.gas(msg.ins.ppn, msg.addr.msgtag);
+  v = tc.has_value ? wire::combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
+  tc.has_value = true;
+  tc.pending &= ~bit;
+  if (tc.pending == 0) {
+    tc.accessed = false;
+    bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
+  }
+  return v;
 }
 
 std::vector<Delivery> Controller::expand_runs(std::span<const Delivery> in) {

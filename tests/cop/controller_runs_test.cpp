@@ -17,6 +17,8 @@ namespace {
 
 using cop::controller::Config;
 
+Sender task(uint16_t tkno = 1) { return Sender{false, tkno}; }
+
 std::string describe(const Delivery& d) {
   return fmt::format("to {:#x} {} at {} link {} up {} ends {} hop {}/{}{}", d.channels, to_string(d.msg), d.at_cycle,
                      d.link_level, d.to_parent, d.ends_operation, int(d.hop.kind), d.hop.origin.tkno,
@@ -63,8 +65,11 @@ struct Three {
     each([](Controller& ctl, std::vector<Delivery>& out) { ctl.run(out); });
     check();
   }
-  // A's deliveries are B's and C's unpacked; the cores' clocks and counts agree.
+  // A's deliveries are B's and C's unpacked; the cores' clocks and counts agree, and
+  // what each would resend on an XMIT (the interface's last message to each channel).
   void check() {
+    for (int ch = 1; ch <= a.config().channels; ++ch)
+      each([&](Controller& x, std::vector<Delivery>& out) { x.receive(ch, make(Opcode::XMIT), x.cycles(), task(), out); });
     for (const Delivery& d : out_c) runs_seen += d.run >= 2 ? 1 : 0;
     const auto eb = Controller::expand_runs(out_b);
     const auto ec = Controller::expand_runs(out_c);
@@ -91,8 +96,6 @@ struct Three {
     out_c.clear();
   }
 };
-
-Sender task(uint16_t tkno = 1) { return Sender{false, tkno}; }
 
 commands::Sender lib_sender(uint16_t tkno = 1, uint8_t ppn = 0, uint64_t op_id = 0) {
   return commands::Sender{tkno, ppn, op_id};
