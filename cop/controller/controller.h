@@ -188,7 +188,7 @@ struct Config {
   // receive_run is serviced in one tight loop while its channel holds the lock (the
   // element path would service those elements back to back: locked_channel_next), and
   // its ACKs and the data words they send come out as run deliveries (Delivery::run).
-  // Each element is still serviced on its own (service(): checks, cycles, RAM), so the
+  // Each element is still serviced on its own (its checks, cycles, RAM: runs.cpp), so the
   // state and the modelled at_cycle of every element are the element path's;
   // expand_runs gives the element path's deliveries back. false: every run is split
   // into elements as they reach the poll counter (the timing model, the tests).

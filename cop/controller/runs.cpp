@@ -3,9 +3,12 @@
 // through the controller element by element) queued as one record, and serviced in one
 // loop while the holder of the lock sends them, as the poll counter would service them
 // (locked_channel_next takes the locked channel's head again and again). Every element
-// is still serviced on its own (service(): its checks, its cycles, the RAM); only the
-// bookkeeping around it (queue, poll counter, deliveries) is per run: its ACKs and the
-// data words they send leave as two run deliveries (controller.h, Delivery::run).
+// is still serviced on its own (its checks, its cycles, the RAM): the common one (a
+// broadcast whose mask is set, a contribution that leaves its operation pending or
+// completes it, ch. V) by plain_element, which continues the open run, any other by
+// service(); the bookkeeping around it (queue, poll counter, deliveries) is per run: its
+// ACKs and the data words they send leave as two run deliveries (controller.h,
+// Delivery::run). tests/cop/controller_runs_test.cpp holds it to the element path.
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
