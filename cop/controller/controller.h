@@ -184,6 +184,15 @@ struct Config {
   // An operation whose terminal-count mask names a vacant channel (set_vacant)
   // is voided when the channel is still vacant this long after its SETTC. 0: never.
   uint64_t vacant_limit_us = 0;
+  // Runs (issue 36; copd sets it): a run of a burst's element commands queued by
+  // receive_run is serviced in one tight loop while its channel holds the lock (the
+  // element path would service those elements back to back: locked_channel_next), and
+  // its ACKs and the data words they send come out as run deliveries (Delivery::run).
+  // Each element is still serviced on its own (its checks, cycles, RAM: runs.cpp), so the
+  // state and the modelled at_cycle of every element are the element path's;
+  // expand_runs gives the element path's deliveries back. false: every run is split
+  // into elements as they reach the poll counter (the timing model, the tests).
+  bool runs = false;
 
   wire::Limits limits() const {
     return wire::Limits{channels, tasks_per_channel, tas_words, gas_words, sas_words};
@@ -227,6 +236,16 @@ struct Delivery {
   // even when it comes out of servicing a command (a mismatched contribution, a VOID).
   bool ends_operation = false;
   Hop hop;
+  // A run (Config::runs; 0: one message). run >= 1: `run` elements, element k at
+  // at_cycle + k * run_step; an ACK run's elements are all `msg`, a data run's (results,
+  // broadcast words: run_data not empty) are `msg` with MSGTAG + k and data words
+  // run_data[k] (Message::data64). run_interleaved (an ACK run): its elements alternate
+  // with the next delivery's, the data run they sent (ACK 0, data 0, ACK 1, ...), the
+  // order the element path gives (Controller::expand_runs).
+  uint32_t run = 0;
+  uint64_t run_step = 0;
+  std::vector<uint64_t> run_data;
+  bool run_interleaved = false;
 
   Delivery() = default;
   Delivery(uint64_t to_channels, const wire::Message& m, uint64_t at, bool link = false, bool up = false, Hop h = {})
@@ -282,6 +301,18 @@ class Controller {
     receive(channel, msg, cycles_, out);
   }
   static Sender in_process_sender(const wire::Message& msg);
+  // A run of a burst's element commands (issue 36; seed 000 ch. VI): `first` and then
+  // data.size() - 1 more, element k being `first` with MSGTAG + k and data words
+  // data[k] (Message::data64), the same sender, instruction word and operation
+  // identity; only BCAST32/64 and reductions (else std::invalid_argument). Queued as one
+  // record; serviced as the elements would be one by one (Config::runs above).
+  void receive_run(int channel, const wire::Message& first, std::span<const uint64_t> data, uint64_t ready_at,
+                   Sender from, bool checked = false);
+  // Whether `next` is the element after `prev` in a run receive_run takes (not X: a
+  // level-1 passes those up one by one).
+  static bool continues_run(const wire::Message& prev, const wire::Message& next);
+  // The element path's deliveries for `in`: its run deliveries unpacked, in order.
+  static std::vector<Delivery> expand_runs(std::span<const Delivery> in);
   // Raw words (in-process sender, as above): malformed ones are answered with a NACK at once.
   void receive_words(int channel, std::span<const uint32_t> words, std::vector<Delivery>& out);
 
@@ -390,6 +421,12 @@ class Controller {
     uint64_t ready_at;
     Sender from;
     bool checked = false;  // decoded against config().limits() (receive's `checked`)
+    // A run (receive_run): every element's data words; `msg` is element `next`'s.
+    std::vector<uint64_t> run;
+    uint32_t next = 0;
+    uint32_t elements() const { return run.empty() ? 1 : uint32_t(run.size()) - next; }
+    Pending(const wire::Message& m, uint64_t ready, Sender f, bool c = false)
+        : msg(m), ready_at(ready), from(f), checked(c) {}
   };
   using TaskSet = std::bitset<wire::kMaxTkno + 1>;
 
@@ -402,7 +439,8 @@ class Controller {
   // (bit PPN) left out; 0 when nothing is serviceable.
   int polled_channel(uint32_t excluded);
   // Whether `msg` from `channel` would take part a second time in an operation in progress.
-  bool repeats_in_progress(int channel, const wire::Message& msg) const;
+  // `elements`: a run's, on the tags after msg's too.
+  bool repeats_in_progress(int channel, const wire::Message& msg, uint32_t elements = 1) const;
   // Whether queued command i of `channel` waits for an operation in progress
   // (a LOCK: its partition's commands up to the UNLOCK).
   bool waits(int channel, size_t i) const;
@@ -411,6 +449,23 @@ class Controller {
   // commands before it do not wait; -1 when none.
   int serviceable(int channel, uint32_t excluded = 0) const;
   void service(int channel, const Pending& p, std::vector<Delivery>& out);
+  // Runs (runs.cpp): the run record chosen_ of `channel` serviced, in one loop while the
+  // lock holds (Config::runs) or one element.
+  void step_run(int channel, std::vector<Delivery>& out);
+  // The record's element `next` taken off it (the record gone after its last); false then.
+  bool advance_run(int channel);
+  // One serviced element's deliveries (`element`) joined to the run deliveries in `out`
+  // (at ack_at, data_at); false when they are not of a run's shape.
+  bool extend_run(std::vector<Delivery>& element, std::vector<Delivery>& out, size_t& ack_at, size_t& data_at) const;
+  // The element at the head of `channel`'s run record, serviced when it is the common
+  // case that continues the open run (a broadcast with its mask, a contribution that
+  // leaves its operation pending or completes it, one level without a parent): the state
+  // and run deliveries service() and extend_run would give, without their generality;
+  // false, nothing changed, otherwise.
+  bool plain_element(int channel, const Pending& r, std::vector<Delivery>& out, size_t ack_at, size_t data_at);
+  bool plain_checks(int channel, const Pending& r) const;  // execute()'s first checks, passed
+  uint64_t plain_contribution(const wire::Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm);
+  std::vector<Delivery> scratch_;  // step_run's, per element
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,
                       bool checked = false);
   // RSRAM/WSRAM/RMW (data_ram_access.cpp).
@@ -540,6 +595,7 @@ class Controller {
   std::array<uint32_t, wire::kMaxPpn + 1> ppn_tasks_{};  // tasks set_task_partition put in each partition
   std::vector<std::array<uint32_t, wire::kMaxPpn + 1>> queued_ppn_;  // per channel: queued commands per PPN
   size_t chosen_ = 0;  // next_channel's pick in its channel's queue
+  int steps_ = 0;      // commands serviced (run()'s count; a run record services many in one step)
 };
 
 }  // namespace cop::controller

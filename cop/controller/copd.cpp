@@ -116,6 +116,10 @@ void add_options(CLI::App& app, Options& o) {
                "a dedicated controller node (cores of its own): the core and the I/O threads spin on their "
                "sockets (non-blocking receives) instead of sleeping in poll(); each takes a core (default off; "
                "COPD_POLL=1 in scripts/cop-stack; the tasks' side is COP_POLL_US)");
+  app.add_option("--runs", o.config.runs,
+                 "1 (default): a burst's elements go through copd's service path as one run; 0: one by one, "
+                 "as before issue 36 (the answers are the same: for comparison)")
+      ->envname("COPD_RUNS");
   app.add_flag("--verbose", o.config.verbose, "log resends and failed sends too");
   app.add_option("--key", o.key_file,
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "

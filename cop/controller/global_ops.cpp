@@ -234,8 +234,10 @@ int Controller::end_task(int channel, uint16_t tkno, std::vector<Delivery>& out)
     const bool contribution = m.ins.opcode == Opcode::BENTRY || wire::is_reduction(m.ins.opcode) ||
                               ((m.ins.opcode == Opcode::WSRAM32 || m.ins.opcode == Opcode::WSRAM64) &&
                                m.ins.space == Space::GAS);
-    if (contribution && m.ins.ppn < ram_.partitions() && m.addr.msgtag < config_.gas_words)
-      lost.push_back(Lost{m.ins.ppn, m.addr.msgtag});
+    // A run's elements are contributions on the tags after its first too.
+    for (uint32_t k = 0; contribution && k < it->elements(); ++k)
+      if (m.ins.ppn < ram_.partitions() && m.addr.msgtag + k < config_.gas_words)
+        lost.push_back(Lost{m.ins.ppn, m.addr.msgtag + k});
     queued_ppn_[size_t(channel - 1)][m.ins.ppn & wire::kMaxPpn]--;
     it = q.erase(it);
   }

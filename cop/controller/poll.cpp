@@ -43,9 +43,10 @@ bool acts_on_operation(const Message& m, uint32_t& n) {
 
 }  // namespace
 
-bool Controller::repeats_in_progress(int channel, const Message& m) const {
+bool Controller::repeats_in_progress(int channel, const Message& m, uint32_t elements) const {
   uint32_t n = 1;
   if (!acts_on_operation(m, n) || m.ins.space != Space::GAS || m.ins.ppn >= ram_.partitions()) return false;
+  if (elements > 1) n = elements;  // a run's elements: one tag each, consecutive
   const uint64_t bit = channel_bit(channel);
   const auto end = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{m.addr.msgtag} + n, config_.gas_words));
   for (uint32_t tag = m.addr.msgtag; tag < end; ++tag) {
@@ -63,7 +64,7 @@ bool Controller::waits(int channel, size_t i) const {
   for (size_t k = i + 1; k < q.size(); ++k) {
     if (q[k].msg.ins.ppn != ppn) continue;  // another job's
     if (q[k].msg.ins.opcode == Opcode::UNLOCK) break;
-    if (repeats_in_progress(channel, q[k].msg)) return true;
+    if (repeats_in_progress(channel, q[k].msg, q[k].elements())) return true;
   }
   return false;
 }
@@ -205,6 +206,10 @@ bool Controller::step(std::vector<Delivery>& out) {
   const int c = next_channel();
   if (c == 0) return false;
   auto& q = queue(c);
+  if (!q[chosen_].run.empty()) {
+    step_run(c, out);
+    return true;
+  }
   const Pending p = q[chosen_];
   // Nearly always the head (a channel's commands in order): popped, not erased.
   if (chosen_ == 0) q.pop_front();
@@ -212,13 +217,15 @@ bool Controller::step(std::vector<Delivery>& out) {
   queued_ppn_[size_t(c - 1)][p.msg.ins.ppn & wire::kMaxPpn]--;
   poll_ = c;
   service(c, p, out);
+  ++steps_;
   return true;
 }
 
 int Controller::run(std::vector<Delivery>& out) {
-  int n = 0;
-  while (step(out)) ++n;
-  return n;
+  const int before = steps_;
+  while (step(out)) {
+  }
+  return steps_ - before;
 }
 
 }  // namespace cop::controller

@@ -32,6 +32,7 @@ Server::Server(const ServerConfig& config, Log log)
         c.lock_limit_us = uint64_t(std::max(config.lock_limit_ms, 0)) * 1000;
         // A channel without a task is treated as one without a driver: its lease.
         c.vacant_limit_us = uint64_t(std::max(config.lease_ms, 0)) * 1000;
+        c.runs = config.runs;  // the core's run path with copd's (ServerConfig::runs)
         return c;
       }()),
       jobs_(config.controller.partitions),

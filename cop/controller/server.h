@@ -86,6 +86,11 @@ struct ServerConfig {
   std::optional<ParentLinkOptions> parent;
   // The cluster key (copd --key): every frame's MAC derives from it (cop/link.h "Keys").
   link::Key key{};
+  // Runs (issue 36; copd --no-runs turns it off): a burst's element commands (a
+  // broadcast's or reduction's, the same instruction word on consecutive GAS words) go
+  // to the core as one run (Controller::receive_run, Config::runs), with one Origin,
+  // and their ACKs and data words come back as runs: one cached answer record per run.
+  bool runs = true;
 };
 
 // Frames copd refused at the link (never executed, never answered).
@@ -131,6 +136,16 @@ class Server {
     uint32_t tag;
     uint8_t ppn;
     bool frame_waits;  // the frame holds a BENTRY or a reduction: its task then waits
+    // A run's elements (ServerConfig::runs): commands index .. index+count-1 of the
+    // frame on tags tag .. tag+count-1; each answered takes the first off.
+    uint16_t count = 1;
+  };
+  // A task's cached answer (for resends): `count` answers, element k with index
+  // entry.index + k and at_cycle entry.at_cycle + k * step (a run's ACKs are one record).
+  struct Answer {
+    link::Entry entry;
+    uint16_t count = 1;
+    uint64_t step = 0;
   };
   // One enrolled task (or the channel's driver): its key for this session,
   // and the last command frame executed for it with what copd answered (for resends).
@@ -141,7 +156,7 @@ class Server {
     bool executed = false;
     uint32_t seq = 0;
     uint32_t outstanding = 0;  // commands of that frame the controller has not answered yet
-    std::vector<link::Entry> answers;
+    std::vector<Answer> answers;
   };
   // A reply frame sent on the channel's sequenced stream, kept until acknowledged.
   struct Sent {
@@ -283,6 +298,22 @@ class Server {
   // channel's FIFO of origins), results and broadcasts to every channel of
   // the mask; queued in each channel's `out` for send_replies.
   void route_deliveries(std::vector<Delivery>& deliveries);
+  // One delivery of the element path (not a run).
+  void route_delivery(const Delivery& d);
+  // A run of ACKs and the run of data words they sent (`data`, or null): the ACKs
+  // to the asking task as one cached record; false (nothing done) when its origin is
+  // not one queued run (route them element by element then).
+  bool route_run(const Delivery& acks, const Delivery* data);
+  // The oldest queued command of `who`'s task in partition `ppn` on the channel (the one
+  // the core serviced): its origin, `n` elements taken off it.
+  Origin take_origin(Channel& ch, const Sender& who, uint8_t ppn, uint16_t n);
+  // run_entries_: data run `d`'s entries (to nodes, broadcast kind).
+  void make_run_entries(const Delivery& d);
+  // A command of the frame queued for the core, with its origin (`follows`: the frame's
+  // command before it was queued last, so it may be the next element of a run).
+  void take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows);
+  // handle_command's end: the frame's commands to the core, its runs as runs.
+  void queue_commands(int channel, uint64_t ready_at, Sender sender);
   void route_failures();
   // An answer for the task of origin `o` on channel c: into its frame's cache and the channel's out.
   void queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent);
@@ -343,6 +374,9 @@ class Server {
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
   std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
+  std::vector<uint16_t> frame_runs_;           // and its queued records' elements (1: one command)
+  std::vector<uint64_t> run_data_;             // a run's data words for the core
+  std::vector<link::Entry> run_entries_;       // a data run's entries, made once for every channel
   std::vector<uint8_t> buf_, out_buf_;
   // handle_datagram's frame, decoded into again and again (its entries' storage kept).
   std::variant<link::Frame, link::LinkError> rx_decoded_;

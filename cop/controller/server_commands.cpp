@@ -35,7 +35,7 @@ void Server::answer_lost(int c, const Frame& f, Task& task) {
     wire::Message nack = wire::make(Opcode::NACK, f.tkno);
     nack.data1 = wire::nack_data(wire::Error::epoch_lost, wire::instruction_opcode(f.entries[i].words[0]));
     const Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i), controller_.cycles());
-    task.answers.push_back(a);
+    task.answers.push_back(Answer{a});
     ch.out.push_back(a);
   }
   ch.urgent = true;
@@ -53,7 +53,12 @@ bool Server::answer_repeat(int c, Channel& ch, Task& task, const Frame& f) {
   if (task.executed && task.seq == f.seq) {
     // A resend (XMIT): the answers we gave, not a second execution.
     if (config_.verbose) log_(link::LogLevel::info, fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
-    ch.out.insert(ch.out.end(), task.answers.begin(), task.answers.end());
+    for (const Answer& a : task.answers)
+      for (uint16_t k = 0; k < a.count; ++k) {
+        ch.out.push_back(a.entry);
+        ch.out.back().index = uint16_t(a.entry.index + k);
+        ch.out.back().at_cycle = a.entry.at_cycle + k * a.step;
+      }
     ch.urgent = true;
     if (task.outstanding > 0) {
       // Not lost, waiting for service: the node must not give up on it.
@@ -89,7 +94,7 @@ void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size
   wire::Message nack = wire::make(Opcode::NACK, f.tkno);
   nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
   Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
-  task.answers.push_back(a);
+  task.answers.push_back(Answer{a});
   ch.out.push_back(a);
   ch.urgent = true;
 }
@@ -117,6 +122,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     return;
   }
   frame_commands_.clear();
+  frame_runs_.clear();
   const wire::Limits limits = config_.controller.limits();
   const Sender sender{supervisor, f.tkno};
   // The frame's commands are ready t_CN-COP after the node started writing it
@@ -145,9 +151,8 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       if (e.nwords >= 3) m.data1 = e.words[2];
       if (e.nwords >= 4) m.data2 = e.words[3];
       if (!wire::validate(m, Direction::to_controller, limits)) {
-        ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
-        task.outstanding++;
-        frame_commands_.push_back(m);
+        take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits},
+                     m, /*follows=*/true);
         continue;
       }
     }
@@ -172,16 +177,46 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
       continue;
     }
     const wire::Message& m = std::get<wire::Message>(decoded);
-    ch.fifo.push_back(Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits});
-    task.outstanding++;
-    frame_commands_.push_back(m);
+    take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits}, m,
+                 /*follows=*/false);
     whole = &e;
   }
-  // The frame's commands to the core in one call, in order (queueing them answers
-  // nothing: their ACKs come when they are serviced); decoded just above against
-  // these limits, so the core does not check their fields again.
-  controller_.receive(c, frame_commands_, ready_at, sender, deliveries_, /*checked=*/true);
+  queue_commands(c, ready_at, sender);
+}
+
+void Server::take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows) {
+  // The next element of a run (a burst's; `follows`: the command before it in the frame
+  // was queued last): one Origin and one queued record for the run.
+  if (follows && config_.runs && Controller::continues_run(frame_commands_.back(), m)) {
+    ch.fifo.back().count++;
+    frame_runs_.back()++;
+  } else {
+    ch.fifo.push_back(o);
+    frame_runs_.push_back(1);
+  }
+  task.outstanding++;
+  frame_commands_.push_back(m);
+}
+
+void Server::queue_commands(int c, uint64_t ready_at, Sender sender) {
+  // The frame's commands to the core in order, those between runs in one call
+  // (queueing them answers nothing: their ACKs come when they are serviced); decoded
+  // above against these limits, so the core does not check their fields again.
+  const std::span<const wire::Message> all(frame_commands_);
+  size_t at = 0, singles = 0;
+  for (const uint16_t n : frame_runs_) {
+    if (n > 1) {
+      if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
+      run_data_.clear();
+      for (size_t k = at; k < at + n; ++k) run_data_.push_back(all[k].data64());
+      controller_.receive_run(c, all[at], run_data_, ready_at, sender, /*checked=*/true);
+      singles = at + n;
+    }
+    at += n;
+  }
+  if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
   frame_commands_.clear();
+  frame_runs_.clear();
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {
@@ -189,53 +224,148 @@ void Server::route_deliveries(std::vector<Delivery>& deliveries) {
     route_to_children(deliveries);
     return;
   }
-  for (const Delivery& d : deliveries) {
-    if (d.to_parent) {
-      route_up(d);
+  for (size_t i = 0; i < deliveries.size(); ++i) {
+    const Delivery& d = deliveries[i];
+    if (d.run == 0) {
+      route_delivery(d);
       continue;
     }
-    const Opcode op = d.msg.ins.opcode;
-    const bool ack = d.link_level && !d.ends_operation && (op == Opcode::ACK || op == Opcode::NACK) &&
-                     std::has_single_bit(d.channels);
-    if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
-      const int c = std::countr_zero(d.channels) + 1;
-      Channel& ch = chan(c);
-      if (ack) {
-        if (ch.fifo.empty()) {  // cannot happen: every serviced command was queued by us
-          log_limited(fmt::format("channel {}: answer with no command waiting for it: dropped", c));
-          continue;
-        }
-        // The oldest queued command of the task (and partition) the core serviced: a
-        // channel's commands keep their order within a partition, and another job's may
-        // pass a held one (controller.h).
-        const Sender& who = d.hop.origin;
-        auto it = std::find_if(ch.fifo.begin(), ch.fifo.end(), [&](const Origin& o) {
-          return o.tkno == who.tkno && o.supervisor == who.supervisor && (o.ppn & wire::kMaxPpn) == d.msg.ins.ppn;
-        });
-        if (it == ch.fifo.end()) it = ch.fifo.begin();
-        ch.last_answered = *it;
-        if (it == ch.fifo.begin()) ch.fifo.pop_front();  // nearly always: the channel's order
-        else ch.fifo.erase(it);
-      }
-      const Origin& o = ch.last_answered;
-      if (!o.frame_waits) {
-        ch.urgent = true;
-      } else if (ack && op == Opcode::ACK && ch.hold_until == Clock::time_point{} && will_receive_result(c, o)) {
-        ch.hold_until = Clock::now() + kHoldAck;
-      }
-      queue_answer(c, o, d.msg, d.at_cycle, false);
-      if (ack)
-        if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq && t->outstanding > 0) t->outstanding--;
-      continue;
-    }
-    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
-    for (int c = 1; c <= config_.controller.channels; ++c)
-      if (d.to(c) && chan(c).registered) {
-        chan(c).out.push_back(e);
-        chan(c).urgent = true;
-      }
+    // A run of ACKs, with the run of data words it sent when interleaved (runs.cpp).
+    const size_t n = d.run_interleaved && i + 1 < deliveries.size() ? 2 : 1;
+    if (!route_run(d, n == 2 ? &deliveries[i + 1] : nullptr))
+      for (const Delivery& e : Controller::expand_runs(std::span<const Delivery>(&d, n))) route_delivery(e);
+    i += n - 1;
   }
   deliveries.clear();
+}
+
+Server::Origin Server::take_origin(Channel& ch, const Sender& who, uint8_t ppn, uint16_t n) {
+  // The oldest queued command of the task (and partition) the core serviced: a
+  // channel's commands keep their order within a partition, and another job's may
+  // pass a held one (controller.h).
+  auto it = std::find_if(ch.fifo.begin(), ch.fifo.end(), [&](const Origin& o) {
+    return o.tkno == who.tkno && o.supervisor == who.supervisor && (o.ppn & wire::kMaxPpn) == ppn;
+  });
+  if (it == ch.fifo.end()) it = ch.fifo.begin();
+  Origin o = *it;
+  o.count = n;
+  if (it->count > n) {  // the rest of a run: its next element first
+    it->count = uint16_t(it->count - n);
+    it->index = uint16_t(it->index + n);
+    it->tag += n;
+  } else if (it == ch.fifo.begin()) {
+    ch.fifo.pop_front();  // nearly always: the channel's order
+  } else {
+    ch.fifo.erase(it);
+  }
+  return o;
+}
+
+void Server::route_delivery(const Delivery& d) {
+  if (d.to_parent) {
+    route_up(d);
+    return;
+  }
+  const Opcode op = d.msg.ins.opcode;
+  const bool ack = d.link_level && !d.ends_operation && (op == Opcode::ACK || op == Opcode::NACK) &&
+                   std::has_single_bit(d.channels);
+  if (ack || (!d.link_level && wire::has_answer_data(op) && std::has_single_bit(d.channels))) {
+    const int c = std::countr_zero(d.channels) + 1;
+    Channel& ch = chan(c);
+    if (ack) {
+      if (ch.fifo.empty()) {  // cannot happen: every serviced command was queued by us
+        log_limited(fmt::format("channel {}: answer with no command waiting for it: dropped", c));
+        return;
+      }
+      ch.last_answered = take_origin(ch, d.hop.origin, d.msg.ins.ppn, 1);
+    }
+    const Origin& o = ch.last_answered;
+    if (!o.frame_waits) {
+      ch.urgent = true;
+    } else if (ack && op == Opcode::ACK && ch.hold_until == Clock::time_point{} && will_receive_result(c, o)) {
+      ch.hold_until = Clock::now() + kHoldAck;
+    }
+    queue_answer(c, o, d.msg, d.at_cycle, false);
+    if (ack)
+      if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq && t->outstanding > 0) t->outstanding--;
+    return;
+  }
+  const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+  for (int c = 1; c <= config_.controller.channels; ++c)
+    if (d.to(c) && chan(c).registered) {
+      chan(c).out.push_back(e);
+      chan(c).urgent = true;
+    }
+}
+
+bool Server::route_run(const Delivery& acks, const Delivery* data) {
+  const Opcode op = acks.msg.ins.opcode;
+  if (acks.to_parent || !acks.link_level || op != Opcode::ACK || !std::has_single_bit(acks.channels) ||
+      acks.run > UINT16_MAX || (data && (data->link_level || data->run != acks.run || data->run_data.size() != data->run)))
+    return false;
+  const int c = std::countr_zero(acks.channels) + 1;
+  Channel& ch = chan(c);
+  const Sender& who = acks.hop.origin;
+  const auto rec = std::find_if(ch.fifo.begin(), ch.fifo.end(), [&](const Origin& o) {
+    return o.tkno == who.tkno && o.supervisor == who.supervisor && (o.ppn & wire::kMaxPpn) == acks.msg.ins.ppn;
+  });
+  if (rec == ch.fifo.end() || rec->count < acks.run) return false;  // not one run's elements
+  const auto n = uint16_t(acks.run);
+  const Origin o = take_origin(ch, who, acks.msg.ins.ppn, n);
+  ch.last_answered = o;
+  ch.last_answered.count = 1;
+  ch.last_answered.index = uint16_t(o.index + n - 1);
+  ch.last_answered.tag = o.tag + n - 1;
+  // As the element path, each ACK: urgent, or held for the result one of them waits for.
+  if (!o.frame_waits) {
+    ch.urgent = true;
+  } else if (ch.hold_until == Clock::time_point{}) {
+    Origin e = o;
+    for (uint16_t k = 0; k < n; ++k, ++e.tag)
+      if (will_receive_result(c, e)) {
+        ch.hold_until = Clock::now() + kHoldAck;
+        break;
+      }
+  }
+  wire::Message m = acks.msg;
+  m.ins.tkno = o.tkno;  // answers carry the asking task's TKNO (queue_answer)
+  const Entry first = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, acks.at_cycle);
+  if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) {
+    t->answers.push_back(Answer{first, n, acks.run_step});  // one record for the run's answers
+    if (t->outstanding > 0) t->outstanding -= std::min<uint32_t>(t->outstanding, n);
+  }
+  if (data) make_run_entries(*data);
+  const bool both = data && data->to(c);  // the sender receives the data too: ACK 0, data 0, ACK 1, ...
+  if (ch.registered)
+    for (uint16_t k = 0; k < n; ++k) {
+      ch.out.push_back(first);
+      ch.out.back().index = uint16_t(o.index + k);
+      ch.out.back().at_cycle = acks.at_cycle + k * acks.run_step;
+      if (both) ch.out.push_back(run_entries_[k]);
+    }
+  if (!data) return true;
+  for (int k = 1; k <= config_.controller.channels; ++k)
+    if (k != c && data->to(k) && chan(k).registered) {
+      chan(k).out.insert(chan(k).out.end(), run_entries_.begin(), run_entries_.end());
+      chan(k).urgent = true;
+    }
+  if (both && ch.registered) ch.urgent = true;
+  return true;
+}
+
+void Server::make_run_entries(const Delivery& d) {
+  // The words of element 0 once, then each element's MSGTAG and data words put in
+  // (wire::encode's layout: the address word's MSGTAG field, data1, data2).
+  const Entry e0 = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
+  const uint32_t address = e0.words[1] & ~wire::field::kMsgtag.put(~0u);
+  run_entries_.assign(d.run, e0);
+  for (uint32_t k = 0; k < d.run; ++k) {
+    Entry& e = run_entries_[k];
+    e.at_cycle = d.at_cycle + k * d.run_step;
+    if (e.nwords >= 2) e.words[1] = address | wire::field::kMsgtag.put(d.msg.addr.msgtag + k);
+    if (e.nwords >= 3) e.words[2] = uint32_t(d.run_data[k]);
+    if (e.nwords >= 4) e.words[3] = uint32_t(d.run_data[k] >> 32);
+  }
 }
 
 void Server::queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent) {
@@ -245,7 +375,7 @@ void Server::queue_answer(int c, const Origin& o, const wire::Message& msg, uint
   wire::Message m = msg;
   m.ins.tkno = o.tkno;
   Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, at_cycle);
-  if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(e);
+  if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(Answer{e});
   if (!ch.registered) return;
   ch.out.push_back(e);
   ch.urgent |= urgent;

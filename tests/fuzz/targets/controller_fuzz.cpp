@@ -11,6 +11,11 @@
 //     controller takes, the channel's own partition, a small GAS/TAS/SAS tag) sent
 //     with a Sender, so that masks, reductions, locks and broadcasts are reached
 //   8 receive on a channel that does not exist: must throw std::out_of_range
+//   A built BCAST or reduction (7) with bits 5..3 of its second operand set is the
+//   first of a burst of that many more elements on the next words (issue 36, copd's
+//   runs): queued as one run (receive_run); the run path is on when the two
+//   configuration bytes differ in bit 0 (Config::runs), and its run deliveries are
+//   checked unpacked (expand_runs), each element like any command.
 // Invariants checked after every operation (each failure aborts with its reason):
 //   - every serviced command gets exactly one link-level ACK or NACK, addressed to
 //     its channel alone, in its sender's arrival order (its TKNO echoed), before
@@ -178,7 +183,32 @@ class Harness {
     if (wire::validate(m, Direction::to_controller, cfg_.limits())) return;  // not well-formed after all
     // The sender as the link would have it: usually the task the command names.
     Sender from{(t & 0x40) != 0, (t & 0x20) ? uint16_t(t & 0x1F) : m.ins.tkno};
+    const bool burst = op == Opcode::BCAST32 || op == Opcode::BCAST64 || wire::is_reduction(op);
+    if (burst && ((b >> 3) & 7) != 0) {
+      send_run(in, ch, m, 1 + ((b >> 3) & 7), from);
+      return;
+    }
     send(ch, m, c_.cycles(), from);
+  }
+
+  // `m` and n - 1 more elements on the next words (as many as the GAS has), as one run.
+  void send_run(Input& in, int ch, const Message& m, uint32_t n, Sender from) {
+    n = std::min(n, cfg_.gas_words - m.addr.msgtag);
+    std::vector<uint64_t> data{m.data64()};
+    for (uint32_t k = 1; k < n; ++k) data.push_back(uint64_t{in.u16()});
+    const size_t before = out_.size();
+    c_.receive_run(ch, m, data, c_.cycles(), from, /*checked=*/true);
+    FUZZ_CHECK(out_.size() == before, "a run was answered on receipt");
+    const bool claims_more = !from.supervisor && (m.ins.supervisor || m.ins.tkno != from.tkno);
+    for (uint32_t k = 0; k < n; ++k) after_receive(ch, m, before, from, claims_more);
+    check_new(before);
+  }
+
+  // The run deliveries from `before` on, unpacked into the element path's.
+  void unpack(size_t before) {
+    const auto ex = Controller::expand_runs(std::span<const Delivery>(out_).subspan(before));
+    out_.resize(before);
+    out_.insert(out_.end(), ex.begin(), ex.end());
   }
 
   void bad_channel(Input& in) {
@@ -242,15 +272,19 @@ class Harness {
     const size_t before = out_.size();
     const uint64_t serviced = c_.stats().serviced;
     const bool did = c_.step(out_);
-    FUZZ_CHECK(c_.stats().serviced == serviced + (did ? 1 : 0), "serviced count");
+    unpack(before);
+    // One command, or a run's elements serviced back to back.
+    const uint64_t n = c_.stats().serviced - serviced;
+    FUZZ_CHECK(did ? n >= 1 : n == 0, "serviced count");
     if (!did) FUZZ_CHECK(out_.size() == before, "a step that serviced nothing emitted %zu", out_.size() - before);
-    account(before, did ? 1 : 0);
+    account(before, int(n));
   }
 
   void run() {
     const size_t before = out_.size();
     const uint64_t serviced = c_.stats().serviced;
     const int n = c_.run(out_);
+    unpack(before);
     FUZZ_CHECK(n >= 0 && c_.stats().serviced == serviced + uint64_t(n), "run's count");
     account(before, n);
   }
@@ -378,6 +412,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cfg.gas_words = 1u + ((b >> 5) & 7) * 3;
   cfg.sas_words = uint32_t(cfg.channels) + 1u + ((a >> 3) & 3);
   cfg.partitions = 1 + ((a >> 5) & 3);
+  cfg.runs = ((a ^ b) & 1) != 0;
   Harness h(cfg);
   h.run_program(in);
   return 0;
