@@ -77,6 +77,10 @@ copbench_add_test_table(
   "cop_fault_burst_shared       | 240 | cop fault serial | FAULT_BURST=1 FAULT_ROUNDS=8 | ${fault_sh} drop 0.05"
   "cop_fault_burst_normal       | 240 | cop fault serial | FAULT_TASKS=1 FAULT_BURST=1 FAULT_ROUNDS=8 FAULT_ACCESS=normal |
      ${fault_sh} drop 0.05"
+  # The same arrays through copd's element path (COPD_RUNS=0, issue 36): the run path is
+  # the default above, the element path stays exactly-once too.
+  "cop_fault_burst_elements     | 240 | cop fault serial | FAULT_TASKS=1 FAULT_BURST=1 FAULT_ROUNDS=8 COPD_RUNS=0 |
+     ${fault_sh} all 0.05"
   # copbench's own barrier benchmark on the cop backend at 1 % loss.
   "cop_fault_copbench_barrier   | 150 | cop fault serial | - | ${fault_sh} copbench 0.01"
   # The same checks over two level-1 copd under a level-2 copd (the link between the levels

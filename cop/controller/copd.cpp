@@ -118,8 +118,8 @@ void add_options(CLI::App& app, Options& o) {
                "COPD_POLL=1 in scripts/cop-stack; the tasks' side is COP_POLL_US)");
   app.add_option("--runs", o.config.runs,
                  "1 (default): a burst's elements go through copd's service path as one run; 0: one by one, "
-                 "as before issue 36 (the answers are the same: for comparison)")
-      ->envname("COPD_RUNS");
+                 "as before issue 36 (the answers are the same: for comparison; COPD_RUNS in scripts/cop-stack)")
+      ->check(CLI::Range(0, 1));
   app.add_flag("--verbose", o.config.verbose, "log resends and failed sends too");
   app.add_option("--key", o.key_file,
                  "the cluster key: a file of 32 random bytes, mode 0600, shared with every copdrv and a level-2 "

@@ -116,7 +116,7 @@ start_copd() {
   local name=$1 ipid=$2 copd_link_opts=()
   shift 2
   # copd's link side (docs/ARCHITECTURE.md "Environment variables"): its I/O threads
-  # (unset: copd's default) and busy polling on a controller node with cores of its own.
+  # (unset: copd's default), busy polling on a controller node with cores of its own, its run path.
   if [ -n "${COPD_IO_THREADS:-}" ]; then
     [[ $COPD_IO_THREADS =~ ^[0-9]+$ ]] && [ "$COPD_IO_THREADS" -ge 1 ] && [ "$COPD_IO_THREADS" -le 64 ] ||
       abort_start "COPD_IO_THREADS must be 1..64, got '$COPD_IO_THREADS'"
@@ -126,6 +126,12 @@ start_copd() {
     0) ;;
     1) copd_link_opts+=(--poll) ;;
     *) abort_start "COPD_POLL must be 0 or 1, got '$COPD_POLL'" ;;
+  esac
+  # copd's run path (issue 36): COPD_RUNS=0 gives the element path, for comparison.
+  case ${COPD_RUNS:-} in
+    "") ;;
+    0 | 1) copd_link_opts+=(--runs "$COPD_RUNS") ;;
+    *) abort_start "COPD_RUNS must be 0 or 1, got '$COPD_RUNS'" ;;
   esac
   log "starting $name ($*${copd_link_opts[*]:+ ${copd_link_opts[*]}}, $STACK_MODE)"
   daemon_start "$dir" "$name" copd ${ipid:+--in "$ipid"} -- "$@" \
