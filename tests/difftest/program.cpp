@@ -223,6 +223,60 @@ bool draw_kill(Rng& r, const Members& m, Step& s) {
   return true;
 }
 
+// The rounds of each broadcast site (cop.h "Operation identity"): every task counts its own
+// calls on a (group view, tag) word, and a sender outside the group (a multicast's sender is
+// always outside its recipients) counts only its sends, so its identity is the receivers'
+// only while it has sent every round they made on that word. Another outside sender, or one
+// that sent before the members' own rounds, names an earlier round: its program is not
+// well-formed for the COP (cop.h: "use a tag for them that the members use for nothing
+// else"). Its receivers wait for their round, which never comes (timeouts; at two levels
+// the level 2, which saw the earlier round go out, refuses its SETBM X mask_in_use:
+// difftest seed 21 step 73, sender 2 outside dt21g1 after step 34's round by member 5 on
+// tag 3072).
+struct CastRounds {
+  std::map<std::string, int> of;  // site -> rounds its receivers made; sent(S, site) -> S's sends from outside
+  static std::string site(const Members& m, const Step& s) {
+    std::string k = s.kind == Kind::mcast ? "mcast" : "group";
+    if (s.kind == Kind::bcast) k += std::to_string(s.group);
+    const std::set<int> who = s.kind == Kind::mcast ? std::set<int>(s.targets.begin(), s.targets.end())
+                                                     : m.of[size_t(s.group)];
+    for (int t : who) (k += ' ') += std::to_string(t);
+    return (k += " tag ") += std::to_string(s.tag);
+  }
+  static std::string sent(int sender, const std::string& site) {
+    std::string k = "sent by ";
+    k += std::to_string(sender);
+    return (k += " to ") += site;
+  }
+  static bool outside(const Members& m, const Step& s) {
+    return s.kind == Kind::mcast || !m.of[size_t(s.group)].count(s.roots[0]);
+  }
+  // Whether `sender` from outside is at the receivers' round of the site.
+  bool in_step(const std::string& site, int sender) { return of[sent(sender, site)] == of[site]; }
+  // A sender in step for s (a bcast: a member in place of an outside sender that is not; a
+  // multicast: the first live non-recipient that is), without drawing (the other steps
+  // stay as drawn); false when a multicast has none.
+  bool align(const Members& m, Step& s) {
+    const std::string k = site(m, s);
+    if (!outside(m, s) || in_step(k, s.roots[0])) return true;
+    if (s.kind == Kind::bcast) {
+      s.roots = {*m.of[size_t(s.group)].begin()};
+      return true;
+    }
+    for (int t : m.alive)
+      if (std::find(s.targets.begin(), s.targets.end(), t) == s.targets.end() && in_step(k, t)) {
+        s.roots = {t};
+        return true;
+      }
+    return false;
+  }
+  void count(const Members& m, const Step& s) {
+    const std::string k = site(m, s);
+    if (outside(m, s)) of[sent(s.roots[0], k)]++;
+    of[k]++;
+  }
+};
+
 void draw_fault(Rng& r, const Program& p, Step& s) {
   std::vector<Fault> kinds;
   if (p.features.count("stop")) kinds.push_back(Fault::stop);
@@ -255,6 +309,7 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
   const std::vector<Kind> kinds = candidates(features);
   Members m(p);
   int kills = 0, faults = 0;
+  CastRounds rounds;  // outside senders kept in step (cop.h "Operation identity")
   std::map<std::pair<int, int>, int> last_cast;  // (group or -1 for mcast, tag) -> its last broadcast's step + 1
   // Groups whose membership changed: PVM's instance numbers then have holes, and
   // pvm_gather/pvm_scatter (the reference) count instances 0..gsize-1, so they would hang.
@@ -282,6 +337,7 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
       default: draw_collective(r, p, m, s);
     }
     if (s.kind == Kind::gather || s.kind == Kind::scatter) ok = !changed.count(s.group);
+    if (s.kind == Kind::bcast || s.kind == Kind::mcast) ok = rounds.align(m, s);
     if (!ok) continue;
     if (s.kind == Kind::join || s.kind == Kind::leave) changed.insert(s.group);
     if (s.kind == Kind::kill)
@@ -291,6 +347,7 @@ Program generate(uint64_t seed, int tasks, int nodes, const std::set<std::string
       const auto key = std::make_pair(s.kind == Kind::mcast ? -1 : s.group, s.tag);
       const int last = last_cast[key] - 1;
       s.sync_before = last >= 0 && p.steps[size_t(last)].any_source && p.steps[size_t(last)].roots[0] != s.roots[0];
+      rounds.count(m, s);
     }
     m.apply(s);
     p.steps.push_back(s);
