@@ -315,6 +315,8 @@ class Server {
   // handle_command's end: the frame's commands to the core, its runs as runs.
   void queue_commands(int channel, uint64_t ready_at, Sender sender);
   void route_failures();
+  // A result, broadcast word or NACK for every registered channel of the delivery's mask.
+  void queue_broadcast(const Delivery& d);
   // An answer for the task of origin `o` on channel c: into its frame's cache and the channel's out.
   void queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent);
   // Two levels (server_levels.cpp). A level 2: a level-1's command frame, and

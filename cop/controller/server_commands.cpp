@@ -290,6 +290,10 @@ void Server::route_delivery(const Delivery& d) {
       if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq && t->outstanding > 0) t->outstanding--;
     return;
   }
+  queue_broadcast(d);
+}
+
+void Server::queue_broadcast(const Delivery& d) {
   const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
   for (int c = 1; c <= config_.controller.channels; ++c)
     if (d.to(c) && chan(c).registered) {
@@ -392,12 +396,7 @@ void Server::route_failures() {
       route_up(d);
       continue;
     }
-    const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
-    for (int k = 1; k <= config_.controller.channels; ++k)
-      if (d.to(k) && chan(k).registered) {
-        chan(k).out.push_back(e);
-        chan(k).urgent = true;
-      }
+    queue_broadcast(d);
   }
   deliveries_.clear();
 }
