@@ -13,6 +13,7 @@
 
 #include "lib/commands.h"
 #include "link/auth.h"
+#include "link/udp.h"
 
 namespace {
 
@@ -82,6 +83,21 @@ BENCHMARK_CAPTURE(encode, burst128_plain, burst_frame(), false);
 BENCHMARK_CAPTURE(encode, burst128_mac, burst_frame(), true);
 BENCHMARK_CAPTURE(verify, burst128, burst_frame());
 BENCHMARK_CAPTURE(decode, burst128, burst_frame());
+
+// copd's receive when it finds nothing more (the end of each of its rounds): recv_datagrams
+// with copd's 64 slots (Server::kBatch) on a socket with no datagram, the recvmmsg's
+// EAGAIN and what is done around it (the slots' headers, kept between calls).
+void idle_receive64(benchmark::State& st) {
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  link::UdpSocket sock(at);
+  std::vector<std::vector<uint8_t>> bufs(64, std::vector<uint8_t>(link::kMaxFrameBytes + 64));
+  std::vector<link::InDatagram> in;
+  for (auto& b : bufs) in.push_back(link::InDatagram{std::span<uint8_t>(b)});
+  for (auto _ : st) benchmark::DoNotOptimize(link::recv_datagrams(sock.fd(), in, MSG_DONTWAIT));
+}
+BENCHMARK(idle_receive64);
 
 // The node side of a 16 KB broadcast (2048 BCAST64 words, issue 36), as libcop and its
 // channel do it: the sender's bursts built, packed by their encoded bytes, their entries

@@ -75,7 +75,9 @@ void Server::run(const std::atomic<bool>& stop) {
   }
   if (rx_.size() < size_t(kBatch)) {
     rx_.assign(size_t(kBatch), std::vector<uint8_t>(link::kMaxFrameBytes + 64));
-    rx_in_.resize(size_t(kBatch));
+    // Each slot's buffer, once: a receive writes only a slot's size and sender.
+    rx_in_.clear();
+    for (auto& b : rx_) rx_in_.push_back(link::InDatagram{std::span<uint8_t>(b)});
   }
   while (!stop.load()) {
     // Take every datagram that is there, then answer them all: answers to one
@@ -91,7 +93,6 @@ void Server::run(const std::atomic<bool>& stop) {
     const bool holding = link::fault_flush();
     const int wait_ms = config_.poll ? 0 : holding ? std::min(1, next_timeout_ms()) : next_timeout_ms();
     if (ready || ::poll(&p, 1, wait_ms) > 0 || holding) {
-      for (size_t i = 0; i < size_t(kBatch); ++i) rx_in_[i] = link::InDatagram{std::span<uint8_t>(rx_[i])};
       const int got = link::recv_datagrams(socket_.fd(), rx_in_, MSG_DONTWAIT);
       if (got > 0) last_rx_ = std::chrono::steady_clock::now();
       for (int i = 0; i < got; ++i)

@@ -195,7 +195,6 @@ class Server::Io {
   // The datagrams at this thread's socket, checked and put in the core's inbox in the order they came.
   bool receive(Worker& w, std::vector<std::vector<uint8_t>>& rx, std::vector<link::InDatagram>& rx_in,
                std::vector<Inbound>& got_in) {
-    for (size_t i = 0; i < rx.size(); ++i) rx_in[i] = link::InDatagram{std::span<uint8_t>(rx[i])};
     const int got = link::recv_datagrams(w.fd, rx_in, MSG_DONTWAIT);
     for (int i = 0; i < got; ++i) {
       const link::InDatagram& d = rx_in[size_t(i)];
@@ -274,7 +273,8 @@ class Server::Io {
     // Each thread has 1/n of the channels: a smaller batch of (large) receive buffers.
     const size_t batch_size = size_t(std::max(8, kBatch / int(n_)));
     std::vector<std::vector<uint8_t>> rx(batch_size, std::vector<uint8_t>(link::kMaxFrameBytes + 64));
-    std::vector<link::InDatagram> rx_in(rx.size());
+    std::vector<link::InDatagram> rx_in;  // each slot's buffer, once (a receive writes its size and sender)
+    for (auto& b : rx) rx_in.push_back(link::InDatagram{std::span<uint8_t>(b)});
     std::vector<Out> sending;
     std::vector<link::OutDatagram> batch;
     std::vector<Inbound> got_in;
