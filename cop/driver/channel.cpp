@@ -154,9 +154,13 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 Error ChannelClient::finish(std::vector<Answer>& answers) {
   const Error e = wait_for_outstanding();
   // Every answer in: nothing writes pending_answers_ again before the next frame assigns
-  // it (take_answer takes nothing while none is missing), so it is handed over, not copied.
-  if (answers_missing_ == 0) answers.swap(pending_answers_);
-  else answers = pending_answers_;
+  // it (take_answer takes nothing while none is missing), so it is handed over, not copied,
+  // to a caller whose vector has the room (libcop's array calls keep theirs, lib/library.h):
+  // the storage swapped in is then as large. A smaller one (a barrier's few answers) gets a
+  // copy, and the large storage stays here: handed over, it was freed with the caller's
+  // vector and the next 16 KB frame allocated and faulted in 134 KB anew (issue 36).
+  if (answers_missing_ == 0 && answers.capacity() >= pending_answers_.size()) answers.swap(pending_answers_);
+  else answers.assign(pending_answers_.begin(), pending_answers_.end());
   return e;
 }
 
