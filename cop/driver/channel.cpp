@@ -137,9 +137,14 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   link::append_entries(commands, Direction::to_controller, EntryKind::command, seq_, 0, f.entries);
   sent_ops_.resize(commands.size());
   answers_missing_ = 0;
+  // A burst's elements share their opcode: its answer count is looked up once per run of it.
+  Opcode last = commands.empty() ? Opcode::ACK : commands[0].ins.opcode;
+  size_t per = size_t(answers_per_command(last));
   for (size_t i = 0; i < commands.size(); ++i) {
-    sent_ops_[i] = commands[i].ins.opcode;
-    answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
+    const Opcode op = commands[i].ins.opcode;
+    if (op != last) last = op, per = size_t(answers_per_command(op));
+    sent_ops_[i] = op;
+    answers_missing_ += per;
   }
   pending_answers_.assign(commands.size(), Answer{});
   answers_ = &pending_answers_;

@@ -125,8 +125,12 @@ int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno)
   if (int rc = settle(); rc < 0) return rc;
   std::vector<Message>& got = lib().results;
   got.resize(static_cast<size_t>(count));  // every one written by the waits when they succeed
-  for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
-    const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
+  // Direct access waits for the whole array at once: in steps of copdrv's limit (normal
+  // access, kMaxAwait) the words of a frame beyond the first step were filed in the
+  // window's buffer one by one and taken back from it by the next wait (issue 36).
+  const size_t step = lib().port->direct() ? got.size() : size_t(driver::kMaxAwait);
+  for (size_t at = 0; at < got.size(); at += step) {
+    const size_t n = std::min(step, got.size() - at);
     const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno), lib().op_id};
     if (Error e = lib().port->await(w, std::span<Message>(got).subspan(at, n), nullptr); e != Error::none)
       return fail_and_notify(code(e));
