@@ -137,9 +137,14 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   link::append_entries(commands, Direction::to_controller, EntryKind::command, seq_, 0, f.entries);
   sent_ops_.resize(commands.size());
   answers_missing_ = 0;
+  // A burst's elements share their opcode: its answer count is looked up once per run of it.
+  Opcode last = commands.empty() ? Opcode::ACK : commands[0].ins.opcode;
+  size_t per = size_t(answers_per_command(last));
   for (size_t i = 0; i < commands.size(); ++i) {
-    sent_ops_[i] = commands[i].ins.opcode;
-    answers_missing_ += size_t(answers_per_command(commands[i].ins.opcode));
+    const Opcode op = commands[i].ins.opcode;
+    if (op != last) last = op, per = size_t(answers_per_command(op));
+    sent_ops_[i] = op;
+    answers_missing_ += per;
   }
   pending_answers_.assign(commands.size(), Answer{});
   answers_ = &pending_answers_;
@@ -154,9 +159,13 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 Error ChannelClient::finish(std::vector<Answer>& answers) {
   const Error e = wait_for_outstanding();
   // Every answer in: nothing writes pending_answers_ again before the next frame assigns
-  // it (take_answer takes nothing while none is missing), so it is handed over, not copied.
-  if (answers_missing_ == 0) answers.swap(pending_answers_);
-  else answers = pending_answers_;
+  // it (take_answer takes nothing while none is missing), so it is handed over, not copied,
+  // to a caller whose vector has the room (libcop's array calls keep theirs, lib/library.h):
+  // the storage swapped in is then as large. A smaller one (a barrier's few answers) gets a
+  // copy, and the large storage stays here: handed over, it was freed with the caller's
+  // vector and the next 16 KB frame allocated and faulted in 134 KB anew (issue 36).
+  if (answers_missing_ == 0 && answers.capacity() >= pending_answers_.size()) answers.swap(pending_answers_);
+  else answers.assign(pending_answers_.begin(), pending_answers_.end());
   return e;
 }
 

@@ -51,7 +51,7 @@ int send_to(const char* key_name, void* data, int count, int datatype, const std
     foreign = plan.designated == me && (l2 & this_controller_bit()) ? plan.here_hosts : 0;
   }
   std::vector<uint64_t> words(static_cast<size_t>(count));
-  for (size_t i = 0; i < words.size(); ++i) words[i] = to_word(data, i, datatype);
+  to_words(data, 0, datatype, words);
   // The local receivers take each chunk from the host area; the other hosts get
   // the whole array from the channel, its bursts in as few frames as fit.
   for (size_t at = 0; local && at < words.size(); at += kChunk) {
@@ -123,14 +123,21 @@ int fetch_chunk(std::span<uint64_t> out, const Filled& filled, uint32_t tag, int
 // whole array straight from the channel (the sender's bursts come in few frames).
 int receive_alone(void* data, int count, int datatype, int msgtag, int src_chno) {
   if (int rc = settle(); rc < 0) return rc;
-  std::vector<Message> got(static_cast<size_t>(count));
-  for (size_t at = 0; at < got.size(); at += driver::kMaxAwait) {
-    const size_t n = std::min<size_t>(driver::kMaxAwait, got.size() - at);
+  std::vector<Message>& got = lib().results;
+  got.resize(static_cast<size_t>(count));  // every one written by the waits when they succeed
+  // Direct access waits for the whole array at once: in steps of copdrv's limit (normal
+  // access, kMaxAwait) the words of a frame beyond the first step were filed in the
+  // window's buffer one by one and taken back from it by the next wait (issue 36).
+  const size_t step = lib().port->direct() ? got.size() : size_t(driver::kMaxAwait);
+  for (size_t at = 0; at < got.size(); at += step) {
+    const size_t n = std::min(step, got.size() - at);
     const Wanted w{ResultKind::bcast, uint32_t(msgtag) + uint32_t(at), uint32_t(n), uint8_t(src_chno), lib().op_id};
     if (Error e = lib().port->await(w, std::span<Message>(got).subspan(at, n), nullptr); e != Error::none)
       return fail_and_notify(code(e));
   }
-  for (size_t i = 0; i < got.size(); ++i) from_word(data, i, datatype, wire::payload(got[i]));
+  std::vector<uint64_t> words(got.size());
+  copy_payloads(got, words);
+  from_words(data, 0, datatype, words);
   return 0;
 }
 
@@ -189,7 +196,7 @@ int receive_from(const char* key_name, void* data, int count, int datatype, cons
       return fetch_chunk(out, filled, tag, src_chno, src_here, srctid == -1);
     };
     if (int rc = l.host->receive(key, local_receivers, words, fetch); rc < 0) return fail_and_notify(rc);
-    for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
+    from_words(data, at, datatype, words);
   }
   return 0;
 }

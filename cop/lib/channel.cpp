@@ -53,9 +53,10 @@ int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::sp
   // A result of these words already here came before this contribution: an earlier operation's.
   driver::forget_results(*port.window(), uint8_t(info().ppn), fr.first_tag, fr.words, false);
   if (Error e = port.send_only(fr.commands); e != Error::none) return fail_and_notify(code(e));
-  std::vector<Message> results(fr.words);
+  std::vector<Message>& results = lib().results;
+  results.resize(fr.words);  // every one written by a wait that succeeds: not cleared
   const Error waited = port.await(Wanted{ResultKind::reduction, fr.first_tag, fr.words, 0, lib().op_id}, results, nullptr);
-  std::vector<Answer> a;
+  std::vector<Answer>& a = lib().answers;
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!masks_refused_only(fr.commands, a)) return first_refusal(fr.commands, a);
   if (waited != Error::none) return fail_and_notify(code(waited));
@@ -114,7 +115,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
       if (int rc = reduce_frame_at_root(fr, tag, words); rc < 0) return rc;
       continue;
     }
-    std::vector<Answer> a;
+    std::vector<Answer>& a = lib().answers;
     if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));
     if (!masks_refused_only(fr.commands, a)) return first_refusal(fr.commands, a);
   }
@@ -126,7 +127,7 @@ int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint
   auto& port = *lib().port;
   const auto frames = frames_of(with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2));
   for (const commands::FramedBursts& fr : frames) {
-    std::vector<Answer> a;
+    std::vector<Answer>& a = lib().answers;
     if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));
     // Over two levels the designated host's receiver may have set this controller's
     // broadcast mask (casts.cpp, an any-sender receiver that had not yet seen the

@@ -44,7 +44,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
                  const Group& g, const ReduceRoles& r) {
   Library& l = lib();
   std::vector<uint64_t> words(n);
-  for (size_t i = 0; i < n; ++i) words[i] = to_word(data, at + i, datatype);
+  to_words(data, at, datatype, words);
   // The key names the opcode (function and datatype) and the chunk's length: local tasks
   // that disagree on them never meet in one slot (they time out rather than fold a short
   // array into a long one and hand the root a result with rc 0).
@@ -67,7 +67,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
   if (rc == CopErrTaskEnded && !all_on_this_host(g)) return void_for_ended_member(rc, int(tag), n);
   if (rc < 0) return fail_and_notify(rc);
   if (r.me_root)
-    for (size_t i = 0; i < n; ++i) from_word(data, at + i, datatype, words[i]);
+    from_words(data, at, datatype, words);
   return 0;
 }
 
@@ -76,7 +76,7 @@ int reduce_chunk(wire::Opcode op, void* data, int datatype, size_t at, size_t n,
 int reduce_alone(wire::Opcode op, void* data, int datatype, int count, int msgtag, const Group& g,
                  const ReduceRoles& r) {
   std::vector<uint64_t> words(static_cast<size_t>(count));
-  for (size_t i = 0; i < words.size(); ++i) words[i] = to_word(data, i, datatype);
+  to_words(data, 0, datatype, words);
   if (count > 0 && !all_on_this_host(g)) {
     const uint64_t l2 = level2(g.l2_mask);
     if (int rc = channel_reduce(op, uint32_t(msgtag), words, g.tc_mask, r.bm, r.local_roots > 0, l2, l2 ? r.l2_bm : 0);
@@ -84,7 +84,7 @@ int reduce_alone(wire::Opcode op, void* data, int datatype, int count, int msgta
       return rc;
   }
   if (r.me_root)
-    for (size_t i = 0; i < words.size(); ++i) from_word(data, i, datatype, words[i]);
+    from_words(data, 0, datatype, words);
   return 0;
 }
 

@@ -22,21 +22,52 @@ size_t element_size(int datatype) {
 
 bool is_64bit_storage(int datatype) { return datatype != PVM_INT && datatype != PVM_UINT; }
 
+namespace {
+
+// An element of each storage kind and its word, both ways: to_word/from_word pick one per
+// element, to_words/from_words one per array.
+uint64_t word_of_int(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+uint64_t word_of_float(const uint8_t* p) { float f; std::memcpy(&f, p, 4); return std::bit_cast<uint64_t>(double(f)); }
+uint64_t word_of_long(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }
+void int_of_word(uint8_t* p, uint64_t w) { const auto v = uint32_t(w); std::memcpy(p, &v, 4); }
+void float_of_word(uint8_t* p, uint64_t w) { const auto f = float(std::bit_cast<double>(w)); std::memcpy(p, &f, 4); }
+void long_of_word(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
+
+}  // namespace
+
 uint64_t to_word(const void* data, size_t i, int datatype) {
   const auto* p = static_cast<const uint8_t*>(data) + i * element_size(datatype);
   switch (datatype) {
-    case PVM_INT: case PVM_UINT: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case PVM_FLOAT: { float f; std::memcpy(&f, p, 4); return std::bit_cast<uint64_t>(double(f)); }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case PVM_INT: case PVM_UINT: return word_of_int(p);
+    case PVM_FLOAT: return word_of_float(p);
+    default: return word_of_long(p);
   }
 }
 
 void from_word(void* data, size_t i, int datatype, uint64_t word) {
   auto* p = static_cast<uint8_t*>(data) + i * element_size(datatype);
   switch (datatype) {
-    case PVM_INT: case PVM_UINT: { const auto v = uint32_t(word); std::memcpy(p, &v, 4); break; }
-    case PVM_FLOAT: { const auto f = float(std::bit_cast<double>(word)); std::memcpy(p, &f, 4); break; }
-    default: std::memcpy(p, &word, 8);
+    case PVM_INT: case PVM_UINT: int_of_word(p, word); break;
+    case PVM_FLOAT: float_of_word(p, word); break;
+    default: long_of_word(p, word);
+  }
+}
+
+void to_words(const void* data, size_t at, int datatype, std::span<uint64_t> out) {
+  const auto* p = static_cast<const uint8_t*>(data) + at * element_size(datatype);
+  switch (datatype) {
+    case PVM_INT: case PVM_UINT: for (size_t i = 0; i < out.size(); ++i) out[i] = word_of_int(p + 4 * i); break;
+    case PVM_FLOAT: for (size_t i = 0; i < out.size(); ++i) out[i] = word_of_float(p + 4 * i); break;
+    default: for (size_t i = 0; i < out.size(); ++i) out[i] = word_of_long(p + 8 * i);
+  }
+}
+
+void from_words(void* data, size_t at, int datatype, std::span<const uint64_t> words) {
+  auto* p = static_cast<uint8_t*>(data) + at * element_size(datatype);
+  switch (datatype) {
+    case PVM_INT: case PVM_UINT: for (size_t i = 0; i < words.size(); ++i) int_of_word(p + 4 * i, words[i]); break;
+    case PVM_FLOAT: for (size_t i = 0; i < words.size(); ++i) float_of_word(p + 4 * i, words[i]); break;
+    default: for (size_t i = 0; i < words.size(); ++i) long_of_word(p + 8 * i, words[i]);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 namespace cop::lib {
 
@@ -19,6 +20,11 @@ size_t element_size(int datatype);
 bool is_64bit_storage(int datatype);
 uint64_t to_word(const void* data, size_t i, int datatype);
 void from_word(void* data, size_t i, int datatype, uint64_t word);
+// The same for elements at, at+1, ...: element at+i as out[i] (to_word), and words[i]
+// into element at+i (from_word); the datatype looked at once, not per element (issue 36:
+// a 16 KB array is 2048 elements).
+void to_words(const void* data, size_t at, int datatype, std::span<uint64_t> out);
+void from_words(void* data, size_t at, int datatype, std::span<const uint64_t> words);
 std::optional<wire::Opcode> reduce_opcode(int func, int datatype);
 // RSRAM/WSRAM/RMW/BCAST of the width the datatype is stored in.
 wire::Opcode read_opcode(int datatype);

@@ -80,6 +80,13 @@ struct Library {
   std::map<std::string, uint32_t> generations;
   uint64_t op_id = 0;
   uint64_t forced_op_id = 0;
+  // Storage the frames of an array call reuse (channel.cpp, casts.cpp), held between
+  // calls: a frame of a 16 KB burst has some 2100 answers of 64 bytes and 2048 results of
+  // 40; vectors made per frame were page faults on every frame, as the allocator gave
+  // their pages back in between (issue 36). Each is used by one function at a time and
+  // read only after the port filled it.
+  std::vector<driver::Answer> answers;
+  std::vector<wire::Message> results;
 };
 
 Library& lib();

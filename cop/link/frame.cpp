@@ -1,6 +1,6 @@
 #include <cop/link.h>
+#include <isa-l/crc.h>
 #include <sodium.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -33,13 +33,11 @@ constexpr size_t kMacAt = 64;
 static_assert(kMacAt + kMacBytes == kHeaderBytes);
 
 uint32_t crc(std::span<const uint8_t> bytes) {
-  uLong c = crc32(0L, Z_NULL, 0);
   // The checksum field itself counts as zero.
-  c = crc32(c, bytes.data(), static_cast<uInt>(kChecksumAt));
   static const uint8_t zero[4] = {0, 0, 0, 0};
-  c = crc32(c, zero, 4);
-  c = crc32(c, bytes.data() + kMacAt, static_cast<uInt>(bytes.size() - kMacAt));
-  return static_cast<uint32_t>(c);
+  uint32_t c = crc32(bytes.first(kChecksumAt));
+  c = crc32(zero, c);
+  return crc32(bytes.subspan(kMacAt), c);
 }
 
 // The MAC of an encoded frame: header bytes before the CRC, then the payload.
@@ -112,6 +110,10 @@ size_t wire_entry_bytes(const Entry& e, const Run& r) {
 }
 
 }  // namespace
+
+uint32_t crc32(std::span<const uint8_t> bytes, uint32_t prior) {
+  return crc32_gzip_refl(prior, bytes.data(), bytes.size());
+}
 
 std::string_view frame_type_name(FrameType t) {
   switch (t) {

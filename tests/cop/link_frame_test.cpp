@@ -8,6 +8,8 @@
 
 #include <cstring>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "lib/commands.h"
@@ -523,3 +525,50 @@ TEST(LinkCompact, DecodingIntoOneFrameAgainLeavesNothingOfTheFrameBefore) {
   }
   expect_same(into, small);
 }
+
+namespace {
+
+// zlib's crc32 of `bytes` continued from `prior`: the independent reference for link::crc32.
+uint32_t zlib_crc(std::span<const uint8_t> bytes, uint32_t prior = 0) {
+  return uint32_t(crc32(prior, bytes.data(), uInt(bytes.size())));
+}
+
+// The frame's CRC-32 (ISA-L, link.h) gives zlib's values: every length 0..300 at every
+// alignment 0..7, large buffers, continued from a CRC before, and the check value.
+TEST(LinkChecksum, Crc32IsZlibsForEveryLengthAndAlignment) {
+  const std::string check = "123456789";
+  EXPECT_EQ(link::crc32({reinterpret_cast<const uint8_t*>(check.data()), check.size()}), 0xCBF43926u);
+  EXPECT_EQ(link::crc32({}), 0u);
+  std::vector<uint8_t> buf((1u << 20) + 300);
+  uint64_t x = 0x243F6A8885A308D3ull;
+  for (uint8_t& b : buf) b = uint8_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  const std::span<const uint8_t> all(buf);
+  for (size_t at = 0; at < 8; ++at)
+    for (size_t n = 0; n <= 300; ++n) ASSERT_EQ(link::crc32(all.subspan(at, n)), zlib_crc(all.subspan(at, n))) << at << " " << n;
+  for (size_t n : {size_t(4096), size_t(16495), size_t(65536 + 7), size_t(1) << 20, buf.size()})
+    EXPECT_EQ(link::crc32(all.first(n)), zlib_crc(all.first(n))) << n;
+  for (size_t cut : {size_t(0), size_t(1), size_t(60), size_t(64), size_t(1000)}) {
+    const uint32_t before = link::crc32(all.first(cut));
+    EXPECT_EQ(link::crc32(all.subspan(cut, 20000), before), zlib_crc(all.subspan(cut, 20000), zlib_crc(all.first(cut))));
+    EXPECT_EQ(link::crc32(all.subspan(cut, 20000), before), link::crc32(all.first(cut + 20000)));
+  }
+}
+
+// An encoded frame's checksum field is zlib's CRC of the frame with that field as zero
+// (link.h), for payloads of every length the text makes from 0 to 300 bytes more.
+TEST(LinkChecksum, EncodedFramesCarryZlibsCrc) {
+  Frame f = command_frame(commands::barrier(commands::Sender{1, 0}, 5, 0xF));
+  std::vector<uint8_t> bytes;
+  for (size_t n = 0; n <= 300; ++n) {
+    f.text.assign(n, char('a' + n % 26));
+    link::encode(f, bytes);
+    uint32_t field;
+    std::memcpy(&field, bytes.data() + 60, 4);
+    std::vector<uint8_t> zeroed = bytes;
+    std::memset(zeroed.data() + 60, 0, 4);
+    ASSERT_EQ(field, zlib_crc(zeroed)) << n;
+    ASSERT_FALSE(std::holds_alternative<link::LinkError>(link::decode(bytes))) << n;
+  }
+}
+
+}  // namespace

@@ -308,6 +308,12 @@ std::optional<LinkError> decode_runs(std::span<const uint8_t> bytes, FrameRuns& 
 wire::Message element_message(const EntryRun& r, const wire::Message& first, size_t k);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).
 bool verify(std::span<const uint8_t> bytes, const Key& key);
+// The CRC-32 of the frame header's checksum field (zlib's crc32: the reflected IEEE
+// polynomial 0xEDB88320, "123456789" -> 0xCBF43926) of `bytes`, continued from `prior`
+// (the CRC of the bytes before them; 0 to start) as zlib's crc32(prior, ...) is. Computed
+// by Intel ISA-L (crc32_gzip_refl, PCLMUL folding): zlib's byte tables were a tenth of
+// copd's time on 16 KB bursts (issue 36).
+uint32_t crc32(std::span<const uint8_t> bytes, uint32_t prior = 0);
 
 // An entry for a message going `dir`.
 Entry make_entry(const wire::Message& msg, wire::Direction dir, EntryKind kind, uint32_t seq = 0,
