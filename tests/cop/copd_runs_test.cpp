@@ -122,6 +122,11 @@ void play(Cluster& k) {
   k.resend(1, {{1, again.size()}});  // a resend of the held frame, now done: its answers (runs) from the cache
   k.send(2, 4, again, {{2, again.size()}});
   k.send(3, 3, again, {{1, 100}, {2, 100}, {3, again.size() + 100}});
+  // A 16 KB broadcast in one burst: its ACKs and words (more than a reply frame's
+  // kMaxEntries) split across reply frames, then resent from the cache.
+  const auto big = flat(cop::commands::broadcast_bursts(task(6), Opcode::BCAST64, 3000, words(2048, 6), kAll, 2048));
+  k.send(1, 5, big, {{1, big.size() + 2048}, {2, 2048}, {3, 2048}});
+  k.resend(1, {{1, big.size()}});
 }
 
 // The results (broadcast entries with a reduction opcode) channel c got on words [tag, tag + n).
