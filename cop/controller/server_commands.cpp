@@ -349,20 +349,14 @@ bool Server::route_run(const Delivery& acks, Delivery* data) {
     return true;
   }
   const link::ElementRun words = data_run(*data);
-  const bool both = data->to(c);  // the sender receives the data too: ACK 0, data 0, ACK 1, ...
-  if (ch.registered) {
-    if (both) {
-      for (uint16_t k = 0; k < n; ++k) {
-        ch.out.push_back(answers.slice(k, 1));
-        ch.out.push_back(words.slice(k, 1));
-      }
-      ch.urgent = true;
-    } else {
-      ch.out.push_back(std::move(answers));
-    }
-  }
+  // The sender receives the words too (a broadcast's root in its mask, a reduction's
+  // root): the ACK run, then the words' run (the element path interleaves them, ACK 0,
+  // data 0, ACK 1, ...; as two runs they are two compact entries on the link, not one
+  // entry per element; the node matches each ACK by its index and each word by its MSGTAG,
+  // in any order: cop/driver/channel_entries.cpp take_answer, take_result).
+  if (ch.registered) ch.out.push_back(std::move(answers));
   for (int k = 1; k <= config_.controller.channels; ++k)
-    if (k != c && data->to(k) && chan(k).registered) {
+    if (data->to(k) && chan(k).registered) {
       chan(k).out.push_back(words);
       chan(k).urgent = true;
     }
