@@ -314,6 +314,11 @@ class Server {
   // A command of the frame queued for the core, with its origin (`follows`: the frame's
   // command before it was queued last, so it may be the next element of a run).
   void take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows);
+  // The entries from i on that continue the run queued last (a burst's elements: the same
+  // instruction word, the MSGTAG + 1 each), taken whole (decoded from the command before,
+  // checked once: what validate checks of them differs in the MSGTAG's bounds only); how
+  // many, 0 when entry i is not one or one of them fails the checks (then element by element).
+  size_t take_run_stretch(Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::Limits& limits);
   // handle_command's end: the frame's commands to the core, its runs as runs.
   void queue_commands(int channel, uint64_t ready_at, Sender sender);
   void route_failures();

@@ -137,6 +137,12 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   for (size_t i = 0; i < f.entries.size(); ++i) {
     const Entry& e = f.entries[i];
     const auto index = static_cast<uint16_t>(i);
+    if (whole && config_.runs) {
+      if (const size_t n = take_run_stretch(ch, task, f, i, limits); n > 0) {
+        i += n - 1;
+        continue;
+      }
+    }
     if (whole && e.kind == EntryKind::command && e.nwords == whole->nwords && e.words[0] == whole->words[0]) {
       // The same instruction word as the command before: what decode and the checks
       // below read from it is the same (opcode, word count, reserved bits, U/S), so
@@ -183,6 +189,45 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     whole = &e;
   }
   queue_commands(c, ready_at, sender);
+}
+
+namespace {
+// Whether entry b is the element after entry a of a burst (compact on the link): the same
+// kind, word count, instruction word and identity, the address word's MSGTAG + 1.
+bool next_element(const Entry& a, const Entry& b) {
+  const uint32_t tags = wire::field::kMsgtag.put(~0u);
+  return b.kind == EntryKind::command && b.nwords == a.nwords && a.nwords >= 2 && b.words[0] == a.words[0] &&
+         b.op_id == a.op_id && (b.words[1] & ~tags) == (a.words[1] & ~tags) &&
+         wire::address_msgtag(b.words[1]) == wire::address_msgtag(a.words[1]) + 1;
+}
+}  // namespace
+
+size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t i, const wire::Limits& limits) {
+  if (!next_element(f.entries[i - 1], f.entries[i])) return 0;
+  size_t end = i + 1;
+  while (end < f.entries.size() && next_element(f.entries[end - 1], f.entries[end])) ++end;
+  // Element i continues the run queued last (entry i - 1's, frame_commands_.back()), and
+  // so do the rest; what validate checks of them differs in their MSGTAG's bounds only
+  // (its range, GAS offset + 1), so the last passes when every one does.
+  const wire::Message& prev = frame_commands_.back();
+  wire::Message m = prev;
+  m.op_id = f.entries[i].op_id;
+  m.addr.msgtag = prev.addr.msgtag + 1;
+  if (!Controller::continues_run(prev, m)) return 0;
+  m.addr.msgtag = wire::address_msgtag(f.entries[end - 1].words[1]);
+  if (wire::validate(m, Direction::to_controller, limits)) return 0;  // element by element: some NACK
+  const size_t n = end - i;
+  ch.fifo.back().count = uint16_t(ch.fifo.back().count + n);
+  frame_runs_.back() = uint16_t(frame_runs_.back() + n);
+  task.outstanding += uint32_t(n);
+  for (size_t k = i; k < end; ++k) {
+    const Entry& e = f.entries[k];
+    m.addr.msgtag = wire::address_msgtag(e.words[1]);
+    if (e.nwords >= 3) m.data1 = e.words[2];
+    if (e.nwords >= 4) m.data2 = e.words[3];
+    frame_commands_.push_back(m);
+  }
+  return n;
 }
 
 void Server::take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows) {

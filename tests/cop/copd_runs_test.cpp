@@ -135,6 +135,13 @@ void play(Cluster& k) {
   const auto big = flat(cop::commands::broadcast_bursts(task(6), Opcode::BCAST64, 3000, words(2048, 6), kAll, 2048));
   k.send(1, 5, big, {{1, big.size() + 2048}, {2, 2048}, {3, 2048}});
   k.resend(1, {{1, big.size()}});
+  // A burst that runs past the GAS (65536 words): its last 10 elements NACK address_range,
+  // its first 10 go as a run.
+  std::vector<Message> edge{cop::commands::command(task(8), Opcode::LOCK)};
+  edge.push_back(cop::commands::mask_command(task(8), Opcode::SETBM, 65526, kAll, 10));
+  cop::commands::append_elements(edge, task(8), Opcode::BCAST64, 65526, words(20, 8));
+  edge.push_back(cop::commands::command(task(8), Opcode::UNLOCK));
+  k.send(1, 6, edge, {{1, edge.size() + 10}, {2, 10}, {3, 10}});
 }
 
 // The results (broadcast entries with a reduction opcode) channel c got on words [tag, tag + n).
@@ -176,6 +183,14 @@ TEST(CopdRuns, TheSameFramesGiveTheSameRepliesWithAndWithoutRuns) {
       for (int c = 1; c <= kChannels; ++c) want += words(200, uint64_t(c))[i];
       ASSERT_EQ(sums.at(400 + i), want) << "word " << i;
     }
+    // The burst past the GAS: its last 10 elements NACK address_range.
+    size_t beyond = 0;
+    for (const Entry& e : k.got(1)) {
+      if (e.kind != EntryKind::answer || e.seq != 6) continue;
+      const Message m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+      if (m.ins.opcode == Opcode::NACK && cop::wire::nack_error(m.data1) == cop::wire::Error::address_range) ++beyond;
+    }
+    EXPECT_EQ(beyond, 10u) << "runs " << runs;
   }
   for (int c = 1; c <= kChannels; ++c) {
     ASSERT_EQ(seen[1][c].size(), seen[0][c].size()) << "channel " << c;
