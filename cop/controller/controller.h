@@ -452,17 +452,22 @@ class Controller {
   // Runs (runs.cpp): the run record chosen_ of `channel` serviced, in one loop while the
   // lock holds (Config::runs) or one element.
   void step_run(int channel, std::vector<Delivery>& out);
-  // The record's element `next` taken off it (the record gone after its last); false then.
-  bool advance_run(int channel);
+  // The record's `n` elements from `next` taken off it (the record gone after its last); false then.
+  bool advance_run(int channel, uint32_t n = 1);
   // One serviced element's deliveries (`element`) joined to the run deliveries in `out`
   // (at ack_at, data_at); false when they are not of a run's shape.
   bool extend_run(std::vector<Delivery>& element, std::vector<Delivery>& out, size_t& ack_at, size_t& data_at) const;
-  // The element at the head of `channel`'s run record, serviced when it is the common
-  // case that continues the open run (a broadcast with its mask, a contribution that
-  // leaves its operation pending or completes it, one level without a parent): the state
-  // and run deliveries service() and extend_run would give, without their generality;
-  // false, nothing changed, otherwise.
-  bool plain_element(int channel, const Pending& r, std::vector<Delivery>& out, size_t ack_at, size_t data_at);
+  // The elements of `channel`'s run record r from its element `next` on that are the
+  // common case continuing the open run (a broadcast with its mask, a contribution that
+  // leaves its operation pending or completes it, one level without a parent), serviced in
+  // one loop: the state and run deliveries service() and extend_run would give, without
+  // their generality; how many (0: the first is not one, nothing changed). r not advanced.
+  uint32_t plain_elements(int channel, const Pending& r, std::vector<Delivery>& out, size_t ack_at, size_t data_at);
+  // One element `msg` of plain_elements (its checks shared by the record passed): its own
+  // checks, RAM and cycles, its ACK and data word (`sent`) added to the open runs `acks`
+  // and `d` (null: none); false, nothing changed, when it is not the common case.
+  bool plain_element(int channel, const wire::Message& msg, uint64_t op_cost, Delivery& acks, Delivery* d,
+                     wire::Message& sent);
   bool plain_checks(int channel, const Pending& r) const;  // execute()'s first checks, passed
   uint64_t plain_contribution(const wire::Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm);
   std::vector<Delivery> scratch_;  // step_run's, per element

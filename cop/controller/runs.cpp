@@ -5,7 +5,7 @@
 // (locked_channel_next takes the locked channel's head again and again). Every element
 // is still serviced on its own (its checks, its cycles, the RAM): the common one (a
 // broadcast whose mask is set, a contribution that leaves its operation pending or
-// completes it, ch. V) by plain_element, which continues the open run, any other by
+// completes it, ch. V) by plain_elements (in one loop while they continue the open run), any other by
 // service(); the bookkeeping around it (queue, poll counter, deliveries) is per run: its
 // ACKs and the data words they send leave as two run deliveries (controller.h,
 // Delivery::run). tests/cop/controller_runs_test.cpp holds it to the element path.
@@ -84,11 +84,11 @@ void Controller::receive_run(int channel, const Message& first, std::span<const 
   if (!from.supervisor && from.tkno <= wire::kMaxTkno) live_[size_t(channel - 1)].set(from.tkno);
 }
 
-bool Controller::advance_run(int channel) {
+bool Controller::advance_run(int channel, uint32_t n) {
   auto& q = queue(channel);
   Pending& r = q[chosen_];
-  if (++r.next < r.run.size()) {
-    r.msg.addr.msgtag++;
+  if ((r.next += n) < r.run.size()) {
+    r.msg.addr.msgtag += n;
     r.msg.set_data64(r.run[r.next]);
     return true;
   }
@@ -122,9 +122,9 @@ void Controller::step_run(int c, std::vector<Delivery>& out) {
   for (bool more = true; more && back_to_back();) {
     const Pending& r = q.front();
     cycles_ = std::max(cycles_, r.ready_at);  // locked_channel_next's, for each element
-    if (config_.runs && plain_element(c, r, out, ack_at, data_at)) {
-      ++steps_;
-      more = advance_run(c);
+    if (const uint32_t n = config_.runs ? plain_elements(c, r, out, ack_at, data_at) : 0; n > 0) {
+      steps_ += int(n);
+      more = advance_run(c, n);
       continue;
     }
     const Pending p{r.msg, r.ready_at, r.from, r.checked};
@@ -192,17 +192,47 @@ bool Controller::plain_checks(int c, const Pending& r) const {
          (from.supervisor || msg.ins.tkno == from.tkno) && (msg.ins.supervisor || acts_in(c, from, msg.ins.ppn));
 }
 
-bool Controller::plain_element(int c, const Pending& r, std::vector<Delivery>& out, size_t ack_at,
-                               size_t data_at) {
-  const Message& msg = r.msg;
-  if (!plain_checks(c, r)) return false;
-  // An open run of at least two (its steps known) that this element continues.
-  if (ack_at == SIZE_MAX || out[ack_at].run < 2) return false;
-  const bool open_data = data_at != SIZE_MAX;
-  if (out.size() - 1 != (open_data ? data_at : ack_at)) return false;
-  const Delivery& acks = out[ack_at];
+uint32_t Controller::plain_elements(int c, const Pending& r, std::vector<Delivery>& out, size_t ack_at,
+                                    size_t data_at) {
+  // What every element of the record shares (its instruction, sender and cost), checked
+  // and charged once; each element its own RAM checks and state and cycles (plain_element).
+  if (!plain_checks(c, r)) return 0;
+  // An open run of at least two (its steps known) that the elements continue.
+  if (ack_at == SIZE_MAX || out[ack_at].run < 2) return 0;
+  Delivery* d = data_at != SIZE_MAX ? &out[data_at] : nullptr;
+  if (out.size() - 1 != (d ? data_at : ack_at)) return 0;
+  Delivery& acks = out[ack_at];
+  const uint64_t op_cost = cost(r.msg);
+  const uint32_t total = r.elements();
+  Message m = r.msg;  // element next + n
+  Message sent;       // the last data word sent
+  uint32_t n = 0;
+  for (; n < total; ++n) {
+    if (n > 0) {
+      m.addr.msgtag++;
+      m.set_data64(r.run[r.next + n]);
+      if (!r.checked && wire::validate(m, wire::Direction::to_controller, config_.limits())) break;
+    }
+    if (!plain_element(c, m, op_cost, acks, d, sent)) break;
+  }
+  if (n == 0) return 0;
+  // Serviced: as service() and execute() would leave the state after the last.
+  stats_.serviced += n;
+  asker_ = r.from;
+  passed_on_ = false;
+  last_sent_[size_t(c - 1)] = acks.msg;
+  has_last_sent_[size_t(c - 1)] = true;
+  if (d) {
+    if (std::popcount(d->channels) > 1) stats_.broadcasts += n;
+    remember(d->channels, sent);
+  }
+  return n;
+}
+
+bool Controller::plain_element(int c, const Message& msg, uint64_t op_cost, Delivery& acks, Delivery* d,
+                               Message& sent) {
   const uint32_t k = acks.run;
-  const uint64_t read_at = cycles_ + cost(msg);
+  const uint64_t read_at = cycles_ + op_cost;
   if (read_at != acks.at_cycle + uint64_t(k) * acks.run_step) return false;
   const uint8_t ppn = msg.ins.ppn;
   const uint32_t tag = msg.addr.msgtag;
@@ -222,18 +252,12 @@ bool Controller::plain_element(int c, const Pending& r, std::vector<Delivery>& o
     if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != msg.op_id))) return false;  // mismatch
     if ((tc.pending & ~bit) == 0 && bm.accessed) dest = bm.mask;  // the last: its result to the mask
   }
-  if ((dest != 0) != open_data) return false;
-  if (open_data) {
-    const Delivery& d = out[data_at];
-    if (d.channels != dest || d.msg.addr.msgtag + k != tag ||
-        read_at + timing_.t_cop_cn != d.at_cycle + uint64_t(k) * d.run_step)
-      return false;
-  }
+  if ((dest != 0) != (d != nullptr)) return false;
+  if (d && (d->channels != dest || d->msg.addr.msgtag + k != tag ||
+            read_at + timing_.t_cop_cn != d->at_cycle + uint64_t(k) * d->run_step))
+    return false;
   // Serviced: as service() and execute() would change the state.
   cycles_ = read_at;
-  stats_.serviced++;
-  asker_ = r.from;
-  passed_on_ = false;
   uint64_t value = payload(msg);
   if (cast) {
     ram_.gas(ppn, tag) = value;
@@ -241,16 +265,12 @@ bool Controller::plain_element(int c, const Pending& r, std::vector<Delivery>& o
   } else {
     value = plain_contribution(msg, bit, tc, bm);
   }
-  last_sent_[size_t(c - 1)] = acks.msg;
-  has_last_sent_[size_t(c - 1)] = true;
-  out[ack_at].run++;
-  if (!open_data) return true;
+  acks.run++;
+  if (!d) return true;
   cycles_ += timing_.t_cop_cn;
-  if (std::popcount(dest) > 1) stats_.broadcasts++;
   // The data word as broadcast() (the command's words) or complete_operation() (the
   // result's, from the GAS word) makes it.
-  Delivery& d = out[data_at];
-  Message sent = d.msg;
+  sent = d->msg;
   sent.addr.msgtag = tag;
   if (cast) {
     sent.set_data64(msg.data64());
@@ -258,9 +278,8 @@ bool Controller::plain_element(int c, const Pending& r, std::vector<Delivery>& o
     sent.data1 = sent.data2 = 0;
     wire::set_payload(sent, value);
   }
-  d.run_data.push_back(sent.data64());
-  d.run++;
-  remember(dest, sent);
+  d->run_data.push_back(sent.data64());
+  d->run++;
   return true;
 }
 

@@ -180,7 +180,9 @@ class Server {
     Task driver;              // commands sent under the driver's key
     uint32_t sup_seq = 0;     // the driver's last request done (enrol, task_end)
     uint32_t confirmed = 0;   // level 2: the level-1's last frame a reply frame's ack confirmed
-    std::vector<link::Entry> out;  // entries to send at the end of this round
+    // What to send at the end of this round, as made: an answer, a run of a burst's
+    // ACKs, its results or broadcast words (one copy of the words for every channel).
+    std::vector<link::ElementRun> out;
     // Piggybacked acknowledgments: the answers to a frame whose task now waits
     // for a result this channel will receive are held (at most kHoldAck) and
     // go out in the result's datagram, so a barrier costs one datagram in and
@@ -303,15 +305,20 @@ class Server {
   // A run of ACKs and the run of data words they sent (`data`, or null): the ACKs
   // to the asking task as one cached record; false (nothing done) when its origin is
   // not one queued run (route them element by element then).
-  bool route_run(const Delivery& acks, const Delivery* data);
+  bool route_run(const Delivery& acks, Delivery* data);
   // The oldest queued command of `who`'s task in partition `ppn` on the channel (the one
   // the core serviced): its origin, `n` elements taken off it.
   Origin take_origin(Channel& ch, const Sender& who, uint8_t ppn, uint16_t n);
-  // run_entries_: data run `d`'s entries (to nodes, broadcast kind).
-  void make_run_entries(const Delivery& d);
+  // Data run `d`'s elements (to nodes, broadcast kind), its words moved out of it.
+  static link::ElementRun data_run(Delivery& d);
   // A command of the frame queued for the core, with its origin (`follows`: the frame's
   // command before it was queued last, so it may be the next element of a run).
   void take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows);
+  // The entries from i on that continue the run queued last (a burst's elements: the same
+  // instruction word, the MSGTAG + 1 each), taken whole (decoded from the command before,
+  // checked once: what validate checks of them differs in the MSGTAG's bounds only); how
+  // many, 0 when entry i is not one or one of them fails the checks (then element by element).
+  size_t take_run_stretch(Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::Limits& limits);
   // handle_command's end: the frame's commands to the core, its runs as runs.
   void queue_commands(int channel, uint64_t ready_at, Sender sender);
   void route_failures();
@@ -336,6 +343,11 @@ class Server {
   // Each channel's queued entries as sequenced reply frames (unless held for
   // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
   void send_replies();
+  // The next reply frame's part of `out` from its run `s`, element `k` on (at most
+  // kMaxEntries elements, a reply frame's most: the frames are those of the elements one
+  // Entry each), into `into`; s and k moved past it.
+  static void next_frame(const std::vector<link::ElementRun>& out, size_t& s, size_t& k,
+                         std::vector<link::ElementRun>& into);
   int next_timeout_ms() const;
   void check_leases();
   // may_return: its lease ran out, and its driver, registering again, re-joins
@@ -378,7 +390,7 @@ class Server {
   std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
   std::vector<uint16_t> frame_runs_;           // and its queued records' elements (1: one command)
   std::vector<uint64_t> run_data_;             // a run's data words for the core
-  std::vector<link::Entry> run_entries_;       // a data run's entries, made once for every channel
+  std::vector<link::ElementRun> frame_out_;    // send_replies': one frame's part of a channel's out
   std::vector<uint8_t> buf_, out_buf_;
   // handle_datagram's frame, decoded into again and again (its entries' storage kept).
   std::variant<link::Frame, link::LinkError> rx_decoded_;

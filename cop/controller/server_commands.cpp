@@ -36,7 +36,7 @@ void Server::answer_lost(int c, const Frame& f, Task& task) {
     nack.data1 = wire::nack_data(wire::Error::epoch_lost, wire::instruction_opcode(f.entries[i].words[0]));
     const Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, uint16_t(i), controller_.cycles());
     task.answers.push_back(Answer{a});
-    ch.out.push_back(a);
+    ch.out.emplace_back(a);
   }
   ch.urgent = true;
 }
@@ -53,12 +53,13 @@ bool Server::answer_repeat(int c, Channel& ch, Task& task, const Frame& f) {
   if (task.executed && task.seq == f.seq) {
     // A resend (XMIT): the answers we gave, not a second execution.
     if (config_.verbose) log_(link::LogLevel::info, fmt::format("channel {} tkno {}: resend of frame {}", c, f.tkno, f.seq));
-    for (const Answer& a : task.answers)
-      for (uint16_t k = 0; k < a.count; ++k) {
-        ch.out.push_back(a.entry);
-        ch.out.back().index = uint16_t(a.entry.index + k);
-        ch.out.back().at_cycle = a.entry.at_cycle + k * a.step;
-      }
+    for (const Answer& a : task.answers) {
+      link::ElementRun r(a.entry);  // a run's answers: index and cycle stamp step
+      r.count = a.count;
+      r.step = a.step;
+      r.index_step = true;
+      ch.out.push_back(std::move(r));
+    }
     ch.urgent = true;
     if (task.outstanding > 0) {
       // Not lost, waiting for service: the node must not give up on it.
@@ -95,7 +96,7 @@ void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size
   nack.data1 = wire::nack_data(err.code, wire::instruction_opcode(e.words[0]));
   Entry a = link::make_entry(nack, Direction::to_node, EntryKind::answer, f.seq, index, controller_.cycles());
   task.answers.push_back(Answer{a});
-  ch.out.push_back(a);
+  ch.out.emplace_back(a);
   ch.urgent = true;
 }
 
@@ -136,6 +137,12 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   for (size_t i = 0; i < f.entries.size(); ++i) {
     const Entry& e = f.entries[i];
     const auto index = static_cast<uint16_t>(i);
+    if (whole && config_.runs) {
+      if (const size_t n = take_run_stretch(ch, task, f, i, limits); n > 0) {
+        i += n - 1;
+        continue;
+      }
+    }
     if (whole && e.kind == EntryKind::command && e.nwords == whole->nwords && e.words[0] == whole->words[0]) {
       // The same instruction word as the command before: what decode and the checks
       // below read from it is the same (opcode, word count, reserved bits, U/S), so
@@ -182,6 +189,45 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
     whole = &e;
   }
   queue_commands(c, ready_at, sender);
+}
+
+namespace {
+// Whether entry b is the element after entry a of a burst (compact on the link): the same
+// kind, word count, instruction word and identity, the address word's MSGTAG + 1.
+bool next_element(const Entry& a, const Entry& b) {
+  const uint32_t tags = wire::field::kMsgtag.put(~0u);
+  return b.kind == EntryKind::command && b.nwords == a.nwords && a.nwords >= 2 && b.words[0] == a.words[0] &&
+         b.op_id == a.op_id && (b.words[1] & ~tags) == (a.words[1] & ~tags) &&
+         wire::address_msgtag(b.words[1]) == wire::address_msgtag(a.words[1]) + 1;
+}
+}  // namespace
+
+size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t i, const wire::Limits& limits) {
+  if (!next_element(f.entries[i - 1], f.entries[i])) return 0;
+  size_t end = i + 1;
+  while (end < f.entries.size() && next_element(f.entries[end - 1], f.entries[end])) ++end;
+  // Element i continues the run queued last (entry i - 1's, frame_commands_.back()), and
+  // so do the rest; what validate checks of them differs in their MSGTAG's bounds only
+  // (its range, GAS offset + 1), so the last passes when every one does.
+  const wire::Message& prev = frame_commands_.back();
+  wire::Message m = prev;
+  m.op_id = f.entries[i].op_id;
+  m.addr.msgtag = prev.addr.msgtag + 1;
+  if (!Controller::continues_run(prev, m)) return 0;
+  m.addr.msgtag = wire::address_msgtag(f.entries[end - 1].words[1]);
+  if (wire::validate(m, Direction::to_controller, limits)) return 0;  // element by element: some NACK
+  const size_t n = end - i;
+  ch.fifo.back().count = uint16_t(ch.fifo.back().count + n);
+  frame_runs_.back() = uint16_t(frame_runs_.back() + n);
+  task.outstanding += uint32_t(n);
+  for (size_t k = i; k < end; ++k) {
+    const Entry& e = f.entries[k];
+    m.addr.msgtag = wire::address_msgtag(e.words[1]);
+    if (e.nwords >= 3) m.data1 = e.words[2];
+    if (e.nwords >= 4) m.data2 = e.words[3];
+    frame_commands_.push_back(m);
+  }
+  return n;
 }
 
 void Server::take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows) {
@@ -297,16 +343,18 @@ void Server::queue_broadcast(const Delivery& d) {
   const Entry e = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
   for (int c = 1; c <= config_.controller.channels; ++c)
     if (d.to(c) && chan(c).registered) {
-      chan(c).out.push_back(e);
+      chan(c).out.emplace_back(e);
       chan(c).urgent = true;
     }
 }
 
-bool Server::route_run(const Delivery& acks, const Delivery* data) {
+bool Server::route_run(const Delivery& acks, Delivery* data) {
   const Opcode op = acks.msg.ins.opcode;
   if (acks.to_parent || !acks.link_level || op != Opcode::ACK || !std::has_single_bit(acks.channels) ||
       acks.run > UINT16_MAX || (data && (data->link_level || data->run != acks.run || data->run_data.size() != data->run)))
     return false;
+  // (A data run's MSGTAGs step within the field: its words are its first's, plus k.)
+  if (data && uint64_t(data->msg.addr.msgtag) + data->run - 1 > wire::field::kMsgtag.mask()) return false;
   const int c = std::countr_zero(acks.channels) + 1;
   Channel& ch = chan(c);
   const Sender& who = acks.hop.origin;
@@ -333,43 +381,42 @@ bool Server::route_run(const Delivery& acks, const Delivery* data) {
   }
   wire::Message m = acks.msg;
   m.ins.tkno = o.tkno;  // answers carry the asking task's TKNO (queue_answer)
-  const Entry first = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, acks.at_cycle);
+  link::ElementRun answers(link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, acks.at_cycle));
+  answers.count = n;
+  answers.step = acks.run_step;
+  answers.index_step = true;
   if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) {
-    t->answers.push_back(Answer{first, n, acks.run_step});  // one record for the run's answers
+    t->answers.push_back(Answer{answers.first, n, acks.run_step});  // one record for the run's answers
     if (t->outstanding > 0) t->outstanding -= std::min<uint32_t>(t->outstanding, n);
   }
-  if (data) make_run_entries(*data);
-  const bool both = data && data->to(c);  // the sender receives the data too: ACK 0, data 0, ACK 1, ...
-  if (ch.registered)
-    for (uint16_t k = 0; k < n; ++k) {
-      ch.out.push_back(first);
-      ch.out.back().index = uint16_t(o.index + k);
-      ch.out.back().at_cycle = acks.at_cycle + k * acks.run_step;
-      if (both) ch.out.push_back(run_entries_[k]);
-    }
-  if (!data) return true;
+  if (!data) {
+    if (ch.registered) ch.out.push_back(std::move(answers));
+    return true;
+  }
+  const link::ElementRun words = data_run(*data);
+  // The sender receives the words too (a broadcast's root in its mask, a reduction's
+  // root): the ACK run, then the words' run (the element path interleaves them, ACK 0,
+  // data 0, ACK 1, ...; as two runs they are two compact entries on the link, not one
+  // entry per element; the node matches each ACK by its index and each word by its MSGTAG,
+  // in any order: cop/driver/channel_entries.cpp take_answer, take_result).
+  if (ch.registered) ch.out.push_back(std::move(answers));
   for (int k = 1; k <= config_.controller.channels; ++k)
-    if (k != c && data->to(k) && chan(k).registered) {
-      chan(k).out.insert(chan(k).out.end(), run_entries_.begin(), run_entries_.end());
+    if (data->to(k) && chan(k).registered) {
+      chan(k).out.push_back(words);
       chan(k).urgent = true;
     }
-  if (both && ch.registered) ch.urgent = true;
   return true;
 }
 
-void Server::make_run_entries(const Delivery& d) {
-  // The words of element 0 once, then each element's MSGTAG and data words put in
-  // (wire::encode's layout: the address word's MSGTAG field, data1, data2).
-  const Entry e0 = link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle);
-  const uint32_t address = e0.words[1] & ~wire::field::kMsgtag.put(~0u);
-  run_entries_.assign(d.run, e0);
-  for (uint32_t k = 0; k < d.run; ++k) {
-    Entry& e = run_entries_[k];
-    e.at_cycle = d.at_cycle + k * d.run_step;
-    if (e.nwords >= 2) e.words[1] = address | wire::field::kMsgtag.put(d.msg.addr.msgtag + k);
-    if (e.nwords >= 3) e.words[2] = uint32_t(d.run_data[k]);
-    if (e.nwords >= 4) e.words[3] = uint32_t(d.run_data[k] >> 32);
-  }
+link::ElementRun Server::data_run(Delivery& d) {
+  // Element k: element 0's words with MSGTAG + k and data words run_data[k] (wire::encode's
+  // layout: data1, data2, the low and high halves of Message::data64).
+  link::ElementRun r(link::make_entry(d.msg, Direction::to_node, EntryKind::broadcast, 0, 0, d.at_cycle));
+  r.count = d.run;
+  r.step = d.run_step;
+  r.address_step = true;
+  r.data = std::make_shared<const std::vector<uint64_t>>(std::move(d.run_data));
+  return r;
 }
 
 void Server::queue_answer(int c, const Origin& o, const wire::Message& msg, uint64_t at_cycle, bool urgent) {
@@ -381,7 +428,7 @@ void Server::queue_answer(int c, const Origin& o, const wire::Message& msg, uint
   Entry e = link::make_entry(m, Direction::to_node, EntryKind::answer, o.seq, o.index, at_cycle);
   if (Task* t = task_of(ch, o); t && t->executed && t->seq == o.seq) t->answers.push_back(Answer{e});
   if (!ch.registered) return;
-  ch.out.push_back(e);
+  ch.out.emplace_back(e);
   ch.urgent |= urgent;
 }
 

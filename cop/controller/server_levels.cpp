@@ -62,7 +62,7 @@ void Server::route_to_children(std::vector<Delivery>& deliveries) {
     const Entry e = level_entry(d);
     for (int c = 1; c <= config_.controller.channels; ++c)
       if (d.to(c) && chan(c).registered) {
-        chan(c).out.push_back(e);
+        chan(c).out.emplace_back(e);
         chan(c).urgent = true;
       }
   }

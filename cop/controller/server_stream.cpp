@@ -73,21 +73,20 @@ void Server::send_replies() {
       f.ack = ch.driver.seq;
       ch.confirmed = ch.driver.seq;
     }
-    // At most kMaxEntries entries a frame.
-    for (size_t at = 0; at < ch.out.size(); at += link::kMaxEntries) {
-      const size_t end = std::min(ch.out.size(), at + link::kMaxEntries);
-      // Nearly always one frame: the entries lent to it, not copied (a 16 KB burst's
-      // 2048 answers or broadcast words), and given back to `out` with their storage.
-      const bool whole = at == 0 && end == ch.out.size();
-      if (whole) f.entries.swap(ch.out);
-      else f.entries.assign(ch.out.begin() + long(at), ch.out.begin() + long(end));
+    // At most kMaxEntries elements a frame: nearly always one frame of everything
+    // (a 16 KB burst's ACKs or words as one ElementRun each, not an Entry per element).
+    size_t elements = 0;
+    for (const link::ElementRun& r : ch.out) elements += r.count;
+    for (size_t s = 0, k = 0; s < ch.out.size();) {
+      const bool whole = elements <= size_t(link::kMaxEntries);
+      if (whole) s = ch.out.size();
+      else next_frame(ch.out, s, k, frame_out_);
       if (++ch.tx_seq == 0) ch.tx_seq = 1;
       f.seq = ch.tx_seq;
-      Sent s{f.seq, {}};
-      link::encode(f, s.bytes, &ch.down_key);
-      if (whole) ch.out.swap(f.entries);
-      ch.unacked_bytes += s.bytes.size();
-      ch.unacked.push_back(std::move(s));  // a deque: the batch's references stay valid
+      Sent sent{f.seq, {}};
+      link::encode(f, whole ? std::span<const link::ElementRun>(ch.out) : frame_out_, sent.bytes, &ch.down_key);
+      ch.unacked_bytes += sent.bytes.size();
+      ch.unacked.push_back(std::move(sent));  // a deque: the batch's references stay valid
       batch.push_back(link::OutDatagram{ch.unacked.back().bytes, &ch.addr});
       batch_channel.push_back(c);
       if (ch.resend_at == Clock::time_point{}) ch.resend_at = now + std::chrono::milliseconds(ch.rto_ms);
@@ -104,6 +103,18 @@ void Server::send_replies() {
   for (int c : overflowed)
     drop_channel(c, fmt::format("its node acknowledged none of {} reply frames ({} bytes): the resend window is full",
                                 chan(c).unacked.size(), chan(c).unacked_bytes));
+}
+
+void Server::next_frame(const std::vector<link::ElementRun>& out, size_t& s, size_t& k,
+                        std::vector<link::ElementRun>& into) {
+  into.clear();
+  for (size_t room = link::kMaxEntries; room > 0 && s < out.size();) {
+    const size_t m = std::min<size_t>(out[s].count - k, room);
+    into.push_back(k == 0 && m == out[s].count ? out[s] : out[s].slice(k, m));
+    room -= m;
+    k += m;
+    if (k == out[s].count) ++s, k = 0;
+  }
 }
 
 int Server::next_timeout_ms() const {

@@ -194,8 +194,8 @@ const wire::Message* ToNodeMessages::of(const Entry& e) {
 
 void ChannelClient::take_run(const link::EntryRun& r) {
   if (r.count == 1) {
-    // A single entry (copd's answers and results of a reduction come interleaved, each
-    // its own entry): its message from the shapes decoded before.
+    // A single entry (an answer, a result; copd's element path, --runs 0, interleaves a
+    // root's ACKs and words, each its own entry): its message from the shapes decoded before.
     const Received x{r.first.kind, wire::instruction_tkno(r.first.words[0]), r.first.index, r.first.seq,
                      r.first.at_cycle, rx_messages_.of(r.first)};
     if (!take_answer(x) && !take_result(x)) to_file_.push_back(r.first);

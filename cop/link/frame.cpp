@@ -57,46 +57,52 @@ constexpr size_t kCountAt = 10;
 constexpr uint8_t kCompactBit = 0x80;
 constexpr uint8_t kIdentityBit = 0x40;  // the entry's operation identity follows its header (link.h)
 
-// The compact run (link.h) that starts at es[i]: the most elements after it that
-// repeat its kind, seq, word count and instruction word, with the index and the
-// address word each the same or one more per element (as the second element
-// says), the cycle stamps in even steps; count 1 when none does.
+// The compact runs (link.h) encode makes: from element a, the most elements after it
+// that repeat its kind, seq, word count and instruction word, with the index and the
+// address word each the same or one more per element (as the second element says),
+// the cycle stamps in even steps; count 1 when none does.
 struct Run {
   size_t count = 1;
   uint8_t flags = 0;
   uint32_t step = 0;
 };
-Run run_from(const std::vector<Entry>& es, size_t i) {
-  Run r;
-  const Entry& a = es[i];
-  if (i + 1 >= es.size()) return r;
-  const Entry& b = es[i + 1];
+// Whether b, after a, starts a run with it: its flags and step into r.
+bool run_pair(const Entry& a, const Entry& b, Run& r) {
   if (b.kind != a.kind || b.seq != a.seq || b.nwords != a.nwords || b.words[0] != a.words[0] || b.op_id != a.op_id ||
       b.at_cycle < a.at_cycle || b.at_cycle - a.at_cycle > UINT32_MAX)
-    return r;
+    return false;
   if (b.index == a.index + 1u) r.flags |= kRunIndexStep;
-  else if (b.index != a.index) return r;
+  else if (b.index != a.index) return false;
   if (a.nwords >= 2) {
     if (b.words[1] == a.words[1] + 1 && wire::address_msgtag(a.words[1]) < wire::field::kMsgtag.mask())
       r.flags |= kRunAddressStep;
     else if (b.words[1] != a.words[1])
-      return r;
+      return false;
   }
   r.step = uint32_t(b.at_cycle - a.at_cycle);
-  const size_t most = std::min(es.size() - i, size_t(UINT16_MAX));
+  return true;
+}
+// Whether x continues run r from a as its element n (n >= 1).
+bool run_continues(const Entry& a, const Entry& x, const Run& r, size_t n) {
+  if (x.kind != a.kind || x.seq != a.seq || x.nwords != a.nwords || x.words[0] != a.words[0] || x.op_id != a.op_id ||
+      x.at_cycle != a.at_cycle + uint64_t(n) * r.step)
+    return false;
+  if (x.index != ((r.flags & kRunIndexStep) ? uint16_t(a.index + n) : a.index) ||
+      ((r.flags & kRunIndexStep) && a.index + n > 0xFFFF))
+    return false;
   const uint32_t tag = a.nwords >= 2 ? wire::address_msgtag(a.words[1]) : 0;
+  if (a.nwords >= 2 && (r.flags & kRunAddressStep ? (x.words[1] != a.words[1] + n || tag + n > wire::field::kMsgtag.mask())
+                                                  : x.words[1] != a.words[1]))
+    return false;
+  return true;
+}
+// The run that starts at es[i].
+Run run_from(const std::vector<Entry>& es, size_t i) {
+  Run r;
+  if (i + 1 >= es.size() || !run_pair(es[i], es[i + 1], r)) return Run{};
+  const size_t most = std::min(es.size() - i, size_t(UINT16_MAX));
   size_t n = 1;
-  for (; n < most; ++n) {
-    const Entry& x = es[i + n];
-    if (x.kind != a.kind || x.seq != a.seq || x.nwords != a.nwords || x.words[0] != a.words[0] || x.op_id != a.op_id ||
-        x.at_cycle != a.at_cycle + uint64_t(n) * r.step)
-      break;
-    if (x.index != ((r.flags & kRunIndexStep) ? uint16_t(a.index + n) : a.index) || ((r.flags & kRunIndexStep) && a.index + n > 0xFFFF))
-      break;
-    if (a.nwords >= 2 && (r.flags & kRunAddressStep ? (x.words[1] != a.words[1] + n || tag + n > wire::field::kMsgtag.mask())
-                                                    : x.words[1] != a.words[1]))
-      break;
-  }
+  while (n < most && run_continues(es[i], es[i + n], r, n)) ++n;
   r.count = n;
   return r;
 }
@@ -148,9 +154,13 @@ std::string_view refusal_name(Refusal r) {
   return "?";
 }
 
-size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
+namespace {
+
+// The frame's header into `out` (cleared first): its entry count, payload length,
+// checksum and (with a key) MAC are filled by finish_frame.
+void put_header(const Frame& frame, std::vector<uint8_t>& out, size_t reserve) {
   out.clear();
-  out.reserve(kHeaderBytes + frame.entries.size() * (kEntryHeaderBytes + 16) + frame.text.size());
+  out.reserve(kHeaderBytes + reserve + frame.text.size());
   put<uint32_t>(out, kMagic);
   put<uint8_t>(out, kVersion);
   put<uint8_t>(out, static_cast<uint8_t>(frame.type));
@@ -166,37 +176,10 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   put<uint32_t>(out, 0);  // payload length, filled below
   put<uint32_t>(out, 0);  // checksum, filled below
   out.insert(out.end(), frame.mac.begin(), frame.mac.end());  // MAC, computed below with a key
-  uint16_t written = 0;  // entries on the wire (a compact run counts once)
-  const std::vector<Entry>& es = frame.entries;
-  for (size_t i = 0; i < es.size(); ++written) {
-    const Entry& e = es[i];
-    const Run r = run_from(es, i);
-    put<uint64_t>(out, e.at_cycle);
-    put<uint32_t>(out, e.seq);
-    put<uint16_t>(out, e.index);
-    put<uint8_t>(out, static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (r.count > 1 ? kCompactBit : 0) |
-                                           (e.op_id ? kIdentityBit : 0)));
-    put<uint8_t>(out, e.nwords);
-    if (e.op_id) put<uint64_t>(out, e.op_id);
-    if (r.count < 2) {
-      for (int w = 0; w < e.nwords; ++w) put<uint32_t>(out, e.words[size_t(w)]);
-      ++i;
-      continue;
-    }
-    put<uint16_t>(out, static_cast<uint16_t>(r.count));
-    put<uint8_t>(out, r.flags);
-    put<uint8_t>(out, 0);
-    put<uint32_t>(out, r.step);
-    for (int w = 0; w < std::min<int>(e.nwords, 2); ++w) put<uint32_t>(out, e.words[size_t(w)]);
-    // The elements' data words: one resize for the run, then copied in place (a
-    // resize per word was most of encode's time on a 16 KB burst).
-    if (const size_t each = e.nwords > 2 ? size_t(e.nwords) - 2 : 0; each > 0) {
-      size_t at = out.size();
-      out.resize(at + 4 * each * r.count);
-      for (size_t k = i; k < i + r.count; at += 4 * each, ++k) std::memcpy(out.data() + at, es[k].words.data() + 2, 4 * each);
-    }
-    i += r.count;
-  }
+}
+
+// The frame's end: `written` entries on the wire, its text, length, MAC and CRC.
+size_t finish_frame(const Frame& frame, std::vector<uint8_t>& out, uint16_t written, const Key* key) {
   std::memcpy(out.data() + kCountAt, &written, 2);
   out.insert(out.end(), frame.text.begin(), frame.text.end());
   const uint32_t payload = static_cast<uint32_t>(out.size() - kHeaderBytes);
@@ -208,6 +191,167 @@ size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
   const uint32_t sum = crc(out);
   std::memcpy(out.data() + kChecksumAt, &sum, 4);
   return out.size();
+}
+
+// Wire entry `e` as the first of run `r`: its header, identity and words (count 1: a
+// single entry, whole), or its run header and fixed words (the elements' data words follow).
+void put_entry(std::vector<uint8_t>& out, const Entry& e, const Run& r) {
+  put<uint64_t>(out, e.at_cycle);
+  put<uint32_t>(out, e.seq);
+  put<uint16_t>(out, e.index);
+  put<uint8_t>(out, static_cast<uint8_t>(static_cast<uint8_t>(e.kind) | (r.count > 1 ? kCompactBit : 0) |
+                                         (e.op_id ? kIdentityBit : 0)));
+  put<uint8_t>(out, e.nwords);
+  if (e.op_id) put<uint64_t>(out, e.op_id);
+  if (r.count < 2) {
+    for (int w = 0; w < e.nwords; ++w) put<uint32_t>(out, e.words[size_t(w)]);
+    return;
+  }
+  put<uint16_t>(out, static_cast<uint16_t>(r.count));
+  put<uint8_t>(out, r.flags);
+  put<uint8_t>(out, 0);
+  put<uint32_t>(out, r.step);
+  for (int w = 0; w < std::min<int>(e.nwords, 2); ++w) put<uint32_t>(out, e.words[size_t(w)]);
+}
+
+}  // namespace
+
+size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key) {
+  put_header(frame, out, frame.entries.size() * (kEntryHeaderBytes + 16));
+  uint16_t written = 0;  // entries on the wire (a compact run counts once)
+  const std::vector<Entry>& es = frame.entries;
+  for (size_t i = 0; i < es.size(); ++written) {
+    const Entry& e = es[i];
+    const Run r = run_from(es, i);
+    put_entry(out, e, r);
+    if (r.count < 2) {
+      ++i;
+      continue;
+    }
+    // The elements' data words: one resize for the run, then copied in place (a
+    // resize per word was most of encode's time on a 16 KB burst).
+    if (const size_t each = e.nwords > 2 ? size_t(e.nwords) - 2 : 0; each > 0) {
+      size_t at = out.size();
+      out.resize(at + 4 * each * r.count);
+      for (size_t k = i; k < i + r.count; at += 4 * each, ++k) std::memcpy(out.data() + at, es[k].words.data() + 2, 4 * each);
+    }
+    i += r.count;
+  }
+  return finish_frame(frame, out, written, key);
+}
+
+Entry ElementRun::element(size_t k) const {
+  Entry x = first;
+  x.at_cycle = first.at_cycle + uint64_t(k) * step;
+  if (index_step) x.index = static_cast<uint16_t>(first.index + k);
+  if (address_step && x.nwords >= 2) x.words[1] = first.words[1] + uint32_t(k);
+  if (data) {
+    const uint64_t v = (*data)[data_at + k];
+    if (x.nwords >= 3) x.words[2] = uint32_t(v);
+    if (x.nwords >= 4) x.words[3] = uint32_t(v >> 32);
+  }
+  return x;
+}
+
+ElementRun ElementRun::slice(size_t from, size_t n) const {
+  ElementRun r = *this;
+  r.first = element(from);
+  r.count = uint32_t(n);
+  r.data_at = data_at + from;
+  return r;
+}
+
+namespace {
+
+// A place in a sequence of ElementRuns: run s, its element k.
+struct Place {
+  size_t s = 0, k = 0;
+};
+void forward(std::span<const ElementRun> rs, Place& p, size_t n) {
+  p.k += n;
+  while (p.s < rs.size() && p.k >= rs[p.s].count) p.k -= rs[p.s++].count;
+}
+
+// Whether the elements of `x` after its first continue a run `r` one another as they
+// continue it (its step, index and address steps): then, given the one before, they
+// all do, up to the run's limits.
+bool steps_as(const ElementRun& x, const Run& r) {
+  return x.step == r.step && x.index_step == ((r.flags & kRunIndexStep) != 0) &&
+         (x.first.nwords < 2 || x.address_step == ((r.flags & kRunAddressStep) != 0));
+}
+
+// The run (run_from's, over the elements) that starts with element a at p, `left`
+// elements from there on: whole ElementRuns of its steps taken at once.
+Run run_at(std::span<const ElementRun> rs, Place p, const Entry& a, size_t left) {
+  Run r;
+  if (left < 2) return r;
+  Place x = p;
+  forward(rs, x, 1);
+  if (!run_pair(a, rs[x.s].element(x.k), r)) return Run{};
+  size_t most = std::min(left, size_t(UINT16_MAX));  // and where the index or the MSGTAG would overflow
+  if (r.flags & kRunIndexStep) most = std::min(most, size_t(0x10000) - a.index);
+  if (r.flags & kRunAddressStep) most = std::min<size_t>(most, wire::field::kMsgtag.mask() - wire::address_msgtag(a.words[1]) + 1);
+  size_t n = 1;
+  while (n < most) {
+    const ElementRun& in = rs[x.s];
+    if (x.k > 0 && steps_as(in, r)) {  // the element before is in the run, and of this ElementRun
+      const size_t m = std::min(in.count - x.k, most - n);
+      n += m;
+      forward(rs, x, m);
+      continue;
+    }
+    if (!run_continues(a, in.element(x.k), r, n)) break;
+    ++n;
+    forward(rs, x, 1);
+  }
+  r.count = n;
+  return r;
+}
+
+// The data words (2..) of `n` elements from p, appended.
+void put_data_words(std::vector<uint8_t>& out, std::span<const ElementRun> rs, Place p, size_t n, size_t each) {
+  size_t at = out.size();
+  out.resize(at + 4 * each * n);
+  uint8_t* to = out.data() + at;
+  while (n > 0) {
+    const ElementRun& in = rs[p.s];
+    const size_t m = std::min<size_t>(in.count - p.k, n);
+    if (in.data && each == 2) {  // words 2 and 3 are the little-endian 64-bit word
+      std::memcpy(to, in.data->data() + in.data_at + p.k, 8 * m);
+      to += 8 * m;
+    } else if (in.data) {  // word 2 only: the low halves
+      for (size_t k = p.k; k < p.k + m; ++k, to += 4) {
+        const uint32_t lo = uint32_t((*in.data)[in.data_at + k]);
+        std::memcpy(to, &lo, 4);
+      }
+    } else {  // without data, every element has the first's words
+      for (size_t k = 0; k < m; ++k, to += 4 * each) std::memcpy(to, in.first.words.data() + 2, 4 * each);
+    }
+    n -= m;
+    forward(rs, p, m);
+  }
+}
+
+}  // namespace
+
+size_t encode(const Frame& frame, std::span<const ElementRun> rs, std::vector<uint8_t>& out, const Key* key) {
+  size_t left = 0;
+  for (const ElementRun& r : rs) left += r.count;
+  put_header(frame, out, std::min<size_t>(left, 64) * (kEntryHeaderBytes + 16) + 8 * left);
+  uint16_t written = 0;
+  Place p;
+  forward(rs, p, 0);
+  while (left > 0) {
+    const Entry a = rs[p.s].element(p.k);
+    const Run r = run_at(rs, p, a, left);
+    put_entry(out, a, r);
+    if (const size_t each = a.nwords > 2 ? size_t(a.nwords) - 2 : 0; r.count > 1 && each > 0)
+      put_data_words(out, rs, p, r.count, each);
+    forward(rs, p, r.count);
+    left -= r.count;
+    ++written;
+  }
+  return finish_frame(frame, out, written, key);
 }
 
 namespace {

@@ -1,7 +1,10 @@
 // copd's run path (issue 36, server.h ServerConfig::runs): the same command frames,
 // sent by raw nodes (tests/cop/driver_harness.h) to a real copd with --runs 1 and to
-// one with --runs 0, must give every channel the same reply entries in the same order
-// (kind, seq, index, at_cycle, words, operation identity), frame boundaries aside:
+// one with --runs 0, must give every channel the same reply entries (kind, seq, index,
+// at_cycle, words, operation identity) after each frame sent, in the same order among its
+// answers and among its broadcast entries (the run path sends a burst's ACKs to a
+// sender that also receives its words, a reduction's or a broadcast's root, as the ACK
+// run and then the words' run, where the element path interleaves them), frame boundaries aside:
 // broadcast and reduction bursts of several lengths, an error in the middle of a
 // burst, a held operation, and resends of frames (answered from the task's cache).
 // The reductions' results are checked against a local computation too.
@@ -9,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "driver_harness.h"
@@ -69,6 +73,8 @@ class Cluster {
     collect(expect);
   }
   const std::vector<Entry>& got(int c) const { return got_.at(c); }
+  // How many entries channel c had got after each frame sent (or resent).
+  const std::vector<size_t>& marks(int c) const { return marks_.at(c); }
 
  private:
   RawNode& node(int c) { return *nodes_[size_t(c - 1)]; }
@@ -82,10 +88,12 @@ class Cluster {
           list.insert(list.end(), f->entries.begin(), f->entries.end());
       ASSERT_EQ(list.size(), want) << "channel " << c;
     }
+    for (int c = 1; c <= kChannels; ++c) marks_[c].push_back(got_[c].size());
   }
   Stack stack_;
   std::vector<std::unique_ptr<RawNode>> nodes_;
   std::map<int, std::vector<Entry>> got_;
+  std::map<int, std::vector<size_t>> marks_;
   std::map<int, std::vector<uint8_t>> sent_;  // each channel's last command frame
 };
 
@@ -122,6 +130,18 @@ void play(Cluster& k) {
   k.resend(1, {{1, again.size()}});  // a resend of the held frame, now done: its answers (runs) from the cache
   k.send(2, 4, again, {{2, again.size()}});
   k.send(3, 3, again, {{1, 100}, {2, 100}, {3, again.size() + 100}});
+  // A 16 KB broadcast in one burst: its ACKs and words (more than a reply frame's
+  // kMaxEntries) split across reply frames, then resent from the cache.
+  const auto big = flat(cop::commands::broadcast_bursts(task(6), Opcode::BCAST64, 3000, words(2048, 6), kAll, 2048));
+  k.send(1, 5, big, {{1, big.size() + 2048}, {2, 2048}, {3, 2048}});
+  k.resend(1, {{1, big.size()}});
+  // A burst that runs past the GAS (65536 words): its last 10 elements NACK address_range,
+  // its first 10 go as a run.
+  std::vector<Message> edge{cop::commands::command(task(8), Opcode::LOCK)};
+  edge.push_back(cop::commands::mask_command(task(8), Opcode::SETBM, 65526, kAll, 10));
+  cop::commands::append_elements(edge, task(8), Opcode::BCAST64, 65526, words(20, 8));
+  edge.push_back(cop::commands::command(task(8), Opcode::UNLOCK));
+  k.send(1, 6, edge, {{1, edge.size() + 10}, {2, 10}, {3, 10}});
 }
 
 // The results (broadcast entries with a reduction opcode) channel c got on words [tag, tag + n).
@@ -135,14 +155,26 @@ std::map<uint32_t, uint64_t> results(const std::vector<Entry>& got, Opcode op, u
   return r;
 }
 
+// The entries of `all` of kind `kind` (describe's first field), in order.
+std::vector<std::string> of_kind(const std::vector<std::string>& all, EntryKind kind) {
+  std::vector<std::string> r;
+  const std::string prefix = fmt::format("kind {} ", int(kind));
+  for (const auto& d : all)
+    if (d.starts_with(prefix)) r.push_back(d);
+  return r;
+}
+
 TEST(CopdRuns, TheSameFramesGiveTheSameRepliesWithAndWithoutRuns) {
   std::map<int, std::vector<std::string>> seen[2];
+  std::map<int, std::vector<size_t>> marks[2];
   for (int runs = 0; runs < 2; ++runs) {
     Cluster k(runs == 1);
     play(k);
     if (HasFatalFailure()) return;
-    for (int c = 1; c <= kChannels; ++c)
+    for (int c = 1; c <= kChannels; ++c) {
       for (const Entry& e : k.got(c)) seen[runs][c].push_back(describe(e));
+      marks[runs][c] = k.marks(c);
+    }
     // The integer sum at channel 1, element by element, against the local one.
     const auto sums = results(k.got(1), Opcode::SUMI64, 400, 200);
     ASSERT_EQ(sums.size(), 200u);
@@ -151,12 +183,52 @@ TEST(CopdRuns, TheSameFramesGiveTheSameRepliesWithAndWithoutRuns) {
       for (int c = 1; c <= kChannels; ++c) want += words(200, uint64_t(c))[i];
       ASSERT_EQ(sums.at(400 + i), want) << "word " << i;
     }
+    // The burst past the GAS: its last 10 elements NACK address_range.
+    size_t beyond = 0;
+    for (const Entry& e : k.got(1)) {
+      if (e.kind != EntryKind::answer || e.seq != 6) continue;
+      const Message m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+      if (m.ins.opcode == Opcode::NACK && cop::wire::nack_error(m.data1) == cop::wire::Error::address_range) ++beyond;
+    }
+    EXPECT_EQ(beyond, 10u) << "runs " << runs;
   }
   for (int c = 1; c <= kChannels; ++c) {
     ASSERT_EQ(seen[1][c].size(), seen[0][c].size()) << "channel " << c;
-    for (size_t i = 0; i < seen[0][c].size(); ++i)
-      ASSERT_EQ(seen[1][c][i], seen[0][c][i]) << "channel " << c << " entry " << i;
+    ASSERT_EQ(marks[1][c], marks[0][c]) << "channel " << c;
+    // After each frame sent, the same entries.
+    for (size_t step = 0, from = 0; step < marks[0][c].size(); from = marks[0][c][step++]) {
+      const auto at = [&](int r) {
+        std::vector<std::string> v(seen[r][c].begin() + long(from), seen[r][c].begin() + long(marks[0][c][step]));
+        std::sort(v.begin(), v.end());
+        return v;
+      };
+      ASSERT_EQ(at(1), at(0)) << "channel " << c << " after frame " << step;
+    }
+    // In the same order among the answers, and among the broadcast entries.
+    for (EntryKind kind : {EntryKind::answer, EntryKind::broadcast}) {
+      const auto a = of_kind(seen[0][c], kind), b = of_kind(seen[1][c], kind);
+      ASSERT_EQ(b.size(), a.size()) << "channel " << c << " kind " << int(kind);
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(b[i], a[i]) << "channel " << c << " kind " << int(kind) << " entry " << i;
+    }
   }
+}
+
+// The run path's reply to a sender that receives the burst's words too: the ACK run, then
+// the words' run (two compact entries), not one entry per element.
+TEST(CopdRuns, ARootGetsItsAcksAndItsWordsAsTwoRuns) {
+  Cluster k(true);
+  const auto big = flat(cop::commands::broadcast_bursts(task(7), Opcode::BCAST64, 5000, words(512, 7), kAll, 512));
+  k.send(1, 1, big, {{1, big.size() + 512}, {2, 512}, {3, 512}});
+  if (HasFatalFailure()) return;
+  const auto& got = k.got(1);
+  // The burst's 512 element ACKs together, then its 512 words together (LOCK's and
+  // SETBM's ACKs before them, UNLOCK's after).
+  const auto first_word = size_t(std::find_if(got.begin(), got.end(), [](const Entry& e) { return e.kind == EntryKind::broadcast; }) - got.begin());
+  ASSERT_GE(first_word, 512u);
+  ASSERT_LE(first_word + 512, got.size());
+  for (size_t i = first_word - 512; i < first_word; ++i) EXPECT_EQ(got[i].kind, EntryKind::answer) << i;
+  for (size_t i = first_word; i < first_word + 512; ++i) EXPECT_EQ(got[i].kind, EntryKind::broadcast) << i;
+  EXPECT_EQ(got.size(), big.size() + 512);
 }
 
 }  // namespace

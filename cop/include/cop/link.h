@@ -123,6 +123,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -260,6 +261,32 @@ std::string_view refusal_name(Refusal r);
 // Appends the frame's bytes to out (cleared first); returns the size. With a
 // key the MAC is computed under it; without, frame.mac is written as is.
 size_t encode(const Frame& frame, std::vector<uint8_t>& out, const Key* key = nullptr);
+// Elements to send as they were made (copd's answers and the results and broadcast
+// words of a burst, seed 000 ch. VI, issue 36), not one Entry each: element k is
+// `first` with at_cycle + k x step, index + k (index_step), address word + k
+// (address_step; nwords >= 2) and, with `data`, words 2 and 3 the low and high halves of
+// (*data)[data_at + k] (one copy of a burst's words for every channel it goes to).
+// count 1: one entry.
+struct ElementRun {
+  Entry first;  // element 0 (with data, its words 2.. are (*data)[data_at]'s)
+  uint32_t count = 1;
+  uint64_t step = 0;
+  bool index_step = false;
+  bool address_step = false;
+  std::shared_ptr<const std::vector<uint64_t>> data;
+  size_t data_at = 0;
+  ElementRun() = default;
+  explicit ElementRun(const Entry& e) : first(e) {}
+  Entry element(size_t k) const;
+  // Elements [from, from + n) as a run of their own.
+  ElementRun slice(size_t from, size_t n) const;
+};
+// The frame with every element of `elements`, in order, as its entries (frame.entries
+// is not read): the bytes encode() gives for the frame with those elements as Entry
+// values (the same compact runs found across and within the ElementRuns), without an
+// Entry per element where an ElementRun's elements continue the run being written.
+size_t encode(const Frame& frame, std::span<const ElementRun> elements, std::vector<uint8_t>& out,
+              const Key* key = nullptr);
 // The bytes `commands` add to a COMMAND frame after its header (their entries, in
 // compact runs where they make them): what packing whole bursts into frames counts.
 size_t encoded_bytes(std::span<const wire::Message> commands);

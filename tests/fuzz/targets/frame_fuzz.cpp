@@ -15,11 +15,13 @@
 // way, runs kept whole) gives the same verdict and reason, its runs' elements are the
 // entries, and a run's messages derived from its first (element_message) are what each
 // element decodes to alone; append_entries makes each decoded message's entry as
-// make_entry does.
+// make_entry does; encode from ElementRuns (copd's reply path: the decoded runs, or
+// every entry alone) gives encode's bytes.
 #include <cop/link.h>
 #include <zlib.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "check.h"
@@ -68,6 +70,36 @@ void check_runs(const link::FrameRuns& runs, const Frame& f) {
   FUZZ_CHECK(same(expanded, f), "decode_runs' elements differ from decode's entries");
 }
 
+// encode from ElementRuns gives the bytes encode gives the frame's entries: decode_runs'
+// runs as ElementRuns (their data words from one shared array), and each entry alone.
+void check_element_runs(const link::FrameRuns& runs, const Frame& f) {
+  std::vector<uint8_t> want, got;
+  link::encode(f, want);
+  Frame header = f;
+  header.entries.clear();
+  std::vector<link::ElementRun> rs;
+  for (const link::EntryRun& r : runs.runs) {
+    link::ElementRun e(r.first);
+    e.count = r.count;
+    e.step = r.step;
+    e.index_step = (r.flags & link::kRunIndexStep) != 0;
+    e.address_step = (r.flags & link::kRunAddressStep) != 0;
+    if (r.count > 1 && r.data_words() > 0) {
+      auto d = std::make_shared<std::vector<uint64_t>>(r.count);
+      for (size_t k = 0; k < r.count; ++k)
+        (*d)[k] = r.word(k, 2) | (r.data_words() > 1 ? uint64_t(r.word(k, 3)) << 32 : 0);
+      e.data = d;
+    }
+    rs.push_back(std::move(e));
+  }
+  link::encode(header, rs, got);
+  FUZZ_CHECK(got == want, "encode from the decoded runs differs from encode");
+  rs.clear();
+  for (const link::Entry& e : f.entries) rs.emplace_back(e);
+  link::encode(header, rs, got);
+  FUZZ_CHECK(got == want, "encode from single-element runs differs from encode");
+}
+
 // The outer fields the decoder checks first, made right (the layout of cop/link.h).
 void make_outer_valid(std::vector<uint8_t>& b) {
   if (b.size() < link::kHeaderBytes) b.resize(link::kHeaderBytes, 0);
@@ -110,6 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                runs_err->detail.c_str(), e.detail.c_str());
   } else {
     check_runs(runs, std::get<Frame>(r));
+    check_element_runs(runs, std::get<Frame>(r));
   }
   if (auto* f = std::get_if<Frame>(&r)) {
     FUZZ_CHECK(same(kept, *f), "a frame decoded into a kept Frame differs");
