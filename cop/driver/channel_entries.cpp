@@ -4,6 +4,7 @@
 #include "driver/channel.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace cop::driver {
 
@@ -219,6 +220,7 @@ bool ChannelClient::take_result_run(const link::EntryRun& r, const wire::Message
   // The identity is the run's: decided once (take_result's cases).
   const IdentityFate fate = from < to ? identity_fate(wanted_->op_id, first.op_id, false) : IdentityFate::take;
   if (fate == IdentityFate::mismatch) result_error_ = Error::mismatch, mismatched_op_ = first.op_id;
+  const size_t each = r.data_words();
   uint64_t last = 0;
   bool took = false;
   for (size_t k = from; k < to; ++k) {
@@ -229,7 +231,13 @@ bool ChannelClient::take_result_run(const link::EntryRun& r, const wire::Message
       continue;
     }
     have_result_[i] = 1;
-    results_[i] = link::element_message(r, first, k);
+    // link::element_message(r, first, k), written in place: its copy through the stack
+    // stalled on store forwarding, most of the run's time (issue 36).
+    wire::Message& m = results_[i];
+    m = first;
+    m.addr.msgtag = first.addr.msgtag + uint32_t(k);  // a run of MSGTAG + 1 each
+    if (each >= 1) std::memcpy(&m.data1, r.data + 4 * k * each, 4);
+    if (each >= 2) std::memcpy(&m.data2, r.data + 4 * k * each + 4, 4);
     results_missing_--;
     last = r.first.at_cycle + uint64_t(k) * r.step, took = true;
   }
