@@ -3,7 +3,9 @@
 // verifying the MAC of a received one, and decoding. Two frames: a barrier's
 // command frame (LOCK SETTC BENTRY UNLOCK, as libcop sends it) and a burst of
 // 128 reduction elements (t_MAX-OP, seed 000 ch. VI); and the node side of a 16 KB
-// broadcast, sent and received (broadcast16k_*).
+// broadcast, sent and received (broadcast16k_*), and through a task's channel
+// (broadcast16k_channel_*: ChannelClient over loopback UDP from a fake copd, the
+// datagram's receive, MAC and matching included).
 //   build/bin/cop_link_bench [--benchmark_format=json] [--benchmark_filter=broadcast16k]
 #include <benchmark/benchmark.h>
 
@@ -11,6 +13,7 @@
 
 #include <cop/link.h>
 
+#include "driver/channel.h"
 #include "lib/commands.h"
 #include "link/auth.h"
 #include "link/udp.h"
@@ -154,6 +157,91 @@ void broadcast16k_receive(benchmark::State& st) {
 
 BENCHMARK(broadcast16k_send);
 BENCHMARK(broadcast16k_receive);
+
+// A task's channel and a fake copd on loopback (as tests/cop/channel_runs_test.cpp).
+struct FakeCopd {
+  link::UdpSocket copd{link::parse_endpoint("127.0.0.1:0", 0)}, node{link::parse_endpoint("127.0.0.1:0", 0)};
+  std::unique_ptr<driver::Window> window = std::make_unique<driver::Window>();
+  std::unique_ptr<driver::ChannelClient> client;
+  link::Key down = key();
+  uint32_t seq = 1;
+  std::vector<uint8_t> bytes, sink = std::vector<uint8_t>(link::kMaxFrameBytes + 64);
+  FakeCopd() {
+    node.connect(copd.local());
+    copd.connect(node.local());
+    driver::init_window(window.get(), ::getpid(), 1);
+    window->rx_session.store(1);
+    window->rx_next.store(1);
+    window->last_heard_ns.store(driver::monotonic_ns());
+    driver::LinkOptions o;
+    o.ack_timeout_ms = 5000;
+    o.dead_ms = 600000;
+    client = std::make_unique<driver::ChannelClient>(window.get(), node.fd(), 1, link::Key{}, down, o);
+  }
+  // A reply frame of `entries`, next in the stream, sent to the node.
+  void reply(std::vector<link::Entry>& entries) {
+    link::Frame f = frame_of({});
+    f.type = link::FrameType::reply;
+    f.session = 1;
+    f.seq = seq++;
+    f.entries.swap(entries);
+    const link::Key k = link::session_key(down, 1);
+    link::encode(f, bytes, &k);
+    f.entries.swap(entries);
+    link::send_datagram(copd.fd(), bytes);
+  }
+};
+
+// The receiver's side: a reply of 2048 BCAST64 words (one run) taken by await.
+void broadcast16k_channel_receive(benchmark::State& st) {
+  FakeCopd c;
+  const uint64_t id = wire::make_identity(5, 0x1234);
+  std::vector<link::Entry> words;
+  for (uint32_t i = 0; i < 2048; ++i) {
+    wire::Message m = wire::make(wire::Opcode::BCAST64, 0, wire::Space::GAS, 100 + i);
+    m.addr.chno = 2;
+    m.op_id = id;
+    m.set_data64(77ull * i);
+    words.push_back(link::make_entry(m, wire::Direction::to_node, link::EntryKind::broadcast, 0, 0, 10 + 8ull * i));
+  }
+  std::vector<wire::Message> results(2048);
+  for (auto _ : st) {
+    st.PauseTiming();
+    c.reply(words);
+    st.ResumeTiming();
+    if (c.client->await(driver::Wanted{driver::ResultKind::bcast, 100, 2048, 0, id}, results) != wire::Error::none)
+      st.SkipWithError("await failed");
+  }
+}
+
+// The sender's side: its 16 KB broadcast's frame sent (send_only) and its 2051 ACKs, one
+// run, taken (finish).
+void broadcast16k_channel_send(benchmark::State& st) {
+  FakeCopd c;
+  const commands::Sender s{1, 0, wire::make_identity(5, 0x1234)};
+  std::vector<uint64_t> v(2048);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 77 * i;
+  const commands::Burst cmds = commands::broadcast(s, wire::Opcode::BCAST64, 100, v, 0b110);
+  std::vector<driver::Answer> answers;
+  answers.reserve(cmds.size());
+  uint32_t frame_seq = 0;
+  std::vector<link::Entry> acks(cmds.size());
+  for (auto _ : st) {
+    if (c.client->send_only(cmds) != wire::Error::none) st.SkipWithError("send failed");
+    st.PauseTiming();
+    c.copd.receive(c.sink, 0);
+    ++frame_seq;
+    for (size_t i = 0; i < acks.size(); ++i)
+      acks[i] = link::make_entry(wire::make(wire::Opcode::ACK, 1), wire::Direction::to_node, link::EntryKind::answer,
+                                 frame_seq, uint16_t(i), 10 + 4ull * i);
+    c.reply(acks);
+    st.ResumeTiming();
+    if (c.client->finish(answers) != wire::Error::none) st.SkipWithError("finish failed");
+  }
+}
+
+BENCHMARK(broadcast16k_channel_receive);
+BENCHMARK(broadcast16k_channel_send);
 
 }  // namespace
 

@@ -146,9 +146,11 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
     sent_ops_[i] = op;
     answers_missing_ += per;
   }
-  pending_answers_.assign(commands.size(), Answer{});
+  // Sized, not cleared: each answer is written whole when its first part comes (take_answer),
+  // and finish() defaults those that never came.
+  pending_answers_.resize(commands.size());
   answers_ = &pending_answers_;
-  have_answer_.assign(commands.size() * 2, false);
+  answer_state_.assign(commands.size(), 0);
   resends_ = 0;
   backoff_ = 0;
   first_sent_ns_ = monotonic_ns();
@@ -158,6 +160,9 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
 
 Error ChannelClient::finish(std::vector<Answer>& answers) {
   const Error e = wait_for_outstanding();
+  // An answer that never came (the wait failed) is the default one, never an earlier frame's.
+  for (size_t i = 0; i < answer_state_.size() && i < pending_answers_.size(); ++i)
+    if (answer_state_[i] == 0) pending_answers_[i] = Answer{};
   // Every answer in: nothing writes pending_answers_ again before the next frame assigns
   // it (take_answer takes nothing while none is missing), so it is handed over, not copied,
   // to a caller whose vector has the room (libcop's array calls keep theirs, lib/library.h):
@@ -177,7 +182,7 @@ Error ChannelClient::exchange(std::span<const wire::Message> commands, std::vect
 Error ChannelClient::await(const Wanted& w, std::span<wire::Message> out, uint64_t* at_cycle) {
   wanted_ = &w;
   results_ = out;
-  have_result_.assign(w.count, false);
+  have_result_.assign(w.count, 0);
   results_missing_ = w.count;
   result_error_ = Error::none;
   result_cycle_ = 0;

@@ -186,6 +186,20 @@ class ChannelClient {
   // The elements of a run of a reply frame in the stream: each taken as an answer
   // or a result, else kept for filing (to_file_).
   void take_run(const link::EntryRun& r);
+  // A run of ACKs to the frame in flight (copd's answer run to a burst, issue 36) taken
+  // as one range of indices, and a run of results (a broadcast's or reduction's words,
+  // MSGTAG one more each) written to the awaited results in one pass: what take_answer
+  // and take_result decide per element is decided once for the run where it is the
+  // run's (kind, TKNO, seq, opcode, partition, identity), per element only which index
+  // or tag is still missing. False: the run is not of that form, nothing was taken
+  // (take_run takes it element by element).
+  bool take_answer_run(const link::EntryRun& r, const wire::Message& first);
+  bool take_result_run(const link::EntryRun& r, const wire::Message& first);
+  // The window's modelled-time maxima raised to an answer's / a result's cycle (once per
+  // run: their readers, cop_modelled_cycles and the next frame's start, read them only
+  // after the call that took the run returns).
+  void note_answer_cycle(uint64_t at_cycle);
+  void note_result_cycle(uint64_t at_cycle);
   // Keeps entries that are some other task's (or come before their receiver
   // asks) in the out-of-context buffer, in their order; ERR overflow when it is full.
   void file_out_of_context(std::span<const link::Entry> es);
@@ -236,8 +250,13 @@ class ChannelClient {
   std::vector<wire::Opcode> sent_ops_;
   std::vector<uint8_t> frame_bytes_;
   std::vector<Answer>* answers_ = nullptr;
+  // The frame's answers, written only as they come (not cleared per frame: a 16 KB burst
+  // has some 2100 of 64 bytes, issue 36); finish() gives the ones that never came their
+  // default (Answer{}) before handing them over.
   std::vector<Answer> pending_answers_;
-  std::vector<bool> have_answer_;
+  // Per command: which of its answers are in (kAckIn: its ACK or NACK; kDataIn: its data).
+  static constexpr uint8_t kAckIn = 1, kDataIn = 2;
+  std::vector<uint8_t> answer_state_;
   size_t answers_missing_ = 0;
   uint64_t sent_at_ns_ = 0;
   uint64_t first_sent_ns_ = 0;  // the frame in flight's first transmission (its wait's start)
@@ -246,7 +265,7 @@ class ChannelClient {
   // The result being waited for.
   const Wanted* wanted_ = nullptr;
   std::span<wire::Message> results_;
-  std::vector<bool> have_result_;
+  std::vector<uint8_t> have_result_;  // per awaited tag: 1 once its result is in
   size_t results_missing_ = 0;
   uint64_t result_cycle_ = 0;
   wire::Error result_error_ = wire::Error::none;

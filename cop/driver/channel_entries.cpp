@@ -4,6 +4,7 @@
 #include "driver/channel.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace cop::driver {
 
@@ -104,11 +105,13 @@ bool ChannelClient::take_answer(const Received& e) {
   if (!e.msg) return true;
   const wire::Message& m = *e.msg;
   Answer& a = (*answers_)[e.index];
-  const size_t slot = size_t(e.index) * 2;
-  if (m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK) {
-    if (have_answer_[slot]) return true;
-    have_answer_[slot] = true;
-    answers_missing_--;
+  uint8_t& state = answer_state_[e.index];
+  const bool ack = m.ins.opcode == Opcode::ACK || m.ins.opcode == Opcode::NACK;
+  if (state & (ack ? kAckIn : kDataIn)) return true;
+  if (state == 0) a = Answer{};  // its first part: the answer written whole (not cleared per frame)
+  state |= ack ? kAckIn : kDataIn;
+  answers_missing_--;
+  if (ack) {
     a.at_cycle = e.at_cycle;
     if (m.ins.opcode == Opcode::NACK) {
       a.error = wire::nack_error(m.data1);
@@ -116,22 +119,30 @@ bool ChannelClient::take_answer(const Received& e) {
       // in use only says a peer channel initialised it first.)
       if (wanted_ && a.error != Error::mask_in_use) result_error_ = a.error;
       // No data follows a refused command.
-      if (wire::has_answer_data(sent_ops_[e.index]) && !have_answer_[slot + 1]) {
-        have_answer_[slot + 1] = true;
+      if (wire::has_answer_data(sent_ops_[e.index]) && !(state & kDataIn)) {
+        state |= kDataIn;
         answers_missing_--;
       }
     }
   } else {
-    if (have_answer_[slot + 1]) return true;
-    have_answer_[slot + 1] = true;
-    answers_missing_--;
     a.has_data = true;
     a.data = m;
     a.at_cycle = std::max(a.at_cycle, e.at_cycle);
   }
-  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                            std::memory_order_relaxed);
+  note_answer_cycle(e.at_cycle);
   return true;
+}
+
+void ChannelClient::note_answer_cycle(uint64_t at_cycle) {
+  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), at_cycle),
+                            std::memory_order_relaxed);
+}
+
+void ChannelClient::note_result_cycle(uint64_t at_cycle) {
+  result_cycle_ = std::max(result_cycle_, at_cycle);
+  note_answer_cycle(at_cycle);
+  w_->result_cycles.store(std::max(w_->result_cycles.load(std::memory_order_relaxed), at_cycle),
+                          std::memory_order_relaxed);
 }
 
 bool ChannelClient::take_result(const Received& e) {
@@ -162,14 +173,76 @@ bool ChannelClient::take_result(const Received& e) {
   }
   const size_t i = tag - wanted_->tag;
   if (have_result_[i]) return false;  // a later operation's: leave it for then
-  have_result_[i] = true;
+  have_result_[i] = 1;
   results_[i] = m;
   results_missing_--;
-  result_cycle_ = std::max(result_cycle_, e.at_cycle);
-  w_->modelled_cycles.store(std::max(w_->modelled_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                            std::memory_order_relaxed);
-  w_->result_cycles.store(std::max(w_->result_cycles.load(std::memory_order_relaxed), e.at_cycle),
-                          std::memory_order_relaxed);
+  note_result_cycle(e.at_cycle);
+  return true;
+}
+
+bool ChannelClient::take_answer_run(const link::EntryRun& r, const wire::Message& first) {
+  // copd's ACKs to a burst of the frame in flight, one per command, index one more each
+  // (anything else, an older frame's included, goes element by element).
+  if (r.first.kind != EntryKind::answer || wire::instruction_tkno(r.first.words[0]) != tkno_ ||
+      first.ins.opcode != Opcode::ACK || !(r.flags & link::kRunIndexStep) || r.first.seq != seq_ ||
+      answers_missing_ == 0 || size_t(r.first.index) + r.count > sent_ops_.size())
+    return false;
+  uint64_t last = 0;
+  bool took = false;
+  for (size_t k = 0; k < r.count; ++k) {
+    const size_t i = r.first.index + k;
+    uint8_t& state = answer_state_[i];
+    if (state & kAckIn) continue;  // a duplicate (a resend's answers)
+    const uint64_t at = r.first.at_cycle + uint64_t(k) * r.step;
+    Answer& a = (*answers_)[i];
+    if (state == 0) a = Answer{};
+    a.at_cycle = at;
+    state |= kAckIn;
+    answers_missing_--;
+    last = at, took = true;  // the cycles rise along the run: the last taken is their maximum
+    if (answers_missing_ == 0) break;  // what follows could only be duplicates
+  }
+  if (took) note_answer_cycle(last);
+  return true;
+}
+
+bool ChannelClient::take_result_run(const link::EntryRun& r, const wire::Message& first) {
+  // Results of the awaited kind, of this partition, MSGTAG one more each (a NACK run or
+  // one of a single tag goes element by element).
+  if (r.first.kind != EntryKind::broadcast || !wanted_ || results_missing_ == 0 || first.ins.opcode == Opcode::NACK ||
+      !(r.flags & link::kRunAddressStep) || first.ins.ppn != ppn_ || !result_matches(*wanted_, first))
+    return false;
+  // The run's elements in the awaited tags: [from, to); those before and after are filed.
+  const uint64_t tag0 = first.addr.msgtag, lo = wanted_->tag, hi = uint64_t(wanted_->tag) + wanted_->count;
+  const size_t from = size_t(std::min<uint64_t>(lo > tag0 ? lo - tag0 : 0, r.count));
+  const size_t to = size_t(std::clamp<uint64_t>(hi > tag0 ? hi - tag0 : 0, from, r.count));
+  for (size_t k = 0; k < from; ++k) to_file_.push_back(r.element(k));
+  // The identity is the run's: decided once (take_result's cases).
+  const IdentityFate fate = from < to ? identity_fate(wanted_->op_id, first.op_id, false) : IdentityFate::take;
+  if (fate == IdentityFate::mismatch) result_error_ = Error::mismatch, mismatched_op_ = first.op_id;
+  const size_t each = r.data_words();
+  uint64_t last = 0;
+  bool took = false;
+  for (size_t k = from; k < to; ++k) {
+    if (fate == IdentityFate::drop || fate == IdentityFate::mismatch) break;  // consumed, all of them
+    const size_t i = size_t(tag0 + k - lo);
+    if (fate == IdentityFate::later || results_missing_ == 0 || have_result_[i]) {
+      to_file_.push_back(r.element(k));  // another call's, or a later operation's
+      continue;
+    }
+    have_result_[i] = 1;
+    // link::element_message(r, first, k), written in place: its copy through the stack
+    // stalled on store forwarding, most of the run's time (issue 36).
+    wire::Message& m = results_[i];
+    m = first;
+    m.addr.msgtag = first.addr.msgtag + uint32_t(k);  // a run of MSGTAG + 1 each
+    if (each >= 1) std::memcpy(&m.data1, r.data + 4 * k * each, 4);
+    if (each >= 2) std::memcpy(&m.data2, r.data + 4 * k * each + 4, 4);
+    results_missing_--;
+    last = r.first.at_cycle + uint64_t(k) * r.step, took = true;
+  }
+  for (size_t k = to; k < r.count; ++k) to_file_.push_back(r.element(k));
+  if (took) note_result_cycle(last);
   return true;
 }
 
@@ -205,6 +278,7 @@ void ChannelClient::take_run(const link::EntryRun& r) {
   // and decode alike (link.h element_message).
   auto decoded = link::decode_entry(r.first, Direction::to_node);
   const wire::Message* first = std::get_if<wire::Message>(&decoded);
+  if (first && (take_answer_run(r, *first) || take_result_run(r, *first))) return;
   wire::Message m;
   Received x{r.first.kind, wire::instruction_tkno(r.first.words[0]), r.first.index, r.first.seq, r.first.at_cycle,
              first ? &m : nullptr};

@@ -14,7 +14,8 @@
 // input before (copd's way) gives the same verdict and frame; decode_runs (the node's
 // way, runs kept whole) gives the same verdict and reason, its runs' elements are the
 // entries, and a run's messages derived from its first (element_message) are what each
-// element decodes to alone; append_entries makes each decoded message's entry as
+// element decodes to alone; encoded_bytes counts what encode writes for the decoded
+// messages; append_entries makes each decoded message's entry as
 // make_entry does; encode from ElementRuns (copd's reply path: the decoded runs, or
 // every entry alone) gives encode's bytes.
 #include <cop/link.h>
@@ -202,6 +203,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        x.kind == one.kind && x.op_id == one.op_id && x.at_cycle == one.at_cycle,
                    "append_entries differs from make_entry at message %zu", i);
       }
+    }
+    // encoded_bytes (counted without making the entries, issue 36) is what encode writes for
+    // the same messages as a command frame's entries.
+    {
+      Frame cmd;
+      cmd.type = link::FrameType::command;
+      link::append_entries(decoded, wire::Direction::to_controller, link::EntryKind::command, 1, 0, cmd.entries);
+      std::vector<uint8_t> bytes;
+      link::encode(cmd, bytes);
+      FUZZ_CHECK(link::encoded_bytes(decoded) == bytes.size() - link::kHeaderBytes, "encoded_bytes %zu, encode %zu",
+                 link::encoded_bytes(decoded), bytes.size() - link::kHeaderBytes);
     }
   } else {
     const link::LinkError& e = std::get<link::LinkError>(r);
