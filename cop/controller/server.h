@@ -280,7 +280,7 @@ class Server {
   const link::Frame& with_entries(const link::Frame& f, const link::FrameRuns* runs);
   // handle_command's state over the frame's elements: the sender, the limits, whether the
   // frame waits for a result, and the last element decoded whole into a command (queued
-  // last, frame_commands_.back(); its instruction word and word count): the element
+  // last, last_command_; its instruction word and word count): the element
   // commands of a burst share them.
   struct Taking {
     Sender sender;
@@ -422,9 +422,13 @@ class Server {
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
-  std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
-  std::vector<uint16_t> frame_runs_;           // and its queued records' elements (1: one command)
-  std::vector<uint64_t> run_data_;             // a run's data words for the core
+  // handle_command's, kept (no allocation per frame): the first command of each queued
+  // record, the record's elements (1: one command), every element's data words (data64),
+  // and the command queued last (a run's: its last element).
+  std::vector<wire::Message> frame_commands_;
+  std::vector<uint16_t> frame_runs_;
+  std::vector<uint64_t> frame_data_;
+  wire::Message last_command_;
   std::vector<link::ElementRun> frame_out_;    // send_replies': one frame's part of a channel's out
   std::vector<uint8_t> buf_, out_buf_;
   // handle_datagram's frame, decoded into again and again (its entries' storage kept).

@@ -131,6 +131,7 @@ void Server::handle_command(int c, const Frame& f, bool supervisor, const link::
   }
   frame_commands_.clear();
   frame_runs_.clear();
+  frame_data_.clear();
   Taking t{Sender{supervisor, f.tkno}, config_.controller.limits(), waits_for_result(f, runs)};
   // The frame's commands are ready t_CN-COP after the node started writing it
   // (its stamp, never later than our clock), as the analytic model charges
@@ -169,7 +170,7 @@ void Server::take_entry(int c, Channel& ch, Task& task, const Frame& f, const En
     // below read from it is the same (opcode, word count, reserved bits, U/S), so
     // only the address and data words are read, and the fields get decode's range
     // checks (wire::validate); one that fails them is decoded whole below for its NACK.
-    wire::Message m = frame_commands_.back();
+    wire::Message m = last_command_;
     m.op_id = e.op_id;
     if (e.nwords >= 2) {
       m.addr.cntno = static_cast<uint8_t>(wire::field::kCntno.get(e.words[1]));
@@ -227,10 +228,10 @@ size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t 
   if (!next_element(f.entries[i - 1], f.entries[i])) return 0;
   size_t end = i + 1;
   while (end < f.entries.size() && next_element(f.entries[end - 1], f.entries[end])) ++end;
-  // Element i continues the run queued last (entry i - 1's, frame_commands_.back()), and
+  // Element i continues the run queued last (entry i - 1's, last_command_), and
   // so do the rest; what validate checks of them differs in their MSGTAG's bounds only
   // (its range, GAS offset + 1), so the last passes when every one does.
-  const wire::Message& prev = frame_commands_.back();
+  const wire::Message& prev = last_command_;
   wire::Message m = prev;
   m.op_id = f.entries[i].op_id;
   m.addr.msgtag = prev.addr.msgtag + 1;
@@ -246,8 +247,9 @@ size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t 
     m.addr.msgtag = wire::address_msgtag(e.words[1]);
     if (e.nwords >= 3) m.data1 = e.words[2];
     if (e.nwords >= 4) m.data2 = e.words[3];
-    frame_commands_.push_back(m);
+    frame_data_.push_back(m.data64());
   }
+  last_command_ = m;
   return n;
 }
 
@@ -258,7 +260,7 @@ size_t Server::take_run_whole(Channel& ch, Task& task, const link::EntryRun& r, 
   if (from >= r.count || r.first.kind != EntryKind::command || r.first.nwords < 2 ||
       !(r.flags & link::kRunAddressStep))
     return 0;
-  const wire::Message& prev = frame_commands_.back();  // element from - 1
+  const wire::Message& prev = last_command_;  // element from - 1
   wire::Message m = prev;
   m.op_id = r.first.op_id;
   m.addr.msgtag = prev.addr.msgtag + 1;
@@ -269,51 +271,63 @@ size_t Server::take_run_whole(Channel& ch, Task& task, const link::EntryRun& r, 
   ch.fifo.back().count = uint16_t(ch.fifo.back().count + n);
   frame_runs_.back() = uint16_t(frame_runs_.back() + n);
   task.outstanding += uint32_t(n);
-  const size_t each = r.data_words();
-  const uint32_t tag = wire::address_msgtag(r.first.words[1]);
-  for (size_t k = from; k < r.count; ++k) {
-    m.addr.msgtag = tag + uint32_t(k);
-    const uint8_t* w = r.data + 4 * k * each;
-    if (each >= 1) std::memcpy(&m.data1, w, 4);
-    if (each >= 2) std::memcpy(&m.data2, w + 4, 4);
-    frame_commands_.push_back(m);
+  // Their data words (64 bits: the little-endian words 2 and 3, data64's) to frame_data_
+  // in one copy; the last element's message kept as the command queued last.
+  const size_t each = r.data_words(), at = frame_data_.size();
+  frame_data_.resize(at + n);
+  if (each == 2) {
+    static_assert(std::endian::native == std::endian::little, "the link's words are little-endian");
+    std::memcpy(frame_data_.data() + at, r.data + 8 * from, 8 * n);
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      if (each == 1) std::memcpy(&m.data1, r.data + 4 * (from + k), 4);
+      frame_data_[at + k] = m.data64();
+    }
   }
+  m.addr.msgtag = wire::address_msgtag(r.first.words[1]) + uint32_t(r.count - 1);
+  m.set_data64(frame_data_.back());
+  last_command_ = m;
   return n;
 }
 
 void Server::take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows) {
   // The next element of a run (a burst's; `follows`: the command before it in the frame
   // was queued last): one Origin and one queued record for the run.
-  if (follows && config_.runs && Controller::continues_run(frame_commands_.back(), m)) {
+  if (follows && config_.runs && Controller::continues_run(last_command_, m)) {
     ch.fifo.back().count++;
     frame_runs_.back()++;
   } else {
     ch.fifo.push_back(o);
     frame_runs_.push_back(1);
+    frame_commands_.push_back(m);
   }
   task.outstanding++;
-  frame_commands_.push_back(m);
+  frame_data_.push_back(m.data64());
+  last_command_ = m;
 }
 
 void Server::queue_commands(int c, uint64_t ready_at, Sender sender) {
   // The frame's commands to the core in order, those between runs in one call
   // (queueing them answers nothing: their ACKs come when they are serviced); decoded
   // above against these limits, so the core does not check their fields again.
+  // A record's first element is frame_commands_[record]; a run's data words lie in
+  // frame_data_ from the run's first element on (the core's copy is the only other).
   const std::span<const wire::Message> all(frame_commands_);
-  size_t at = 0, singles = 0;
-  for (const uint16_t n : frame_runs_) {
+  const std::span<const uint64_t> data(frame_data_);
+  size_t at = 0, singles = 0;  // the record's first element; the first record not yet queued
+  for (size_t rec = 0; rec < frame_runs_.size(); ++rec) {
+    const uint16_t n = frame_runs_[rec];
     if (n > 1) {
-      if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
-      run_data_.clear();
-      for (size_t k = at; k < at + n; ++k) run_data_.push_back(all[k].data64());
-      controller_.receive_run(c, all[at], run_data_, ready_at, sender, /*checked=*/true);
-      singles = at + n;
+      if (rec > singles) controller_.receive(c, all.subspan(singles, rec - singles), ready_at, sender, deliveries_, true);
+      controller_.receive_run(c, all[rec], data.subspan(at, n), ready_at, sender, /*checked=*/true);
+      singles = rec + 1;
     }
     at += n;
   }
-  if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
+  if (all.size() > singles) controller_.receive(c, all.subspan(singles), ready_at, sender, deliveries_, true);
   frame_commands_.clear();
   frame_runs_.clear();
+  frame_data_.clear();
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {
