@@ -355,7 +355,7 @@ class Server::Io {
   // The controller core: one round at a time, on whichever I/O thread holds it.
   std::mutex core_mu_;
   std::vector<Inbound> core_in_;             // core_mu_
-  static constexpr size_t kSpares = 256;     // a round's datagrams, about (kBatch per thread)
+  static constexpr size_t kSpares = size_t(kBatch);  // about a round's datagrams' storage kept
   std::mutex spare_mu_;
   std::vector<Inbound> spares_;  // spare_mu_: handled datagrams' storage, for the next
   std::atomic<int64_t> deadline_ns_{0};      // the core's next timer (steady clock)
