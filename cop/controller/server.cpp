@@ -20,6 +20,7 @@
 
 namespace cop::controller {
 
+using link::Entry;
 using link::Frame;
 using link::FrameType;
 
@@ -149,19 +150,51 @@ void Server::refuse(const sockaddr_in& to, link::Refusal why, const Frame& refus
 }
 
 void Server::handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from) {
-  // Decoded into the same Frame each time: its entries' storage is kept (link.h decode).
-  if (!std::holds_alternative<Frame>(rx_decoded_)) rx_decoded_.emplace<Frame>();
-  if (auto bad = link::decode(bytes, std::get<Frame>(rx_decoded_))) rx_decoded_ = *bad;
-  handle_decoded(bytes, from, rx_decoded_, nullptr);
+  // Decoded into the same Frame (or runs) each time: its entries' storage is kept (link.h decode).
+  const bool whole = decode_datagram(bytes, keep_runs(), rx_runs_, rx_decoded_);
+  handle_decoded(bytes, from, rx_decoded_, nullptr, whole ? &rx_runs_ : nullptr);
+}
+
+bool Server::decode_datagram(std::span<const uint8_t> bytes, bool keep_runs, link::FrameRuns& runs,
+                             std::variant<Frame, link::LinkError>& decoded) {
+  if (auto bad = link::decode_runs(bytes, runs)) {
+    decoded = std::move(*bad);
+    return false;
+  }
+  // A command frame with a burst (a run of elements) goes to handle_command as its runs;
+  // every other frame as decode() gives it, its entries from the runs.
+  if (keep_runs && runs.frame.type == FrameType::command && runs.elements > runs.runs.size()) return true;
+  auto* f = std::get_if<Frame>(&decoded);
+  if (!f) f = &decoded.emplace<Frame>();
+  std::vector<Entry> keep = std::move(f->entries);
+  *f = runs.frame;
+  f->entries = std::move(keep);
+  f->entries.clear();
+  for (const link::EntryRun& r : runs.runs)
+    for (size_t k = 0; k < r.count; ++k) f->entries.push_back(r.count == 1 ? r.first : r.element(k));
+  return false;
+}
+
+const Frame& Server::with_entries(const Frame& f, const link::FrameRuns* runs) {
+  if (!runs) return f;
+  std::vector<Entry> keep = std::move(runs_frame_.entries);
+  runs_frame_ = runs->frame;
+  runs_frame_.entries = std::move(keep);
+  runs_frame_.entries.clear();
+  for (const link::EntryRun& r : runs->runs)
+    for (size_t k = 0; k < r.count; ++k) runs_frame_.entries.push_back(r.element(k));
+  return runs_frame_;
 }
 
 void Server::handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& from,
-                            const std::variant<Frame, link::LinkError>& decoded, const PreVerified* pre) {
-  if (auto* err = std::get_if<link::LinkError>(&decoded)) {
+                            const std::variant<Frame, link::LinkError>& decoded, const PreVerified* pre,
+                            const link::FrameRuns* runs) {
+  if (auto* err = runs ? nullptr : std::get_if<link::LinkError>(&decoded)) {
     answer_malformed(bytes, from, *err);
     return;
   }
-  const Frame& f = std::get<Frame>(decoded);
+  // (runs: a command frame, and this copd has no parent: keep_runs.)
+  const Frame& f = runs ? runs->frame : std::get<Frame>(decoded);
   if (parent_ && parent_->from_parent(from)) {
     take_from_parent(f, bytes);
     return;
@@ -181,7 +214,7 @@ void Server::handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& f
     refuse(from, link::Refusal::not_registered, f, "this address has registered no channel");
     return;
   }
-  handle_channel_frame(it->second, f, bytes, from, pre);
+  handle_channel_frame(it->second, f, bytes, from, pre, runs);
 }
 
 void Server::answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err) {
@@ -224,7 +257,7 @@ bool Server::fresh_command(const Channel& ch, const Frame& f, bool driver) {
 }
 
 void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from,
-                                  const PreVerified* pre) {
+                                  const PreVerified* pre, const link::FrameRuns* runs) {
   Channel& ch = chan(c);
   // Who sent it: the key that verifies its MAC, the task's it names (a command
   // or an acknowledgment) or else the driver's. Every key is this session's:
@@ -267,9 +300,9 @@ void Server::handle_channel_frame(int c, const Frame& f, std::span<const uint8_t
       if (config_.controller.level == 2 || fresh_command(ch, f, driver)) ch.last_heard = Clock::now();
       take_ack(c, f);
       if (config_.controller.level == 2)
-        handle_child_frame(c, f);  // a level-1 controller's (its driver key: unauthorised() checked)
+        handle_child_frame(c, with_entries(f, runs));  // a level-1 controller's (its driver key: unauthorised() checked)
       else
-        handle_command(c, f, driver);
+        handle_command(c, f, driver, runs);
       break;
     case FrameType::ack:
       take_ack(c, f);

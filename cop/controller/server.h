@@ -233,7 +233,18 @@ class Server {
     sockaddr_in from{};
     std::variant<link::Frame, link::LinkError> decoded;
     PreVerified pre;
+    link::FrameRuns runs;     // whole_runs: the frame as its runs (decode_datagram)
+    bool whole_runs = false;  // and `decoded` not written
   };
+  // A datagram decoded for the core (one thread or an I/O thread): true, a command frame
+  // with a burst kept as its runs in `runs` (link::decode_runs; a 16 KB burst one record,
+  // not 2048 entries) where `keep_runs`; false, the frame or why not in `decoded` (its
+  // entries one per element, as link::decode gives them), `runs` then scratch.
+  static bool decode_datagram(std::span<const uint8_t> bytes, bool keep_runs, link::FrameRuns& runs,
+                              std::variant<link::Frame, link::LinkError>& decoded);
+  // Whether command frames with bursts may be taken as runs: the run path (--runs 1), one
+  // level and no parent (the two levels' frames and hops read entries).
+  bool keep_runs() const { return config_.runs && config_.controller.level == 1 && !config_.controller.has_parent; }
   void start_io();
   void run_threaded(const std::atomic<bool>& stop);
   // The round after the datagrams: the core's timers and run, replies out.
@@ -248,12 +259,13 @@ class Server {
   // One datagram from the socket: a registration, or a frame of a channel's holder.
   void handle_datagram(std::span<const uint8_t> bytes, const sockaddr_in& from);
   void handle_decoded(std::span<const uint8_t> bytes, const sockaddr_in& from,
-                      const std::variant<link::Frame, link::LinkError>& decoded, const PreVerified* pre);
+                      const std::variant<link::Frame, link::LinkError>& decoded, const PreVerified* pre,
+                      const link::FrameRuns* runs = nullptr);
   // A frame the link could not decode: a log line, and a frame NACK to a registered node.
   void answer_malformed(std::span<const uint8_t> bytes, const sockaddr_in& from, const link::LinkError& err);
   // A frame from the holder of channel c, by type, once its sender may send it.
   void handle_channel_frame(int c, const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from,
-                            const PreVerified* pre = nullptr);
+                            const PreVerified* pre = nullptr, const link::FrameRuns* runs = nullptr);
   // Why the sender (the driver's key, an enrolled task's key, or neither)
   // may not send this frame; empty when it may.
   static std::string unauthorised(const Channel& ch, const link::Frame& f, bool driver, bool task);
@@ -262,13 +274,32 @@ class Server {
   void handle_prove(const link::Frame& f, std::span<const uint8_t> bytes, const sockaddr_in& from);
   void answer_heartbeat(int c, const link::Frame& f, const sockaddr_in& from);
   void handle_register(const link::Frame& f, const sockaddr_in& from);
-  void handle_command(int channel, const link::Frame& f, bool supervisor);
+  // `runs`: the frame's entries as runs (decode_datagram), f then its header only.
+  void handle_command(int channel, const link::Frame& f, bool supervisor, const link::FrameRuns* runs = nullptr);
+  // The frame with its entries one per element: f, or the runs expanded into runs_frame_.
+  const link::Frame& with_entries(const link::Frame& f, const link::FrameRuns* runs);
+  // handle_command's state over the frame's elements: the sender, the limits, whether the
+  // frame waits for a result, and the last element decoded whole into a command (queued
+  // last, last_command_; its instruction word and word count): the element
+  // commands of a burst share them.
+  struct Taking {
+    Sender sender;
+    wire::Limits limits;
+    bool waits = false;
+    bool whole = false;
+    uint8_t nwords = 0;
+    uint32_t word0 = 0;
+  };
+  // Element i of the frame (entry e), decoded and checked, queued or NACKed.
+  void take_entry(int channel, Channel& ch, Task& task, const link::Frame& f, const link::Entry& e, size_t i,
+                  Taking& t);
   // A lost task's frame (Task::lost): every command NACK epoch_lost.
   void answer_lost(int channel, const link::Frame& f, Task& task);
   // handle_command's parts: a frame the task sent before (true: answered as such), a
   // command that does not decode (its NACK).
   bool answer_repeat(int channel, Channel& ch, Task& task, const link::Frame& f);
-  void nack_malformed(int channel, Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::DecodeError& err);
+  void nack_malformed(int channel, Channel& ch, Task& task, const link::Frame& f, const link::Entry& e, size_t i,
+                      const wire::DecodeError& err);
   void handle_driver_request(int channel, const link::Frame& f);
   // A JOIN: the task's job's partition (jobs.h); the sup_ack's info[0..2] (1 + PPN,
   // JoinRefusal, the partition's epoch). nullopt: a level-1 asked its level 2 for the
@@ -319,6 +350,10 @@ class Server {
   // checked once: what validate checks of them differs in the MSGTAG's bounds only); how
   // many, 0 when entry i is not one or one of them fails the checks (then element by element).
   size_t take_run_stretch(Channel& ch, Task& task, const link::Frame& f, size_t i, const wire::Limits& limits);
+  // The same for a run kept whole (decode_datagram): its elements from `from` on (element
+  // from - 1 queued last), read from its words (no Entry each); how many, 0 when they do
+  // not continue the run or one fails the checks (then element by element).
+  size_t take_run_whole(Channel& ch, Task& task, const link::EntryRun& r, size_t from, const wire::Limits& limits);
   // handle_command's end: the frame's commands to the core, its runs as runs.
   void queue_commands(int channel, uint64_t ready_at, Sender sender);
   void route_failures();
@@ -387,13 +422,19 @@ class Server {
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> by_address_;
   std::vector<Delivery> deliveries_;
-  std::vector<wire::Message> frame_commands_;  // handle_command's, kept: no allocation per frame
-  std::vector<uint16_t> frame_runs_;           // and its queued records' elements (1: one command)
-  std::vector<uint64_t> run_data_;             // a run's data words for the core
+  // handle_command's, kept (no allocation per frame): the first command of each queued
+  // record, the record's elements (1: one command), every element's data words (data64),
+  // and the command queued last (a run's: its last element).
+  std::vector<wire::Message> frame_commands_;
+  std::vector<uint16_t> frame_runs_;
+  std::vector<uint64_t> frame_data_;
+  wire::Message last_command_;
   std::vector<link::ElementRun> frame_out_;    // send_replies': one frame's part of a channel's out
   std::vector<uint8_t> buf_, out_buf_;
   // handle_datagram's frame, decoded into again and again (its entries' storage kept).
   std::variant<link::Frame, link::LinkError> rx_decoded_;
+  link::FrameRuns rx_runs_;  // and as runs (decode_datagram)
+  link::Frame runs_frame_;   // with_entries' expansion
   static constexpr int kBatch = 64;  // datagrams taken with one recv_datagrams
   std::vector<std::vector<uint8_t>> rx_;
   std::vector<link::InDatagram> rx_in_;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace cop::controller {
 
@@ -85,10 +86,10 @@ bool Server::answer_repeat(int c, Channel& ch, Task& task, const Frame& f) {
   return false;
 }
 
-// Command `i` of frame f did not decode (or is not the task's to send): its NACK,
+// Command `i` of frame f (entry e) did not decode (or is not the task's to send): its NACK,
 // answered at once and kept with the frame's answers for a resend.
-void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size_t i, const wire::DecodeError& err) {
-  const Entry& e = f.entries[i];
+void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, const Entry& e, size_t i,
+                            const wire::DecodeError& err) {
   const auto index = static_cast<uint16_t>(i);
   log_limited(fmt::format("channel {} tkno {} frame {} command {}: malformed ({}: {}), NACK", c, f.tkno, f.seq, i,
                           wire::error_name(err.code), err.detail));
@@ -101,17 +102,23 @@ void Server::nack_malformed(int c, Channel& ch, Task& task, const Frame& f, size
 }
 
 namespace {
-// Does the task wait for a result after this frame (its answers may be held for it)?
-bool waits_for_result(const Frame& f) {
-  for (const Entry& e : f.entries) {
-    const auto op = static_cast<Opcode>(wire::instruction_opcode(e.words[0]));
-    if (op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op))) return true;
-  }
-  return false;
+// Whether an element with this instruction word makes its task wait for a result
+// (its answers may be held for it).
+bool waits_for_result(uint32_t word0) {
+  const auto op = static_cast<Opcode>(wire::instruction_opcode(word0));
+  return op == Opcode::BENTRY || (wire::is_opcode(uint32_t(op)) && wire::is_reduction(op));
+}
+// Does the task wait for a result after this frame? (A run's elements share element 0's
+// instruction word.)
+bool waits_for_result(const Frame& f, const link::FrameRuns* runs) {
+  if (runs)
+    return std::any_of(runs->runs.begin(), runs->runs.end(),
+                       [](const link::EntryRun& r) { return waits_for_result(r.first.words[0]); });
+  return std::any_of(f.entries.begin(), f.entries.end(), [](const Entry& e) { return waits_for_result(e.words[0]); });
 }
 }  // namespace
 
-void Server::handle_command(int c, const Frame& f, bool supervisor) {
+void Server::handle_command(int c, const Frame& f, bool supervisor, const link::FrameRuns* runs) {
   Channel& ch = chan(c);
   Task& task = supervisor ? ch.driver : ch.tasks[f.tkno];
   if (answer_repeat(c, ch, task, f)) return;
@@ -119,76 +126,91 @@ void Server::handle_command(int c, const Frame& f, bool supervisor) {
   task.seq = f.seq;
   task.answers.clear();
   if (task.lost && !supervisor) {
-    answer_lost(c, f, task);
+    answer_lost(c, with_entries(f, runs), task);
     return;
   }
   frame_commands_.clear();
   frame_runs_.clear();
-  const wire::Limits limits = config_.controller.limits();
-  const Sender sender{supervisor, f.tkno};
+  frame_data_.clear();
+  Taking t{Sender{supervisor, f.tkno}, config_.controller.limits(), waits_for_result(f, runs)};
   // The frame's commands are ready t_CN-COP after the node started writing it
   // (its stamp, never later than our clock), as the analytic model charges
   // (seed 000 ch. VI); later commands pipeline behind the first.
   const uint64_t ready_at = std::min(f.cycles, controller_.cycles()) + controller_.timing().t_cn_cop;
-  const bool waits = waits_for_result(f);
-  // The last entry decoded whole into a command (frame_commands_.back()): the element
-  // commands of a burst (a compact run on the link) share its instruction word.
-  const Entry* whole = nullptr;
-  for (size_t i = 0; i < f.entries.size(); ++i) {
-    const Entry& e = f.entries[i];
-    const auto index = static_cast<uint16_t>(i);
-    if (whole && config_.runs) {
-      if (const size_t n = take_run_stretch(ch, task, f, i, limits); n > 0) {
-        i += n - 1;
-        continue;
+  if (!runs) {
+    for (size_t i = 0; i < f.entries.size(); ++i) {
+      if (t.whole && config_.runs) {
+        if (const size_t n = take_run_stretch(ch, task, f, i, t.limits); n > 0) {
+          i += n - 1;
+          continue;
+        }
       }
+      take_entry(c, ch, task, f, f.entries[i], i, t);
     }
-    if (whole && e.kind == EntryKind::command && e.nwords == whole->nwords && e.words[0] == whole->words[0]) {
-      // The same instruction word as the command before: what decode and the checks
-      // below read from it is the same (opcode, word count, reserved bits, U/S), so
-      // only the address and data words are read, and the fields get decode's range
-      // checks (wire::validate); one that fails them is decoded whole below for its NACK.
-      wire::Message m = frame_commands_.back();
-      m.op_id = e.op_id;
-      if (e.nwords >= 2) {
-        m.addr.cntno = static_cast<uint8_t>(wire::field::kCntno.get(e.words[1]));
-        m.addr.chno = wire::address_chno(e.words[1]);
-        m.addr.msgtag = wire::address_msgtag(e.words[1]);
-      }
-      if (e.nwords >= 3) m.data1 = e.words[2];
-      if (e.nwords >= 4) m.data2 = e.words[3];
-      if (!wire::validate(m, Direction::to_controller, limits)) {
-        take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits},
-                     m, /*follows=*/true);
-        continue;
-      }
+  } else {
+    // A burst's run whole: its element 0 as any entry, the rest read from its words
+    // when they continue the run (take_run_whole), else element by element.
+    size_t i = 0;
+    for (const link::EntryRun& r : runs->runs) {
+      take_entry(c, ch, task, f, r.first, i, t);
+      size_t k = 1;
+      if (r.count > 1 && t.whole) k += take_run_whole(ch, task, r, 1, t.limits);
+      for (; k < r.count; ++k) take_entry(c, ch, task, f, r.element(k), i + k, t);
+      i += r.count;
     }
-    whole = nullptr;
-    auto decoded = link::decode_entry(e, Direction::to_controller, limits);
-    if (auto* m = std::get_if<wire::Message>(&decoded)) {
-      const Opcode op = m->ins.opcode;
-      // The link itself acknowledges and resends (a frame sent again is the XMIT).
-      if (op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT)
-        decoded = wire::DecodeError{wire::Error::unknown_opcode,
-                                    fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
-      // The U/S bit is the sender's, not the command's to claim: only the
-      // driver (its key) sends supervisor commands.
-      else if (m->ins.supervisor && !supervisor)
-        decoded = wire::DecodeError{wire::Error::privilege, "U/S set by a task (only its driver is supervisor)"};
-    }
-    if (e.kind != EntryKind::command || std::holds_alternative<wire::DecodeError>(decoded)) {
-      const wire::DecodeError err = e.kind != EntryKind::command
-                                        ? wire::DecodeError{wire::Error::word_count, "entry is not a command"}
-                                        : std::get<wire::DecodeError>(decoded);
-      nack_malformed(c, ch, task, f, i, err);
-      continue;
-    }
-    const wire::Message& m = std::get<wire::Message>(decoded);
-    take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, waits}, m,
-                 /*follows=*/false);
-    whole = &e;
   }
-  queue_commands(c, ready_at, sender);
+  queue_commands(c, ready_at, t.sender);
+}
+
+void Server::take_entry(int c, Channel& ch, Task& task, const Frame& f, const Entry& e, size_t i, Taking& t) {
+  const auto index = static_cast<uint16_t>(i);
+  const bool supervisor = t.sender.supervisor;
+  if (t.whole && e.kind == EntryKind::command && e.nwords == t.nwords && e.words[0] == t.word0) {
+    // The same instruction word as the command before: what decode and the checks
+    // below read from it is the same (opcode, word count, reserved bits, U/S), so
+    // only the address and data words are read, and the fields get decode's range
+    // checks (wire::validate); one that fails them is decoded whole below for its NACK.
+    wire::Message m = last_command_;
+    m.op_id = e.op_id;
+    if (e.nwords >= 2) {
+      m.addr.cntno = static_cast<uint8_t>(wire::field::kCntno.get(e.words[1]));
+      m.addr.chno = wire::address_chno(e.words[1]);
+      m.addr.msgtag = wire::address_msgtag(e.words[1]);
+    }
+    if (e.nwords >= 3) m.data1 = e.words[2];
+    if (e.nwords >= 4) m.data2 = e.words[3];
+    if (!wire::validate(m, Direction::to_controller, t.limits)) {
+      take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, t.waits},
+                   m, /*follows=*/true);
+      return;
+    }
+  }
+  t.whole = false;
+  auto decoded = link::decode_entry(e, Direction::to_controller, t.limits);
+  if (auto* m = std::get_if<wire::Message>(&decoded)) {
+    const Opcode op = m->ins.opcode;
+    // The link itself acknowledges and resends (a frame sent again is the XMIT).
+    if (op == Opcode::ACK || op == Opcode::NACK || op == Opcode::XMIT)
+      decoded = wire::DecodeError{wire::Error::unknown_opcode,
+                                  fmt::format("{} is link-level: the frame is resent instead", wire::opcode_name(op))};
+    // The U/S bit is the sender's, not the command's to claim: only the
+    // driver (its key) sends supervisor commands.
+    else if (m->ins.supervisor && !supervisor)
+      decoded = wire::DecodeError{wire::Error::privilege, "U/S set by a task (only its driver is supervisor)"};
+  }
+  if (e.kind != EntryKind::command || std::holds_alternative<wire::DecodeError>(decoded)) {
+    const wire::DecodeError err = e.kind != EntryKind::command
+                                      ? wire::DecodeError{wire::Error::word_count, "entry is not a command"}
+                                      : std::get<wire::DecodeError>(decoded);
+    nack_malformed(c, ch, task, f, e, i, err);
+    return;
+  }
+  const wire::Message& m = std::get<wire::Message>(decoded);
+  take_command(ch, task, Origin{f.tkno, supervisor, f.seq, index, m.ins.opcode, m.addr.msgtag, m.ins.ppn, t.waits}, m,
+               /*follows=*/false);
+  t.whole = true;
+  t.nwords = e.nwords;
+  t.word0 = e.words[0];
 }
 
 namespace {
@@ -206,10 +228,10 @@ size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t 
   if (!next_element(f.entries[i - 1], f.entries[i])) return 0;
   size_t end = i + 1;
   while (end < f.entries.size() && next_element(f.entries[end - 1], f.entries[end])) ++end;
-  // Element i continues the run queued last (entry i - 1's, frame_commands_.back()), and
+  // Element i continues the run queued last (entry i - 1's, last_command_), and
   // so do the rest; what validate checks of them differs in their MSGTAG's bounds only
   // (its range, GAS offset + 1), so the last passes when every one does.
-  const wire::Message& prev = frame_commands_.back();
+  const wire::Message& prev = last_command_;
   wire::Message m = prev;
   m.op_id = f.entries[i].op_id;
   m.addr.msgtag = prev.addr.msgtag + 1;
@@ -225,44 +247,87 @@ size_t Server::take_run_stretch(Channel& ch, Task& task, const Frame& f, size_t 
     m.addr.msgtag = wire::address_msgtag(e.words[1]);
     if (e.nwords >= 3) m.data1 = e.words[2];
     if (e.nwords >= 4) m.data2 = e.words[3];
-    frame_commands_.push_back(m);
+    frame_data_.push_back(m.data64());
   }
+  last_command_ = m;
+  return n;
+}
+
+size_t Server::take_run_whole(Channel& ch, Task& task, const link::EntryRun& r, size_t from,
+                              const wire::Limits& limits) {
+  // Its elements share element 0's kind, word count, instruction word and identity, and
+  // step the MSGTAG by one (kRunAddressStep): as take_run_stretch's entries, checked once.
+  if (from >= r.count || r.first.kind != EntryKind::command || r.first.nwords < 2 ||
+      !(r.flags & link::kRunAddressStep))
+    return 0;
+  const wire::Message& prev = last_command_;  // element from - 1
+  wire::Message m = prev;
+  m.op_id = r.first.op_id;
+  m.addr.msgtag = prev.addr.msgtag + 1;
+  if (wire::address_msgtag(r.word(from, 1)) != m.addr.msgtag || !Controller::continues_run(prev, m)) return 0;
+  m.addr.msgtag = wire::address_msgtag(r.word(r.count - 1, 1));
+  if (wire::validate(m, Direction::to_controller, limits)) return 0;  // element by element: some NACK
+  const size_t n = r.count - from;
+  ch.fifo.back().count = uint16_t(ch.fifo.back().count + n);
+  frame_runs_.back() = uint16_t(frame_runs_.back() + n);
+  task.outstanding += uint32_t(n);
+  // Their data words (64 bits: the little-endian words 2 and 3, data64's) to frame_data_
+  // in one copy; the last element's message kept as the command queued last.
+  const size_t each = r.data_words(), at = frame_data_.size();
+  frame_data_.resize(at + n);
+  if (each == 2) {
+    static_assert(std::endian::native == std::endian::little, "the link's words are little-endian");
+    std::memcpy(frame_data_.data() + at, r.data + 8 * from, 8 * n);
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      if (each == 1) std::memcpy(&m.data1, r.data + 4 * (from + k), 4);
+      frame_data_[at + k] = m.data64();
+    }
+  }
+  m.addr.msgtag = wire::address_msgtag(r.first.words[1]) + uint32_t(r.count - 1);
+  m.set_data64(frame_data_.back());
+  last_command_ = m;
   return n;
 }
 
 void Server::take_command(Channel& ch, Task& task, const Origin& o, const wire::Message& m, bool follows) {
   // The next element of a run (a burst's; `follows`: the command before it in the frame
   // was queued last): one Origin and one queued record for the run.
-  if (follows && config_.runs && Controller::continues_run(frame_commands_.back(), m)) {
+  if (follows && config_.runs && Controller::continues_run(last_command_, m)) {
     ch.fifo.back().count++;
     frame_runs_.back()++;
   } else {
     ch.fifo.push_back(o);
     frame_runs_.push_back(1);
+    frame_commands_.push_back(m);
   }
   task.outstanding++;
-  frame_commands_.push_back(m);
+  frame_data_.push_back(m.data64());
+  last_command_ = m;
 }
 
 void Server::queue_commands(int c, uint64_t ready_at, Sender sender) {
   // The frame's commands to the core in order, those between runs in one call
   // (queueing them answers nothing: their ACKs come when they are serviced); decoded
   // above against these limits, so the core does not check their fields again.
+  // A record's first element is frame_commands_[record]; a run's data words lie in
+  // frame_data_ from the run's first element on (the core's copy is the only other).
   const std::span<const wire::Message> all(frame_commands_);
-  size_t at = 0, singles = 0;
-  for (const uint16_t n : frame_runs_) {
+  const std::span<const uint64_t> data(frame_data_);
+  size_t at = 0, singles = 0;  // the record's first element; the first record not yet queued
+  for (size_t rec = 0; rec < frame_runs_.size(); ++rec) {
+    const uint16_t n = frame_runs_[rec];
     if (n > 1) {
-      if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
-      run_data_.clear();
-      for (size_t k = at; k < at + n; ++k) run_data_.push_back(all[k].data64());
-      controller_.receive_run(c, all[at], run_data_, ready_at, sender, /*checked=*/true);
-      singles = at + n;
+      if (rec > singles) controller_.receive(c, all.subspan(singles, rec - singles), ready_at, sender, deliveries_, true);
+      controller_.receive_run(c, all[rec], data.subspan(at, n), ready_at, sender, /*checked=*/true);
+      singles = rec + 1;
     }
     at += n;
   }
-  if (at > singles) controller_.receive(c, all.subspan(singles, at - singles), ready_at, sender, deliveries_, true);
+  if (all.size() > singles) controller_.receive(c, all.subspan(singles), ready_at, sender, deliveries_, true);
   frame_commands_.clear();
   frame_runs_.clear();
+  frame_data_.clear();
 }
 
 void Server::route_deliveries(std::vector<Delivery>& deliveries) {

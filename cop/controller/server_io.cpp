@@ -77,7 +77,8 @@ struct Out {
 
 class Server::Io {
  public:
-  Io(Server& s, int n) : server_(s), n_(unsigned(n)), keys_(size_t(s.config_.controller.channels)) {
+  Io(Server& s, int n)
+      : server_(s), n_(unsigned(n)), keep_runs_(s.keep_runs()), keys_(size_t(s.config_.controller.channels)) {
     // sodium_init before two threads may first use libsodium (it picks BLAKE2b's implementation).
     if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
     for (auto& k : keys_) k = std::make_unique<Keys>();
@@ -150,7 +151,7 @@ class Server::Io {
 
   // The MAC checked as the core would (handle_channel_frame), with the keys published.
   void pre_verify(Inbound& in) {
-    const auto* f = std::get_if<link::Frame>(&in.decoded);
+    const auto* f = in.whole_runs ? &in.runs.frame : std::get_if<link::Frame>(&in.decoded);
     if (!f || f->type == link::FrameType::register_ || f->type == link::FrameType::prove || f->channel < 1 ||
         f->channel > keys_.size())
       return;
@@ -176,6 +177,28 @@ class Server::Io {
     }
   }
 
+  // `n` Inbound records appended to `to` (empty), their storage that of datagrams handled
+  // before where the spares have them.
+  void take_spares(size_t n, std::vector<Inbound>& to) {
+    {
+      std::lock_guard lock(spare_mu_);
+      const size_t k = std::min(n, spares_.size());
+      std::move(spares_.end() - long(k), spares_.end(), std::back_inserter(to));
+      spares_.resize(spares_.size() - k);
+    }
+    to.resize(n);
+  }
+
+  // The handled datagrams' records kept for the next ones (at most kSpares), `done` emptied.
+  void keep_spares(std::vector<Inbound>& done) {
+    {
+      std::lock_guard lock(spare_mu_);
+      const size_t k = std::min(done.size(), kSpares - std::min(kSpares, spares_.size()));
+      std::move(done.begin(), done.begin() + long(k), std::back_inserter(spares_));
+    }
+    done.clear();
+  }
+
   // What the core queued for this thread's channels, sent in the order queued.
   bool send_own(Worker& w, std::vector<Out>& sending, std::vector<link::OutDatagram>& batch) {
     if (!w.has_out.load()) return false;
@@ -196,14 +219,17 @@ class Server::Io {
   bool receive(Worker& w, std::vector<std::vector<uint8_t>>& rx, std::vector<link::InDatagram>& rx_in,
                std::vector<Inbound>& got_in) {
     const int got = link::recv_datagrams(w.fd, rx_in, MSG_DONTWAIT);
+    if (got > 0) take_spares(size_t(got), got_in);
     for (int i = 0; i < got; ++i) {
       const link::InDatagram& d = rx_in[size_t(i)];
-      Inbound in;
+      Inbound& in = got_in[size_t(i)];
       in.bytes.assign(rx[size_t(i)].begin(), rx[size_t(i)].begin() + long(d.size));
       in.from = d.from;
-      in.decoded = link::decode(in.bytes);
+      in.pre = PreVerified{};
+      // Decoded into the frame storage of a datagram handled before (a 16 KB burst is
+      // 2048 entries: no allocation of them and of its bytes per datagram).
+      in.whole_runs = Server::decode_datagram(in.bytes, keep_runs_, in.runs, in.decoded);
       pre_verify(in);
-      got_in.push_back(std::move(in));
     }
     if (got_in.empty()) return false;
     {
@@ -227,8 +253,8 @@ class Server::Io {
         has_in_.store(false);
       }
       try {
-        for (Inbound& d : core_in_) server_.handle_decoded(d.bytes, d.from, d.decoded, &d.pre);
-        core_in_.clear();
+        for (Inbound& d : core_in_) server_.handle_decoded(d.bytes, d.from, d.decoded, &d.pre, d.whole_runs ? &d.runs : nullptr);
+        keep_spares(core_in_);
         server_.finish_round();
       } catch (...) {
         core_mu_.unlock();  // copd ends (guarded): not with its core's lock held
@@ -318,6 +344,7 @@ class Server::Io {
 
   Server& server_;
   const unsigned n_;
+  const bool keep_runs_;  // Server::keep_runs(), read once: its config does not change
   std::vector<std::unique_ptr<Keys>> keys_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
@@ -328,6 +355,9 @@ class Server::Io {
   // The controller core: one round at a time, on whichever I/O thread holds it.
   std::mutex core_mu_;
   std::vector<Inbound> core_in_;             // core_mu_
+  static constexpr size_t kSpares = size_t(kBatch);  // about a round's datagrams' storage kept
+  std::mutex spare_mu_;
+  std::vector<Inbound> spares_;  // spare_mu_: handled datagrams' storage, for the next
   std::atomic<int64_t> deadline_ns_{0};      // the core's next timer (steady clock)
 };
 
