@@ -4,7 +4,7 @@
 // command frame (LOCK SETTC BENTRY UNLOCK, as libcop sends it) and a burst of
 // 128 reduction elements (t_MAX-OP, seed 000 ch. VI); and the node side of a 16 KB
 // broadcast, sent and received (broadcast16k_*), and through a task's channel
-// (broadcast16k_channel_*: ChannelClient over loopback UDP from a fake copd, the
+// (broadcast16k_channel_*: ChannelClient over loopback UDP from a scripted controller, the
 // datagram's receive, MAC and matching included).
 //   build/bin/cop_link_bench [--benchmark_format=json] [--benchmark_filter=broadcast16k]
 #include <benchmark/benchmark.h>
@@ -158,15 +158,18 @@ void broadcast16k_receive(benchmark::State& st) {
 BENCHMARK(broadcast16k_send);
 BENCHMARK(broadcast16k_receive);
 
-// A task's channel and a fake copd on loopback (as tests/cop/channel_runs_test.cpp).
-struct FakeCopd {
+// The measuring harness of the two benchmarks below: a task's real ChannelClient and, on
+// loopback, a scripted controller socket that sends it the reply frames a benchmark
+// makes (no copd runs, so only the node's side is timed). tests/cop/channel_runs_test.cpp
+// has its own (Link), with the assertions a test needs.
+struct ScriptedController {
   link::UdpSocket copd{link::parse_endpoint("127.0.0.1:0", 0)}, node{link::parse_endpoint("127.0.0.1:0", 0)};
   std::unique_ptr<driver::Window> window = std::make_unique<driver::Window>();
   std::unique_ptr<driver::ChannelClient> client;
   link::Key down = key();
   uint32_t seq = 1;
   std::vector<uint8_t> bytes, sink = std::vector<uint8_t>(link::kMaxFrameBytes + 64);
-  FakeCopd() {
+  ScriptedController() {
     node.connect(copd.local());
     copd.connect(node.local());
     driver::init_window(window.get(), ::getpid(), 1);
@@ -194,7 +197,7 @@ struct FakeCopd {
 
 // The receiver's side: a reply of 2048 BCAST64 words (one run) taken by await.
 void broadcast16k_channel_receive(benchmark::State& st) {
-  FakeCopd c;
+  ScriptedController c;
   const uint64_t id = wire::make_identity(5, 0x1234);
   std::vector<link::Entry> words;
   for (uint32_t i = 0; i < 2048; ++i) {
@@ -217,7 +220,7 @@ void broadcast16k_channel_receive(benchmark::State& st) {
 // The sender's side: its 16 KB broadcast's frame sent (send_only) and its 2051 ACKs, one
 // run, taken (finish).
 void broadcast16k_channel_send(benchmark::State& st) {
-  FakeCopd c;
+  ScriptedController c;
   const commands::Sender s{1, 0, wire::make_identity(5, 0x1234)};
   std::vector<uint64_t> v(2048);
   for (size_t i = 0; i < v.size(); ++i) v[i] = 77 * i;

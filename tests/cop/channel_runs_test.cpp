@@ -2,7 +2,7 @@
 // take_result_run; issue 36): a run of ACKs as one range of indices, a run of results
 // written to the awaited array in one pass. Every answer and every result must still be
 // taken exactly once, at its index or tag, only the call's own; what is not the call's is
-// filed in the window's buffer for later. Each test has a fake copd (a UDP socket) send
+// filed in the window's buffer for later. Each test has a scripted controller (a UDP socket) send
 // reply frames whose entries encode groups into compact runs, and checks the client
 // against what it computes here.
 #include <gtest/gtest.h>
