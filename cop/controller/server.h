@@ -254,6 +254,8 @@ class Server {
   // Sends on the socket (inline) or queues for the I/O thread of `channel`.
   void transmit(int channel, std::span<const uint8_t> bytes, const sockaddr_in& to);
   bool will_receive_result(int channel, const Origin& o) const;
+  // Whether any of the `n` elements of run `o` (tags o.tag on) will_receive_result.
+  bool will_receive_any(int channel, const Origin& o, uint16_t n) const;
   Task* task_of(Channel& ch, const Origin& o);
 
   // One datagram from the socket: a registration, or a frame of a channel's holder.
@@ -378,11 +380,18 @@ class Server {
   // Each channel's queued entries as sequenced reply frames (unless held for
   // a result, kHoldAck), and the go-back-N resend of what is unacknowledged.
   void send_replies();
-  // The next reply frame's part of `out` from its run `s`, element `k` on (at most
-  // kMaxEntries elements, a reply frame's most: the frames are those of the elements one
-  // Entry each), into `into`; s and k moved past it.
+  // Channel c's `out` as sequenced reply frames (one when the node's decoder takes it),
+  // queued in batch_ and kept in its unacknowledged stream.
+  void send_out(int channel, Channel& ch, Clock::time_point now);
+  // A reply frame's byte storage: one acknowledged before (spare_frames_), or new.
+  std::vector<uint8_t> spare_frame();
+  // The next reply frame of `out` from its run `s`, element `k` on, encoded into `bytes`;
+  // s and k moved past it.
+  void encode_next(const Channel& ch, const link::Frame& f, size_t& s, size_t& k, std::vector<uint8_t>& bytes);
+  // The part of `out` from its run `s`, element `k` on, of at most `room` elements, into
+  // `into`; s and k moved past it.
   static void next_frame(const std::vector<link::ElementRun>& out, size_t& s, size_t& k,
-                         std::vector<link::ElementRun>& into);
+                         std::vector<link::ElementRun>& into, size_t room);
   int next_timeout_ms() const;
   void check_leases();
   // may_return: its lease ran out, and its driver, registering again, re-joins
@@ -430,6 +439,14 @@ class Server {
   std::vector<uint64_t> frame_data_;
   wire::Message last_command_;
   std::vector<link::ElementRun> frame_out_;    // send_replies': one frame's part of a channel's out
+  // send_replies', kept (no allocation per round): the round's datagrams, the channel whose
+  // I/O thread sends each, the channels whose resend window overflowed; and the storage of
+  // reply frames acknowledged (take_ack), at most kSpareFrames, for the next ones.
+  std::vector<link::OutDatagram> batch_;
+  std::vector<int> batch_channel_;
+  std::vector<int> overflowed_;
+  std::vector<std::vector<uint8_t>> spare_frames_;
+  static constexpr size_t kSpareFrames = 64;
   std::vector<uint8_t> buf_, out_buf_;
   // handle_datagram's frame, decoded into again and again (its entries' storage kept).
   std::variant<link::Frame, link::LinkError> rx_decoded_;

@@ -275,14 +275,23 @@ size_t Server::take_run_whole(Channel& ch, Task& task, const link::EntryRun& r, 
   // in one copy; the last element's message kept as the command queued last.
   const size_t each = r.data_words(), at = frame_data_.size();
   frame_data_.resize(at + n);
+  uint64_t* to = frame_data_.data() + at;
   if (each == 2) {
     static_assert(std::endian::native == std::endian::little, "the link's words are little-endian");
-    std::memcpy(frame_data_.data() + at, r.data + 8 * from, 8 * n);
-  } else {
+    std::memcpy(to, r.data + 8 * from, 8 * n);
+  } else if (each == 1) {
+    // Word 2 is data1; data2 is the run's (element 0's decode). Composed in registers: a
+    // 64-bit read of data1 just written 32 bits wide stalled every element (perf: most
+    // of this function's time).
+    const uint64_t high = uint64_t(m.data2) << 32;
+    const uint8_t* from_word = r.data + 4 * from;
     for (size_t k = 0; k < n; ++k) {
-      if (each == 1) std::memcpy(&m.data1, r.data + 4 * (from + k), 4);
-      frame_data_[at + k] = m.data64();
+      uint32_t w;
+      std::memcpy(&w, from_word + 4 * k, 4);
+      to[k] = high | w;
     }
+  } else {
+    std::fill_n(to, n, m.data64());
   }
   m.addr.msgtag = wire::address_msgtag(r.first.words[1]) + uint32_t(r.count - 1);
   m.set_data64(frame_data_.back());
@@ -434,15 +443,14 @@ bool Server::route_run(const Delivery& acks, Delivery* data) {
   ch.last_answered.index = uint16_t(o.index + n - 1);
   ch.last_answered.tag = o.tag + n - 1;
   // As the element path, each ACK: urgent, or held for the result one of them waits for.
+  // Not looked for when the channel's replies go out at once anyway (urgent already, or
+  // it receives this run's words, which makes it urgent below): a hold then changes
+  // nothing (send_replies sends urgent replies and ends the hold).
   if (!o.frame_waits) {
     ch.urgent = true;
-  } else if (ch.hold_until == Clock::time_point{}) {
-    Origin e = o;
-    for (uint16_t k = 0; k < n; ++k, ++e.tag)
-      if (will_receive_result(c, e)) {
-        ch.hold_until = Clock::now() + kHoldAck;
-        break;
-      }
+  } else if (ch.hold_until == Clock::time_point{} && !ch.urgent && !(data && data->to(c)) &&
+             will_receive_any(c, o, n)) {
+    ch.hold_until = Clock::now() + kHoldAck;
   }
   wire::Message m = acks.msg;
   m.ins.tkno = o.tkno;  // answers carry the asking task's TKNO (queue_answer)
@@ -511,6 +519,26 @@ void Server::route_failures() {
     queue_broadcast(d);
   }
   deliveries_.clear();
+}
+
+bool Server::will_receive_any(int c, const Origin& o, uint16_t n) const {
+  // will_receive_result of elements o.tag .. o.tag + n - 1 (one opcode and partition: what
+  // it checks of them besides their TC and BM entries is checked once), in one pass over
+  // the two mask RAMs' consecutive entries.
+  if (o.op != Opcode::BENTRY && !wire::is_reduction(o.op)) return false;
+  const uint32_t words = config_.controller.gas_words;
+  if (o.tag >= words || o.ppn >= controller_.ram().partitions()) return false;
+  const uint32_t end = o.tag + std::min<uint32_t>(n, words - o.tag);
+  const uint64_t bit = channel_bit(c);
+  const bool bentry = o.op == Opcode::BENTRY;
+  const DataRam& ram = controller_.ram();
+  for (uint32_t tag = o.tag; tag < end; ++tag) {
+    const TcEntry& tc = ram.tc(o.ppn, tag);
+    if (!tc.accessed) continue;
+    const BmEntry& bm = ram.bm(o.ppn, tag);
+    if ((bm.accessed ? bm.mask : (bentry ? tc.mask : 0)) & bit) return true;
+  }
+  return false;
 }
 
 bool Server::will_receive_result(int c, const Origin& o) const {

@@ -75,6 +75,8 @@ class Cluster {
   const std::vector<Entry>& got(int c) const { return got_.at(c); }
   // How many entries channel c had got after each frame sent (or resent).
   const std::vector<size_t>& marks(int c) const { return marks_.at(c); }
+  // The elements of each reply frame channel c got, in order.
+  const std::vector<size_t>& frames(int c) { return frames_[c]; }
 
  private:
   RawNode& node(int c) { return *nodes_[size_t(c - 1)]; }
@@ -84,8 +86,10 @@ class Cluster {
       const size_t want = list.size() + n;
       const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       while (list.size() < want && std::chrono::steady_clock::now() < until)
-        if (auto f = node(c).receive(200); f && f->type == cop::link::FrameType::reply)
+        if (auto f = node(c).receive(200); f && f->type == cop::link::FrameType::reply) {
           list.insert(list.end(), f->entries.begin(), f->entries.end());
+          frames_[c].push_back(f->entries.size());
+        }
       ASSERT_EQ(list.size(), want) << "channel " << c;
     }
     for (int c = 1; c <= kChannels; ++c) marks_[c].push_back(got_[c].size());
@@ -94,6 +98,7 @@ class Cluster {
   std::vector<std::unique_ptr<RawNode>> nodes_;
   std::map<int, std::vector<Entry>> got_;
   std::map<int, std::vector<size_t>> marks_;
+  std::map<int, std::vector<size_t>> frames_;
   std::map<int, std::vector<uint8_t>> sent_;  // each channel's last command frame
 };
 
@@ -229,6 +234,36 @@ TEST(CopdRuns, ARootGetsItsAcksAndItsWordsAsTwoRuns) {
   for (size_t i = first_word - 512; i < first_word; ++i) EXPECT_EQ(got[i].kind, EntryKind::answer) << i;
   for (size_t i = first_word; i < first_word + 512; ++i) EXPECT_EQ(got[i].kind, EntryKind::broadcast) << i;
   EXPECT_EQ(got.size(), big.size() + 512);
+}
+
+// A root's reply to its 16 KB broadcast burst (2048 ACKs and 2048 words, more than
+// kMaxEntries elements) is one reply frame of compact runs, not one per kMaxEntries
+// elements; a reply of more than a frame's kMaxElements elements (a 6000-word burst's
+// root: 12000 and more) goes in frames of at most kMaxElements each, every element there
+// and every word the one sent.
+TEST(CopdRuns, ARootsBurstReplyIsOneFrameWhenItFits) {
+  for (const uint32_t n : {2048u, 6000u}) {
+    Cluster k(true);
+    const auto sent = words(n, 9);
+    const auto big = flat(cop::commands::broadcast_bursts(task(9), Opcode::BCAST64, 100, sent, kAll, n));
+    k.send(1, 1, big, {{1, big.size() + n}, {2, n}, {3, n}});
+    if (HasFatalFailure()) return;
+    const auto& frames = k.frames(1);
+    const size_t total = big.size() + n;
+    EXPECT_EQ(frames.size(), (total + size_t(cop::link::kMaxElements) - 1) / size_t(cop::link::kMaxElements)) << n;
+    for (size_t e : frames) EXPECT_LE(e, size_t(cop::link::kMaxElements)) << n;
+    // The words, as sent, at every channel.
+    for (int c = 1; c <= kChannels; ++c) {
+      std::map<uint32_t, uint64_t> got;
+      for (const Entry& e : k.got(c)) {
+        if (e.kind != EntryKind::broadcast) continue;
+        const Message m = std::get<Message>(cop::wire::decode(e.span(), cop::wire::Direction::to_node));
+        got[m.addr.msgtag] = m.data64();
+      }
+      ASSERT_EQ(got.size(), size_t(n)) << "channel " << c;
+      for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(got.at(100 + i), sent[i]) << "channel " << c << " word " << i;
+    }
+  }
 }
 
 }  // namespace
