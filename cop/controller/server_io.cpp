@@ -106,7 +106,15 @@ class Server::Io {
   // The core (its lock held): a frame for channel c's I/O thread, handed over at the end of the round.
   void queue(int channel, std::span<const uint8_t> bytes, const sockaddr_in& to) {
     Worker& w = *workers_[link::channel_socket(unsigned(channel), n_)];
-    w.staged.push_back(Out{std::vector<uint8_t>(bytes.begin(), bytes.end()), to});
+    // Into the storage of a frame the thread sent before where there is one (no
+    // allocation per frame: a burst's reply frame is tens of KB).
+    std::vector<uint8_t> b;
+    if (!w.staged_spare.empty()) {
+      b = std::move(w.staged_spare.back());
+      w.staged_spare.pop_back();
+    }
+    b.assign(bytes.begin(), bytes.end());
+    w.staged.push_back(Out{std::move(b), to});
   }
 
   // The core: channel c's keys now (registration, enrolment, end of a task, channel down).
@@ -128,6 +136,9 @@ class Server::Io {
     std::vector<Out> outbox;  // mu; sent by this thread only, in order
     std::atomic<bool> has_out{false};
     std::vector<Out> staged;  // the core's (its lock)
+    // Sent frames' storage for the next: this thread's (mu), then the core's (its lock).
+    std::vector<std::vector<uint8_t>> spare;
+    std::vector<std::vector<uint8_t>> staged_spare;
     std::thread thread;
   };
   struct Keys {
@@ -211,6 +222,11 @@ class Server::Io {
     for (const Out& o : sending) batch.push_back(link::OutDatagram{o.bytes, &o.to});
     // A failed send is the link's to repair (the node resends, copd's stream resends).
     link::send_datagrams(w.fd, batch);
+    {
+      std::lock_guard lock(w.mu);
+      for (Out& o : sending)
+        if (w.spare.size() < kSpareFrames) w.spare.push_back(std::move(o.bytes));
+    }
     sending.clear();
     return true;
   }
@@ -271,6 +287,11 @@ class Server::Io {
           else
             std::move(w.staged.begin(), w.staged.end(), std::back_inserter(w.outbox));
           w.has_out.store(true);
+          // The frames it sent since, their storage for the core's next (queue).
+          while (!w.spare.empty() && w.staged_spare.size() < kSpareFrames) {
+            w.staged_spare.push_back(std::move(w.spare.back()));
+            w.spare.pop_back();
+          }
         }
         w.staged.clear();
         if (i != self) w.wake.wake();
@@ -356,6 +377,7 @@ class Server::Io {
   std::mutex core_mu_;
   std::vector<Inbound> core_in_;             // core_mu_
   static constexpr size_t kSpares = size_t(kBatch);  // about a round's datagrams' storage kept
+  static constexpr size_t kSpareFrames = 32;           // sent frames' storage kept, per thread and by the core
   std::mutex spare_mu_;
   std::vector<Inbound> spares_;  // spare_mu_: handled datagrams' storage, for the next
   std::atomic<int64_t> deadline_ns_{0};      // the core's next timer (steady clock)
