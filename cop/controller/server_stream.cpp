@@ -12,15 +12,6 @@
 
 namespace cop::controller {
 
-namespace {
-// The entries on the wire of an encoded frame (a compact run one): the header's u16 at
-// byte 10 (cop/link.h "Frame"), what the receiver's decoder holds to kMaxEntries.
-size_t wire_entries(std::span<const uint8_t> frame) {
-  uint16_t n = 0;
-  std::memcpy(&n, frame.data() + 10, sizeof n);
-  return n;
-}
-}  // namespace
 
 using link::Frame;
 using link::FrameType;
@@ -141,7 +132,7 @@ void Server::encode_next(const Channel& ch, const Frame& f, size_t& s, size_t& k
     }
     if (!last_try && part.size() > size_t(link::kMaxEntries)) continue;
     link::encode(f, part, bytes, &ch.down_key);
-    if (last_try || (bytes.size() <= link::kMaxFrameBytes && wire_entries(bytes) <= size_t(link::kMaxEntries))) {
+    if (last_try || (bytes.size() <= link::kMaxFrameBytes && link::wire_entries(bytes) <= size_t(link::kMaxEntries))) {
       s = s2;
       k = k2;
       return;

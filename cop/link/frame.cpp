@@ -609,6 +609,10 @@ size_t encoded_bytes(std::span<const wire::Message> commands) {
   return bytes;
 }
 
+size_t wire_entries(std::span<const uint8_t> bytes) {
+  return bytes.size() < kHeaderBytes ? 0 : get<uint16_t>(bytes, kCountAt);
+}
+
 bool verify(std::span<const uint8_t> bytes, const Key& key) {
   if (bytes.size() < kHeaderBytes) return false;
   const Mac m = mac_of(bytes, key);

@@ -98,7 +98,9 @@ void expect_runs_agree(const std::vector<uint8_t>& bytes) {
       for (int w = 0; w < e.nwords; ++w) EXPECT_EQ(r.word(k, size_t(w)), e.words[size_t(w)]);
       const auto alone = link::decode_entry(e, Direction::to_node);
       ASSERT_EQ(first.has_value(), std::holds_alternative<wire::Message>(alone)) << k;
-      if (first) EXPECT_EQ(link::element_message(r, *first, k), std::get<wire::Message>(alone)) << k;
+      if (first) {
+        EXPECT_EQ(link::element_message(r, *first, k), std::get<wire::Message>(alone)) << k;
+      }
       expanded.entries.push_back(e);
     }
   }
@@ -128,6 +130,8 @@ TEST(LinkCompact, ReductionBurstsTravelAsRunsAndDecodeToTheSameCommands) {
     // element's two data words), UNLOCK.
     const size_t bursts = (n + 127) / 128;
     EXPECT_LE(wire_entries(bytes), 5 * bursts) << n;
+    EXPECT_EQ(link::wire_entries(bytes), wire_entries(bytes)) << n;
+    EXPECT_EQ(link::wire_entries(std::span<const uint8_t>(bytes).first(link::kHeaderBytes - 1)), 0u) << n;
     EXPECT_LT(bytes.size(), link::kHeaderBytes + 8 * n + 160 * bursts) << n;
     expect_same(decoded(bytes), f);
   }

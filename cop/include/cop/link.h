@@ -333,6 +333,9 @@ std::optional<LinkError> decode_runs(std::span<const uint8_t> bytes, FrameRuns& 
 // overflows, data words are not checked), into `first` with MSGTAG + k where the run
 // steps its address, its own data words and identity. So a run is decoded once.
 wire::Message element_message(const EntryRun& r, const wire::Message& first, size_t k);
+// The entries on the wire of an encoded frame (a compact run one; the header's entry
+// count): what a receiver's decoder holds to kMaxEntries.
+size_t wire_entries(std::span<const uint8_t> bytes);
 // Whether the encoded frame's MAC is the one `key` gives (constant time).
 bool verify(std::span<const uint8_t> bytes, const Key& key);
 // The CRC-32 of the frame header's checksum field (zlib's crc32: the reflected IEEE
