@@ -1,6 +1,7 @@
 #include "controller/data_ram.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace cop::controller {
 
@@ -15,7 +16,23 @@ DataRam::DataRam(int channels, uint32_t tasks_per_channel, uint32_t tas_words, u
       gas_(std::size_t(partitions) * gas_words, 0),
       sas_(sas_words, 0),
       tc_(std::size_t(partitions) * gas_words),
-      bm_(std::size_t(partitions) * gas_words) {}
+      bm_(std::size_t(partitions) * gas_words),
+      joined_(std::size_t(partitions) * 64, 0) {}
+
+void DataRam::count_joined(uint8_t ppn, uint64_t before, uint64_t after) {
+  uint32_t* counts = joined_.data() + std::size_t{ppn} * 64;
+  for (uint64_t m = before & ~after; m != 0; m &= m - 1) counts[std::countr_zero(m)]--;
+  for (uint64_t m = after & ~before; m != 0; m &= m - 1) counts[std::countr_zero(m)]++;
+}
+
+bool DataRam::joined_counts_hold() const {
+  std::vector<uint32_t> counts(joined_.size(), 0);
+  for (int p = 0; p < partitions_; ++p)
+    for (uint32_t w = 0; w < gas_words_; ++w)
+      for (uint64_t m = joined_set(tc(uint8_t(p), w)); m != 0; m &= m - 1)
+        counts[std::size_t(p) * 64 + std::size_t(std::countr_zero(m))]++;
+  return counts == joined_;
+}
 
 std::size_t DataRam::tas_index(uint8_t ppn, int channel, uint32_t task, uint32_t offset) const {
   return ((std::size_t{ppn} * std::size_t(channels_) + std::size_t(channel - 1)) * tasks_ + task) * tas_words_ + offset;

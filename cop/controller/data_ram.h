@@ -61,8 +61,26 @@ class DataRam {
   uint64_t gas(uint8_t ppn, uint32_t offset) const { return gas_[gas_index(ppn, offset)]; }
   uint64_t& sas(uint32_t offset) { return sas_[offset]; }
   uint64_t sas(uint32_t offset) const { return sas_[offset]; }
-  TcEntry& tc(uint8_t ppn, uint32_t offset) { return tc_[gas_index(ppn, offset)]; }
+  // A terminal-count entry is read here and changed only through update_tc, which keeps
+  // the count of entries each channel has joined (joined()) with it.
   const TcEntry& tc(uint8_t ppn, uint32_t offset) const { return tc_[gas_index(ppn, offset)]; }
+  // Changes the entry with `change(TcEntry&)` (not nested: one change of an entry at a time).
+  template <class Change>
+  void update_tc(uint8_t ppn, uint32_t offset, Change&& change) {
+    TcEntry& e = tc_[gas_index(ppn, offset)];
+    const uint64_t before = joined_set(e);
+    change(e);
+    if (const uint64_t after = joined_set(e); after != before) count_joined(ppn, before, after);
+  }
+  // The channels that have joined the operation in progress on an entry: named in its mask,
+  // and contributed already (the accessed bits, ch. V: such a channel's next command on the
+  // word belongs to the next operation and waits, Controller::repeats_in_progress).
+  static uint64_t joined_set(const TcEntry& e) { return e.accessed ? e.mask & ~e.pending : 0; }
+  // How many entries of partition `ppn` channel `channel` (1..64) has joined: 0 lets the
+  // poll counter pass over its commands' words without reading their entries (issue 36).
+  uint32_t joined(uint8_t ppn, int channel) const { return joined_[std::size_t{ppn} * 64 + std::size_t(channel - 1)]; }
+  // Whether every count is what the entries say (a test's check: every entry read).
+  bool joined_counts_hold() const;
   BmEntry& bm(uint8_t ppn, uint32_t offset) { return bm_[gas_index(ppn, offset)]; }
   const BmEntry& bm(uint8_t ppn, uint32_t offset) const { return bm_[gas_index(ppn, offset)]; }
 
@@ -80,6 +98,8 @@ class DataRam {
   std::vector<uint64_t> cas_, gas_, sas_;
   std::vector<TcEntry> tc_;
   std::vector<BmEntry> bm_;
+  std::vector<uint32_t> joined_;  // per (partition, channel): entries joined (joined())
+  void count_joined(uint8_t ppn, uint64_t before, uint64_t after);
 };
 
 }  // namespace cop::controller

@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <functional>
+#include <limits>
 #include <span>
 
 namespace {
@@ -83,6 +85,20 @@ struct Three {
     }
     ASSERT_EQ(a.cycles(), b.cycles());
     ASSERT_EQ(a.cycles(), c.cycles());
+    // The same RAM: every GAS word (results, partial results, broadcast words) and mask
+    // entry; the counts of joined entries that let the poll counter skip reading them hold.
+    ASSERT_TRUE(a.ram().joined_counts_hold());
+    for (Controller* x : {&b, &c}) {
+      ASSERT_TRUE(x->ram().joined_counts_hold());
+      for (int p = 0; p < a.ram().partitions(); ++p)
+        for (uint32_t w = 0; w < a.config().gas_words; ++w) {
+          const auto ppn = uint8_t(p);
+          ASSERT_EQ(x->ram().gas(ppn, w), a.ram().gas(ppn, w)) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().tc(ppn, w).accessed, a.ram().tc(ppn, w).accessed) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().tc(ppn, w).pending, a.ram().tc(ppn, w).pending) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().bm(ppn, w).accessed, a.ram().bm(ppn, w).accessed) << "partition " << p << " word " << w;
+        }
+    }
     for (Controller* x : {&b, &c}) {
       ASSERT_EQ(x->stats().serviced, a.stats().serviced);
       ASSERT_EQ(x->stats().nacks, a.stats().nacks);
@@ -146,6 +162,62 @@ TEST(ControllerRuns, ReductionBurstsOfThreeChannelsAsTheElementPath) {
     }
   }
   EXPECT_GT(t.runs_seen, 10u);
+}
+
+// The run path's loop is specialised per reduction function and payload width (runs.cpp,
+// plain_contributions): every function, on values that tell them apart (signs, the high
+// half of a 32-bit word's carrier, NaN, -0.0, infinities), gives the element path's
+// results, and the local computation's.
+TEST(ControllerRuns, EveryReductionFunctionAsTheElementPath) {
+  const Opcode ops[] = {Opcode::SUMI32, Opcode::MAXI32, Opcode::MINI32, Opcode::OR32,   Opcode::AND32,
+                        Opcode::EXOR32, Opcode::SUMI64, Opcode::MAXI64, Opcode::MINI64, Opcode::OR64,
+                        Opcode::AND64,  Opcode::EXOR64, Opcode::SUMF,   Opcode::MAXF,   Opcode::MINF};
+  const uint64_t specials[] = {0,
+                               ~uint64_t{0},
+                               0x80000000ull,
+                               0x7FFFFFFFull,
+                               0xFFFFFFFF00000001ull,
+                               std::bit_cast<uint64_t>(-0.0),
+                               std::bit_cast<uint64_t>(1.5),
+                               std::bit_cast<uint64_t>(-2.25),
+                               std::bit_cast<uint64_t>(std::numeric_limits<double>::quiet_NaN()),
+                               std::bit_cast<uint64_t>(std::numeric_limits<double>::infinity()),
+                               std::bit_cast<uint64_t>(-std::numeric_limits<double>::infinity())};
+  Three t;
+  uint32_t tag = 0;
+  const uint64_t all = mask_of({1, 2, 3});
+  for (Opcode op : ops) {
+    SCOPED_TRACE(std::string(opcode_name(op)));
+    const size_t n = 150;
+    std::vector<std::vector<uint64_t>> w(4);
+    for (int ch : {1, 2, 3}) {
+      w[size_t(ch)] = words(n, uint64_t(ch) + tag);
+      for (size_t i = 0; i < n; i += 3) w[size_t(ch)][i] = specials[(i / 3 + size_t(ch) * 5) % std::size(specials)];
+    }
+    for (int ch : {3, 1, 2})
+      t.send(ch, flat(commands::reduction_bursts(lib_sender(), op, tag, w[size_t(ch)], all, all, 128)), task());
+    // Channel 3's burst is serviced first (its LOCK first in the round robin after 1 and
+    // 2 are queued: poll order 1, 2, 3 from 0): the result is combine(combine(w1, w2), w3)
+    // in the order the element path took; the local computation for the integer functions,
+    // whose order does not matter, and the element path's for all.
+    t.each([](Controller& c, std::vector<Delivery>& out) { c.run(out); });
+    if (!is_floating(op)) {
+      size_t results = 0;
+      for (const Delivery& d : t.out_a) {
+        if (d.link_level || d.msg.ins.opcode != op) continue;
+        const size_t i = d.msg.addr.msgtag - tag;
+        uint64_t want = payload(value(op, 0, w[1][i]));
+        for (int ch : {2, 3}) want = combine(op, want, payload(value(op, 0, w[size_t(ch)][i])));
+        ASSERT_EQ(payload(d.msg), want) << "word " << i;
+        ++results;
+      }
+      EXPECT_EQ(results, n);
+    }
+    t.check();
+    if (::testing::Test::HasFatalFailure()) return;
+    tag += uint32_t(n);
+  }
+  EXPECT_GT(t.runs_seen, 15u);
 }
 
 TEST(ControllerRuns, PartitionsAndAHeldOperationAsTheElementPath) {
