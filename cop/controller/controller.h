@@ -472,7 +472,6 @@ class Controller {
   template <wire::Opcode OP>
   uint32_t plain_contributions(int channel, const Pending& r, Delivery& acks, Delivery* d, bool wide);
   bool plain_element_valid(const Pending& r, uint32_t n) const;
-  bool plain_timing(const Delivery& acks, const Delivery* d, uint64_t read_at, uint64_t dest, uint32_t tag) const;
   bool plain_checks(int channel, const Pending& r) const;  // execute()'s first checks, passed
   std::vector<Delivery> scratch_;  // step_run's, per element
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,

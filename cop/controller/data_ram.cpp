@@ -17,21 +17,21 @@ DataRam::DataRam(int channels, uint32_t tasks_per_channel, uint32_t tas_words, u
       sas_(sas_words, 0),
       tc_(std::size_t(partitions) * gas_words),
       bm_(std::size_t(partitions) * gas_words),
-      joined_(std::size_t(partitions) * 64, 0) {}
-
-void DataRam::count_joined(uint8_t ppn, uint64_t before, uint64_t after) {
-  uint32_t* counts = joined_.data() + std::size_t{ppn} * 64;
-  for (uint64_t m = before & ~after; m != 0; m &= m - 1) counts[std::countr_zero(m)]--;
-  for (uint64_t m = after & ~before; m != 0; m &= m - 1) counts[std::countr_zero(m)]++;
-}
+      joined_(std::size_t(partitions) * 64) {}
 
 bool DataRam::joined_counts_hold() const {
   std::vector<uint32_t> counts(joined_.size(), 0);
   for (int p = 0; p < partitions_; ++p)
     for (uint32_t w = 0; w < gas_words_; ++w)
-      for (uint64_t m = joined_set(tc(uint8_t(p), w)); m != 0; m &= m - 1)
-        counts[std::size_t(p) * 64 + std::size_t(std::countr_zero(m))]++;
-  return counts == joined_;
+      for (uint64_t m = joined_set(tc(uint8_t(p), w)); m != 0; m &= m - 1) {
+        const std::size_t k = std::size_t(p) * 64 + std::size_t(std::countr_zero(m));
+        if (w < joined_[k].lo || w >= joined_[k].hi) return false;  // outside its range
+        counts[k]++;
+      }
+  for (std::size_t k = 0; k < counts.size(); ++k)
+    if (counts[k] != joined_[k].count || (counts[k] == 0 && (joined_[k].lo != UINT32_MAX || joined_[k].hi != 0)))
+      return false;
+  return true;
 }
 
 std::size_t DataRam::tas_index(uint8_t ppn, int channel, uint32_t task, uint32_t offset) const {

@@ -11,6 +11,8 @@
 // before it indexes these banks.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -70,16 +72,22 @@ class DataRam {
     TcEntry& e = tc_[gas_index(ppn, offset)];
     const uint64_t before = joined_set(e);
     change(e);
-    if (const uint64_t after = joined_set(e); after != before) count_joined(ppn, before, after);
+    if (const uint64_t after = joined_set(e); after != before) count_joined(ppn, offset, before, after);
   }
   // The channels that have joined the operation in progress on an entry: named in its mask,
   // and contributed already (the accessed bits, ch. V: such a channel's next command on the
   // word belongs to the next operation and waits, Controller::repeats_in_progress).
   static uint64_t joined_set(const TcEntry& e) { return e.accessed ? e.mask & ~e.pending : 0; }
-  // How many entries of partition `ppn` channel `channel` (1..64) has joined: 0 lets the
-  // poll counter pass over its commands' words without reading their entries (issue 36).
-  uint32_t joined(uint8_t ppn, int channel) const { return joined_[std::size_t{ppn} * 64 + std::size_t(channel - 1)]; }
-  // Whether every count is what the entries say (a test's check: every entry read).
+  // The entries of partition `ppn` channel `channel` (1..64) has joined: how many, and
+  // words [lo, hi) that hold them all (not the least such: it grows with each one joined and
+  // is emptied when the count is back to 0). The poll counter reads only the entries of a
+  // command's words inside it (none, nearly always: issue 36).
+  struct Joined {
+    uint32_t count = 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+  };
+  const Joined& joined(uint8_t ppn, int channel) const { return joined_[std::size_t{ppn} * 64 + std::size_t(channel - 1)]; }
+  // Whether every count and range is what the entries say (a test's check: every entry read).
   bool joined_counts_hold() const;
   BmEntry& bm(uint8_t ppn, uint32_t offset) { return bm_[gas_index(ppn, offset)]; }
   const BmEntry& bm(uint8_t ppn, uint32_t offset) const { return bm_[gas_index(ppn, offset)]; }
@@ -98,8 +106,18 @@ class DataRam {
   std::vector<uint64_t> cas_, gas_, sas_;
   std::vector<TcEntry> tc_;
   std::vector<BmEntry> bm_;
-  std::vector<uint32_t> joined_;  // per (partition, channel): entries joined (joined())
-  void count_joined(uint8_t ppn, uint64_t before, uint64_t after);
+  std::vector<Joined> joined_;  // per (partition, channel): entries joined (joined())
+  void count_joined(uint8_t ppn, uint32_t offset, uint64_t before, uint64_t after) {
+    Joined* j = joined_.data() + std::size_t{ppn} * 64;
+    for (uint64_t m = before & ~after; m != 0; m &= m - 1)
+      if (Joined& c = j[std::countr_zero(m)]; --c.count == 0) c = Joined{};
+    for (uint64_t m = after & ~before; m != 0; m &= m - 1) {
+      Joined& c = j[std::countr_zero(m)];
+      c.count++;
+      c.lo = std::min(c.lo, offset);
+      c.hi = std::max(c.hi, offset + 1);
+    }
+  }
 };
 
 }  // namespace cop::controller

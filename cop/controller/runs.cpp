@@ -203,7 +203,6 @@ uint32_t Controller::plain_elements(int c, const Pending& r, std::vector<Deliver
   Delivery* d = data_at != SIZE_MAX ? &out[data_at] : nullptr;
   if (out.size() - 1 != (d ? data_at : ack_at)) return 0;
   Delivery& acks = out[ack_at];
-  if (d) d->run_data.reserve(d->run_data.size() + r.elements());
   const uint32_t n = plain_loop(c, r, acks, d);
   if (n == 0) return 0;
   // Serviced: as service() and execute() would leave the state after the last.
@@ -259,15 +258,55 @@ bool Controller::plain_element_valid(const Pending& r, uint32_t n) const {
   return !wire::validate(m, wire::Direction::to_controller, config_.limits());
 }
 
-bool Controller::plain_timing(const Delivery& acks, const Delivery* d, uint64_t read_at, uint64_t dest,
-                              uint32_t tag) const {
-  // Element k continues the open runs: its ACK (read at read_at) and its data word (to
-  // `dest`, 0: none) where the run deliveries' steps put element k's.
-  const uint64_t k = acks.run;
-  if (read_at != acks.at_cycle + k * acks.run_step || (dest != 0) != (d != nullptr)) return false;
-  return !d || (d->channels == dest && d->msg.addr.msgtag + k == tag &&
-                read_at + timing_.t_cop_cn == d->at_cycle + k * d->run_step);
-}
+namespace {
+
+// The open run deliveries a plain loop extends, read into locals once (each element's
+// stores into the RAM's entries would make the compiler read them again every time), and
+// written back after: the controller's clock, the ACK run (element k next) and the data run.
+struct OpenRuns {
+  uint64_t cycles, ack_at, ack_step;
+  uint32_t k;
+  Delivery* d;
+  uint64_t data_channels = 0, data_at = 0, data_step = 0, t_cop_cn;
+  uint32_t data_tag = 0;
+  uint64_t* words = nullptr;  // the data run's words, element k's at words[k - first k]
+
+  OpenRuns(uint64_t clock, const Delivery& acks, Delivery* data, uint64_t cop_cn, uint32_t most)
+      : cycles(clock), ack_at(acks.at_cycle), ack_step(acks.run_step), k(acks.run), d(data), t_cop_cn(cop_cn) {
+    if (!d) return;
+    data_channels = d->channels;
+    data_at = d->at_cycle;
+    data_step = d->run_step;
+    data_tag = d->msg.addr.msgtag;
+    const size_t had = d->run_data.size();
+    d->run_data.resize(had + most);
+    words = d->run_data.data() + had;
+  }
+  // Whether element k, read at read_at, continues the runs: its ACK, and its data word (to
+  // `dest`, 0: none) on word `tag`, where the runs' steps put element k's.
+  bool continues(uint64_t read_at, uint64_t dest, uint32_t tag) const {
+    if (read_at != ack_at + uint64_t(k) * ack_step || (dest != 0) != (d != nullptr)) return false;
+    return !d || (data_channels == dest && data_tag + k == tag && read_at + t_cop_cn == data_at + uint64_t(k) * data_step);
+  }
+  // Element k serviced, its data word `word` (with a data run).
+  void take(uint64_t read_at, uint32_t n, uint64_t word) {
+    cycles = read_at;
+    ++k;
+    if (!d) return;
+    cycles += t_cop_cn;
+    words[n] = word;
+  }
+  // `n` elements taken: written back.
+  void close(uint64_t& clock, Delivery& acks, uint32_t n) const {
+    clock = cycles;
+    acks.run = k;
+    if (!d) return;
+    d->run += n;
+    d->run_data.resize(size_t(words - d->run_data.data()) + n);
+  }
+};
+
+}  // namespace
 
 uint32_t Controller::plain_casts(const Pending& r, Delivery& acks, Delivery* d, bool wide) {
   // broadcast() for each element whose mask is set (else NACK no_mask: left to service()):
@@ -277,21 +316,20 @@ uint32_t Controller::plain_casts(const Pending& r, Delivery& acks, Delivery* d, 
   const uint8_t ppn = r.msg.ins.ppn;
   const uint32_t first = r.msg.addr.msgtag, total = r.elements();
   const uint64_t op_cost = cost(r.msg);
+  const uint64_t* in = r.run.data() + r.next;
+  OpenRuns open(cycles_, acks, d, timing_.t_cop_cn, total);
   uint32_t n = 0;
   for (; n < total && plain_element_valid(r, n); ++n) {
     const uint32_t tag = first + n;
     BmEntry& bm = ram_.bm(ppn, tag);
-    const uint64_t read_at = cycles_ + op_cost;
-    if (!bm.accessed || !plain_timing(acks, d, read_at, bm.mask, tag)) break;
-    cycles_ = read_at;
-    const uint64_t w = r.run[r.next + n];
+    const uint64_t read_at = open.cycles + op_cost;
+    if (!bm.accessed || !open.continues(read_at, bm.mask, tag)) break;
+    const uint64_t w = in[n];
     ram_.gas(ppn, tag) = wide ? w : uint32_t(w);  // wire::payload
     bm.accessed = false;
-    acks.run++;
-    cycles_ += timing_.t_cop_cn;
-    d->run_data.push_back(w);
-    d->run++;
+    open.take(read_at, n, w);
   }
+  open.close(cycles_, acks, n);
   return n;
 }
 
@@ -304,20 +342,20 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
   const uint32_t first = r.msg.addr.msgtag, total = r.elements();
   const uint64_t op_cost = cost(r.msg), bit = channel_bit(c), op_id = r.msg.op_id;
   constexpr auto op = static_cast<uint8_t>(OP);
+  const uint64_t* in = r.run.data() + r.next;
+  OpenRuns open(cycles_, acks, d, timing_.t_cop_cn, total);
   uint32_t n = 0;
   for (; n < total && plain_element_valid(r, n); ++n) {
     const uint32_t tag = first + n;
     const TcEntry& tc = ram_.tc(ppn, tag);
     BmEntry& bm = ram_.bm(ppn, tag);
-    if (!tc.accessed || !(tc.pending & bit)) break;                          // no_mask, not_participant
-    if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) break;            // X contributions
+    if (!tc.accessed || !(tc.pending & bit)) break;                               // no_mask, not_participant
+    if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) break;                 // X contributions
     if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != op_id))) break;  // mismatch
     const bool last = (tc.pending & ~bit) == 0;
-    const uint64_t read_at = cycles_ + op_cost;
-    if (!plain_timing(acks, d, read_at, last && bm.accessed ? bm.mask : 0, tag)) break;
-    cycles_ = read_at;
-    const uint64_t w = r.run[r.next + n];
-    const uint64_t in = wide ? w : uint32_t(w);  // wire::payload
+    const uint64_t read_at = open.cycles + op_cost;
+    if (!open.continues(read_at, last && bm.accessed ? bm.mask : 0, tag)) break;
+    const uint64_t value = wide ? in[n] : uint32_t(in[n]);  // wire::payload
     uint64_t& v = ram_.gas(ppn, tag);
     ram_.update_tc(ppn, tag, [&](TcEntry& e) {
       if (!e.has_value && e.pending == e.mask) e.up = false;
@@ -326,18 +364,15 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
         e.op_id = op_id;
         e.has_op = true;
       }
-      v = e.has_value ? wire::combine_as<OP>(v, in) : in;
+      v = e.has_value ? wire::combine_as<OP>(v, value) : value;
       e.has_value = true;
       e.pending &= ~bit;
       if (e.pending == 0) e.accessed = false;
     });
     if (last) bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
-    acks.run++;
-    if (!d) continue;
-    cycles_ += timing_.t_cop_cn;
-    d->run_data.push_back(wide ? v : uint32_t(v));  // wire::set_payload into a cleared word
-    d->run++;
+    open.take(read_at, n, wide ? v : uint32_t(v));  // wire::set_payload into a cleared word
   }
+  open.close(cycles_, acks, n);
   return n;
 }
 

@@ -267,6 +267,52 @@ TEST(ControllerRuns, ALockWaitsForARunWhoseLaterElementRepeatsAsTheElementPath) 
   EXPECT_FALSE(t.c.held(1));
 }
 
+// The poll counter reads only the entries of words where a channel may have joined an
+// operation in progress (data_ram.h, DataRam::joined): a channel in an operation on some
+// words is not held for a locked sequence on others, and is for one whose last element
+// reaches them, however far apart.
+TEST(ControllerRuns, ALockIsHeldOnlyForTheWordsItsChannelHasJoinedAsTheElementPath) {
+  Config cfg;
+  cfg.gas_words = 8192;
+  Three t(cfg);
+  const uint64_t both = mask_of({1, 2});
+  // Channel 1 in operations on words 3000-3004 and 5000-5001, waiting for channel 2.
+  for (uint32_t at : {3000u, 5000u})
+    t.send(1, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, at, words(at == 3000 ? 5 : 2, 1), both,
+                                              both, 128)),
+           task());
+  t.run();
+  auto locked = [](uint32_t tag, size_t n) {
+    std::vector<Message> seq{commands::command(lib_sender(), Opcode::LOCK)};
+    commands::append_elements(seq, lib_sender(), Opcode::SUMI64, tag, words(n, tag));
+    seq.push_back(commands::command(lib_sender(), Opcode::UNLOCK));
+    return seq;
+  };
+  // Words below, between and above them: serviced (refused not_participant: no SETTC).
+  for (uint32_t at : {10u, 3005u, 4000u, 5002u}) {
+    t.send(1, locked(at, 200), task());
+    t.run();
+    EXPECT_FALSE(t.c.held(1)) << "words from " << at;
+    EXPECT_EQ(t.c.ram().joined(0, 1).count, 7u);
+  }
+  // A run whose last element is word 3000, and one whose first is word 5001: held.
+  t.send(1, locked(2801, 200), task());
+  t.run();
+  EXPECT_TRUE(t.c.held(1));
+  t.send(2, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 3000, words(5, 2), both, both, 128)), task());
+  t.run();
+  EXPECT_FALSE(t.c.held(1));  // 3000-3004 complete; channel 1 still in 5000-5001
+  EXPECT_EQ(t.c.ram().joined(0, 1).count, 2u);
+  t.send(1, locked(5001, 3), task());
+  t.run();
+  EXPECT_TRUE(t.c.held(1));
+  t.send(2, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 5000, words(2, 2), both, both, 128)), task());
+  t.run();
+  EXPECT_FALSE(t.c.held(1));
+  EXPECT_EQ(t.c.ram().joined(0, 1).count, 0u);
+  EXPECT_EQ(t.c.ram().joined(0, 1).hi, 0u);
+}
+
 TEST(ControllerRuns, ErrorsInTheMiddleOfABurstAsTheElementPath) {
   Three t;
   const uint64_t all = mask_of({1, 2, 3});
