@@ -27,9 +27,15 @@ struct SetBy {
   bool supervisor = false;  // set by the channel's driver, not by a task
 };
 
+// (The 64-bit fields first: 48 bytes, not 56, a burst's SETTC writes thousands.)
 struct TcEntry {
   uint64_t mask = 0;     // channels that take part
   uint64_t pending = 0;  // channels yet to contribute
+  uint64_t ended = 0;    // level 2: level-1s that ended it themselves (NACK mismatch up): not told again
+  // The first contribution's operation identity (wire::Message::op_id, with `op`): a
+  // contribution of another identity (another generation, job, type or count: the tasks
+  // are out of step) is refused as one of another opcode is; the result carries it.
+  uint64_t op_id = 0;
   bool accessed = false; // set by SETTC, reset when every channel has contributed
   bool has_value = false;  // a contribution (or initialising WSRAM) has arrived
   SetBy set_by;
@@ -37,12 +43,7 @@ struct TcEntry {
   bool forwarded = false;  // sent up; the entry stays accessed until the result comes down
   bool has_op = false;     // the first contribution's opcode is in `op`
   bool mismatch = false;   // a later contribution had another opcode: no result (NACK mismatch)
-  uint64_t ended = 0;      // level 2: level-1s that ended it themselves (NACK mismatch up): not told again
   uint8_t op = 0;
-  // The first contribution's operation identity (wire::Message::op_id, with `op`): a
-  // contribution of another identity (another generation, job, type or count: the tasks
-  // are out of step) is refused as one of another opcode is; the result carries it.
-  uint64_t op_id = 0;
 };
 
 struct BmEntry {
@@ -73,7 +74,15 @@ class DataRam {
     const uint64_t before = joined_set(e);
     change(e);
     if (const uint64_t after = joined_set(e); after != before) count_joined(ppn, offset, before, after);
+    uint64_t& bits = tc_accessed_[accessed_index(ppn, offset)];
+    const uint64_t bit = uint64_t{1} << (offset & 63);
+    bits = e.accessed ? bits | bit : bits & ~bit;
   }
+  // Whether any of the entries [first, first+n) is accessed (read from a bit per entry).
+  bool tc_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const;
+  // SETTC's all or nothing (ch. V): entries [first, first+n) set to `e` when none of them
+  // is accessed; false, nothing changed, when one is.
+  bool set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntry& e);
   // The channels that have joined the operation in progress on an entry: named in its mask,
   // and contributed already (the accessed bits, ch. V: such a channel's next command on the
   // word belongs to the next operation and waits, Controller::repeats_in_progress).
@@ -107,6 +116,9 @@ class DataRam {
   std::vector<TcEntry> tc_;
   std::vector<BmEntry> bm_;
   std::vector<Joined> joined_;  // per (partition, channel): entries joined (joined())
+  std::vector<uint64_t> tc_accessed_;  // per partition, a bit per entry: its accessed bit
+  std::size_t accessed_words_;         // bitmap words per partition
+  std::size_t accessed_index(uint8_t ppn, uint32_t offset) const { return std::size_t{ppn} * accessed_words_ + (offset >> 6); }
   void count_joined(uint8_t ppn, uint32_t offset, uint64_t before, uint64_t after) {
     Joined* j = joined_.data() + std::size_t{ppn} * 64;
     for (uint64_t m = before & ~after; m != 0; m &= m - 1)

@@ -36,16 +36,20 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
   // All or nothing: an entry in use means a peer (or a stale operation) owns the range;
   // at two levels, only when it is this operation's: another operation's is held beside
   // it (controller.h, "Held masks").
+  const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
+  if (!broadcast_ram) {
+    TcEntry e;
+    e.mask = e.pending = mask;
+    e.accessed = true;
+    e.set_by = by;
+    return ram_.set_tc_range(ppn, first, n, e) ? Error::none : Error::mask_in_use;
+  }
   for (uint32_t i = first; i < first + n; ++i) {
-    bool taken = broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed;
-    if (broadcast_ram && holds_masks()) taken = mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id);
+    const bool taken = holds_masks() ? mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id) : ram_.bm(ppn, i).accessed;
     if (taken) return Error::mask_in_use;
   }
-  const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
   for (uint32_t i = first; i < first + n; ++i) {
-    if (!broadcast_ram) {
-      ram_.update_tc(ppn, i, [&](TcEntry& e) { e = TcEntry{mask, mask, true, false, by}; });
-    } else if (ram_.bm(ppn, i).accessed) {
+    if (ram_.bm(ppn, i).accessed) {
       held_masks_.push_back(HeldMask{ppn, i, BmEntry{mask, true, by, msg.op_id}});
     } else {
       ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
