@@ -36,7 +36,9 @@ bool DataRam::set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntr
   if (tc_accessed_in(ppn, first, n)) return false;
   // None accessed: none joined before, and `e` (a fresh operation's, pending == mask) none after.
   if (joined_set(e) != 0) {
-    for (uint32_t i = first; i < first + n; ++i) update_tc(ppn, i, [&](TcEntry& t) { t = e; });
+    Gathered g(ppn);
+    for (uint32_t i = first; i < first + n; ++i) update_tc(i, [&](TcEntry& t) { t = e; }, g);
+    apply(g);
     return true;
   }
   std::fill_n(tc_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, e);

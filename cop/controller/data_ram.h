@@ -70,13 +70,48 @@ class DataRam {
   // Changes the entry with `change(TcEntry&)` (not nested: one change of an entry at a time).
   template <class Change>
   void update_tc(uint8_t ppn, uint32_t offset, Change&& change) {
-    TcEntry& e = tc_[gas_index(ppn, offset)];
+    Gathered g(ppn);
+    update_tc(offset, change, g);
+    apply(g);
+  }
+  // The joined counts' changes of a loop over many entries of one partition, gathered and
+  // applied once (apply): the same counts as one by one (the changes are sums), the ranges
+  // holding the words (each grows by the words joined; emptied when its count is 0). Runs of
+  // the same channels' changes take one entry here: a burst's elements, one after another
+  // (a count changed in memory on every element waited for its last change).
+  struct Gathered {
+    explicit Gathered(uint8_t p) : ppn(p) {}
+    uint8_t ppn;
+    uint64_t up = 0, down = 0;   // channels joining (one entry each), leaving
+    uint32_t ups = 0, downs = 0;  // how many entries so
+    uint32_t lo = UINT32_MAX, hi = 0;  // the words of the ups
+  };
+  // update_tc within a loop: nothing may read joined() before apply(g).
+  template <class Change>
+  void update_tc(uint32_t offset, Change&& change, Gathered& g) {
+    TcEntry& e = tc_[gas_index(g.ppn, offset)];
     const uint64_t before = joined_set(e);
     change(e);
-    if (const uint64_t after = joined_set(e); after != before) count_joined(ppn, offset, before, after);
-    uint64_t& bits = tc_accessed_[accessed_index(ppn, offset)];
+    const uint64_t after = joined_set(e);
+    if (const uint64_t up = after & ~before; up != 0) {
+      if (up != g.up) flush_ups(g);
+      g.up = up;
+      g.ups++;
+      g.lo = std::min(g.lo, offset);
+      g.hi = std::max(g.hi, offset + 1);
+    }
+    if (const uint64_t down = before & ~after; down != 0) {
+      if (down != g.down) flush_downs(g);
+      g.down = down;
+      g.downs++;
+    }
+    uint64_t& bits = tc_accessed_[accessed_index(g.ppn, offset)];
     const uint64_t bit = uint64_t{1} << (offset & 63);
     bits = e.accessed ? bits | bit : bits & ~bit;
+  }
+  void apply(Gathered& g) {
+    flush_ups(g);
+    flush_downs(g);
   }
   // Whether any of the entries [first, first+n) is accessed (read from a bit per entry).
   bool tc_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const;
@@ -119,16 +154,30 @@ class DataRam {
   std::vector<uint64_t> tc_accessed_;  // per partition, a bit per entry: its accessed bit
   std::size_t accessed_words_;         // bitmap words per partition
   std::size_t accessed_index(uint8_t ppn, uint32_t offset) const { return std::size_t{ppn} * accessed_words_ + (offset >> 6); }
-  void count_joined(uint8_t ppn, uint32_t offset, uint64_t before, uint64_t after) {
-    Joined* j = joined_.data() + std::size_t{ppn} * 64;
-    for (uint64_t m = before & ~after; m != 0; m &= m - 1)
-      if (Joined& c = j[std::countr_zero(m)]; --c.count == 0) c = Joined{};
-    for (uint64_t m = after & ~before; m != 0; m &= m - 1) {
+  // The counts end exact (modulo 2^32: a leaving flushed before a joining of the same channel
+  // still gathered may pass below 0 in between). A range is emptied only where the count is
+  // the channel's true count and 0: after its ups are in (flush_ups: downs still gathered
+  // only make it larger), or with no up of it gathered (flush_downs).
+  void flush_ups(Gathered& g) {
+    Joined* j = joined_.data() + std::size_t{g.ppn} * 64;
+    for (uint64_t m = g.up; m != 0; m &= m - 1) {
       Joined& c = j[std::countr_zero(m)];
-      c.count++;
-      c.lo = std::min(c.lo, offset);
-      c.hi = std::max(c.hi, offset + 1);
+      c.count += g.ups;
+      c.lo = std::min(c.lo, g.lo);
+      c.hi = std::max(c.hi, g.hi);
+      if (c.count == 0) c = Joined{};
     }
+    g.up = 0;
+    g.ups = 0;
+    g.lo = UINT32_MAX;
+    g.hi = 0;
+  }
+  void flush_downs(Gathered& g) {
+    Joined* j = joined_.data() + std::size_t{g.ppn} * 64;
+    for (uint64_t m = g.down; m != 0; m &= m - 1)
+      if (Joined& c = j[std::countr_zero(m)]; (c.count -= g.downs) == 0 && !(g.up & (m & -m))) c = Joined{};
+    g.down = 0;
+    g.downs = 0;
   }
 };
 

@@ -344,6 +344,7 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
   constexpr auto op = static_cast<uint8_t>(OP);
   const uint64_t* in = r.run.data() + r.next;
   OpenRuns open(cycles_, acks, d, timing_.t_cop_cn, total);
+  DataRam::Gathered joined(ppn);
   uint32_t n = 0;
   for (; n < total && plain_element_valid(r, n); ++n) {
     const uint32_t tag = first + n;
@@ -357,7 +358,7 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
     if (!open.continues(read_at, last && bm.accessed ? bm.mask : 0, tag)) break;
     const uint64_t value = wide ? in[n] : uint32_t(in[n]);  // wire::payload
     uint64_t& v = ram_.gas(ppn, tag);
-    ram_.update_tc(ppn, tag, [&](TcEntry& e) {
+    ram_.update_tc(tag, [&](TcEntry& e) {
       if (!e.has_value && e.pending == e.mask) e.up = false;
       if (!e.has_op) {
         e.op = op;
@@ -368,10 +369,11 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
       e.has_value = true;
       e.pending &= ~bit;
       if (e.pending == 0) e.accessed = false;
-    });
+    }, joined);
     if (last) bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
     open.take(read_at, n, wide ? v : uint32_t(v));  // wire::set_payload into a cleared word
   }
+  ram_.apply(joined);
   open.close(cycles_, acks, n);
   return n;
 }

@@ -440,3 +440,56 @@ TEST(ControllerRuns, RandomMixesAsTheElementPath) {
 }
 
 }  // namespace
+
+namespace {
+
+// The joined counts (data_ram.h) gathered over a loop of entry changes (DataRam::Gathered,
+// as plain_contributions and set_tc_range use them) end as the changes one by one leave
+// them: the counts exact, each range holding its channel's joined words, an empty range
+// for a count of 0; whatever the changes, channels joining and leaving in any order.
+TEST(ControllerRuns, JoinedCountsGatheredOverALoopHoldForAnyChanges) {
+  std::mt19937 rng(7);
+  cop::controller::DataRam ram(4, 1, 1, 300, 8, 2);
+  for (int loop = 0; loop < 20000; ++loop) {
+    const auto ppn = uint8_t(rng() % 2);
+    const uint32_t span = loop % 2 ? 300 : 5;  // few words: the same ones joined and left
+    cop::controller::DataRam::Gathered g(ppn);
+    const int changes = 1 + int(rng() % 12);
+    for (int k = 0; k < changes; ++k) {
+      const auto w = uint32_t(rng() % span);
+      const uint64_t mask = rng() % 4, pending = mask & (rng() % 4);
+      const bool accessed = rng() % 4 != 0;
+      ram.update_tc(w, [&](cop::controller::TcEntry& e) {
+        e.mask = mask;
+        e.pending = pending;
+        e.accessed = accessed;
+      }, g);
+    }
+    ram.apply(g);
+    ASSERT_TRUE(ram.joined_counts_hold()) << "loop " << loop;
+  }
+  // Channel 1 in word 0; within one loop it joins word 3 and leaves it, and then channel 2
+  // leaves word 5: channel 1's count passes 0 while its join of word 3 is still gathered,
+  // and its range must still hold word 0.
+  cop::controller::DataRam one(4, 1, 1, 16, 8, 1);
+  auto set = [](uint64_t mask, bool accessed) {
+    return [=](cop::controller::TcEntry& e) {
+      e.mask = mask;
+      e.pending = 0;
+      e.accessed = accessed;
+    };
+  };
+  one.update_tc(0, 0, set(1, true));
+  one.update_tc(0, 5, set(2, true));
+  cop::controller::DataRam::Gathered g(0);
+  one.update_tc(3, set(1, true), g);
+  one.update_tc(3, set(1, false), g);
+  one.update_tc(5, set(2, false), g);
+  one.apply(g);
+  EXPECT_TRUE(one.joined_counts_hold());
+  EXPECT_EQ(one.joined(0, 1).count, 1u);
+  EXPECT_EQ(one.joined(0, 1).lo, 0u);
+  EXPECT_EQ(one.joined(0, 2).count, 0u);
+}
+
+}  // namespace
