@@ -104,7 +104,7 @@ void Controller::clear_partition(uint8_t ppn) {
   if (ppn >= ram_.partitions()) return;
   for (uint32_t w = 0; w < config_.gas_words; ++w) {
     ram_.gas(ppn, w) = 0;
-    ram_.tc(ppn, w) = TcEntry{};
+    ram_.update_tc(ppn, w, [](TcEntry& e) { e = TcEntry{}; });
     ram_.bm(ppn, w) = BmEntry{};
   }
   for (int c = 1; c <= config_.channels; ++c)

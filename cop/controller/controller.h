@@ -463,13 +463,16 @@ class Controller {
   // one loop: the state and run deliveries service() and extend_run would give, without
   // their generality; how many (0: the first is not one, nothing changed). r not advanced.
   uint32_t plain_elements(int channel, const Pending& r, std::vector<Delivery>& out, size_t ack_at, size_t data_at);
-  // One element `msg` of plain_elements (its checks shared by the record passed): its own
-  // checks, RAM and cycles, its ACK and data word (`sent`) added to the open runs `acks`
-  // and `d` (null: none); false, nothing changed, when it is not the common case.
-  bool plain_element(int channel, const wire::Message& msg, uint64_t op_cost, Delivery& acks, Delivery* d,
-                     wire::Message& sent);
+  // plain_elements' loop for the record's opcode: its function and payload width decided
+  // once (issue 36); each element its own checks, RAM and cycles, its ACK and data word
+  // added to the open runs `acks` and `d` (null: none). How many; it stops, that element
+  // unchanged, at the first that is not the common case.
+  uint32_t plain_loop(int channel, const Pending& r, Delivery& acks, Delivery* d);
+  uint32_t plain_casts(const Pending& r, Delivery& acks, Delivery* d, bool wide);
+  template <wire::Opcode OP>
+  uint32_t plain_contributions(int channel, const Pending& r, Delivery& acks, Delivery* d, bool wide);
+  bool plain_element_valid(const Pending& r, uint32_t n) const;
   bool plain_checks(int channel, const Pending& r) const;  // execute()'s first checks, passed
-  uint64_t plain_contribution(const wire::Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm);
   std::vector<Delivery> scratch_;  // step_run's, per element
   wire::Error execute(int channel, const wire::Message& msg, Sender from, std::vector<Delivery>& out,
                       bool checked = false);

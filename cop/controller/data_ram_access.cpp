@@ -65,13 +65,15 @@ Error Controller::read_mask_entry(int channel, const Message& msg, std::vector<D
 Error Controller::initialise_operation(int channel, const Message& msg, std::vector<Delivery>& out) {
   const uint8_t ppn = msg.ins.ppn;
   const uint32_t tag = msg.addr.msgtag;
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   // The first channel of a reduction initialises the partial result with
   // its own contribution (ch. V); anything later would clobber others'.
   if (!(tc.pending & channel_bit(channel)) || tc.has_value) return Error::mask_in_use;
   ram_.gas(ppn, tag) = wire::payload(msg);
-  tc.has_value = true;
-  tc.pending &= ~channel_bit(channel);
+  ram_.update_tc(ppn, tag, [&](TcEntry& e) {
+    e.has_value = true;
+    e.pending &= ~channel_bit(channel);
+  });
   if (tc.pending == 0) {
     Message as_bcast = msg;
     as_bcast.ins.opcode = wire::is_64bit(msg.ins.opcode) ? Opcode::BCAST64 : Opcode::BCAST32;

@@ -36,16 +36,20 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
   // All or nothing: an entry in use means a peer (or a stale operation) owns the range;
   // at two levels, only when it is this operation's: another operation's is held beside
   // it (controller.h, "Held masks").
+  const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
+  if (!broadcast_ram) {
+    TcEntry e;
+    e.mask = e.pending = mask;
+    e.accessed = true;
+    e.set_by = by;
+    return ram_.set_tc_range(ppn, first, n, e) ? Error::none : Error::mask_in_use;
+  }
   for (uint32_t i = first; i < first + n; ++i) {
-    bool taken = broadcast_ram ? ram_.bm(ppn, i).accessed : ram_.tc(ppn, i).accessed;
-    if (broadcast_ram && holds_masks()) taken = mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id);
+    const bool taken = holds_masks() ? mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id) : ram_.bm(ppn, i).accessed;
     if (taken) return Error::mask_in_use;
   }
-  const SetBy by{static_cast<uint8_t>(channel), from.tkno, from.supervisor};
   for (uint32_t i = first; i < first + n; ++i) {
-    if (!broadcast_ram) {
-      ram_.tc(ppn, i) = TcEntry{mask, mask, true, false, by};
-    } else if (ram_.bm(ppn, i).accessed) {
+    if (ram_.bm(ppn, i).accessed) {
       held_masks_.push_back(HeldMask{ppn, i, BmEntry{mask, true, by, msg.op_id}});
     } else {
       ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
@@ -78,12 +82,12 @@ Error Controller::broadcast(int channel, const Message& msg, std::vector<Deliver
 Error Controller::contribute(int channel, const Message& msg, std::vector<Delivery>& out) {
   const uint8_t ppn = msg.ins.ppn;
   const uint32_t tag = msg.addr.msgtag;
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   if (!tc.accessed) return Error::no_mask;
   if (!(tc.pending & channel_bit(channel))) return Error::not_participant;
   // All contributions to one operation carry X or none: the first decides where it completes.
   if (config_.level == 1) {
-    if (!tc.has_value && tc.pending == tc.mask) tc.up = msg.ins.x;
+    if (!tc.has_value && tc.pending == tc.mask) ram_.update_tc(ppn, tag, [&](TcEntry& e) { e.up = msg.ins.x; });
     if (tc.up != msg.ins.x) return Error::not_participant;
   }
   // Every contribution to one operation has the first one's opcode (a barrier, or one
@@ -94,19 +98,22 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
   // SUMI64 bit patterns or of two rounds' values. A contribution that comes after the
   // operation is known void is refused too: its task learns it from its own answer.
   const auto opcode = static_cast<uint8_t>(msg.ins.opcode);
-  if (!tc.has_op) {
-    tc.op = opcode;
-    tc.op_id = msg.op_id;
-    tc.has_op = true;
-  }
-  const Error mine = tc.op == opcode && tc.op_id == msg.op_id && !tc.mismatch ? Error::none : Error::mismatch;
-  if (mine != Error::none) tc.mismatch = true;
-  if (msg.ins.opcode != Opcode::BENTRY) {
-    uint64_t& v = ram_.gas(ppn, tag);
-    v = tc.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
-    tc.has_value = true;
-  }
-  tc.pending &= ~channel_bit(channel);
+  Error mine = Error::none;
+  ram_.update_tc(ppn, tag, [&](TcEntry& e) {
+    if (!e.has_op) {
+      e.op = opcode;
+      e.op_id = msg.op_id;
+      e.has_op = true;
+    }
+    if (!(e.op == opcode && e.op_id == msg.op_id && !e.mismatch)) mine = Error::mismatch;
+    if (mine != Error::none) e.mismatch = true;
+    if (msg.ins.opcode != Opcode::BENTRY) {
+      uint64_t& v = ram_.gas(ppn, tag);
+      v = e.has_value ? combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
+      e.has_value = true;
+    }
+    e.pending &= ~channel_bit(channel);
+  });
   if (tc.pending != 0) return mine;
   if (tc.mismatch) {
     const BmEntry& bm = ram_.bm(ppn, tag);
@@ -126,14 +133,16 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
 }
 
 void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   // Results go to the operation's broadcast mask; a barrier with none releases its participants.
   BmEntry* bm = mask_of(ppn, tag, op.op_id);
   const bool barrier = op.ins.opcode == Opcode::BENTRY;
   const uint64_t dest = bm ? bm->mask : (barrier ? tc.mask : 0);
   const uint64_t release = config_.level == 2 ? tc.mask & ~dest : 0;
-  tc.accessed = false;
-  tc.pending = 0;
+  ram_.update_tc(ppn, tag, [](TcEntry& e) {
+    e.accessed = false;
+    e.pending = 0;
+  });
   if (bm) free_mask(bm);
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
@@ -147,10 +156,10 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
 }
 
 void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error why, std::vector<Delivery>& out) {
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   BmEntry& bm = ram_.bm(ppn, tag);
   const uint64_t op_id = tc.has_op ? tc.op_id : bm.op_id;  // whose call it voids
-  tc = TcEntry{};
+  ram_.update_tc(ppn, tag, [](TcEntry& e) { e = TcEntry{}; });
   bm = BmEntry{};
   if (dest == 0) return;
   Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);

@@ -53,8 +53,8 @@ Error Controller::forward(int channel, const Message& msg, Sender from, std::vec
 }
 
 void Controller::contribute_up(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
-  TcEntry& tc = ram_.tc(ppn, tag);
-  tc.forwarded = true;  // stays accessed: the next operation on the tag waits for the result
+  // It stays accessed: the next operation on the tag waits for the result.
+  ram_.update_tc(ppn, tag, [](TcEntry& e) { e.forwarded = true; });
   Message up = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   up.ins.ppn = ppn;
   up.ins.x = true;
@@ -192,7 +192,7 @@ void Controller::answer_from_parent(const Delivery& down, std::vector<Delivery>&
 void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<Delivery>& out) {
   const uint8_t ppn = msg.ins.ppn;
   const uint32_t tag = msg.addr.msgtag;
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   const bool barrier = msg.ins.opcode == Opcode::BENTRY;
   const bool forwarded = tc.accessed && tc.forwarded;
   // Its own operation's mask (operation identity): another operation's, set by a node for a
@@ -320,7 +320,7 @@ void Controller::void_from_child(int channel, const Message& nack, std::vector<D
   const uint8_t ppn = nack.ins.ppn;
   const uint32_t tag = nack.addr.msgtag;
   if (ppn >= ram_.partitions() || tag >= config_.gas_words) return;
-  TcEntry& tc = ram_.tc(ppn, tag);
+  const TcEntry& tc = ram_.tc(ppn, tag);
   if (!tc.accessed || !(tc.mask & channel_bit(channel))) return;
   const BmEntry& bm = ram_.bm(ppn, tag);
   if (wire::nack_error(nack.data1) == Error::mismatch && (tc.pending & channel_bit(channel))) {
@@ -328,9 +328,11 @@ void Controller::void_from_child(int channel, const Message& nack, std::vector<D
     // operation ends with the mismatch once every level-1 has come, so none starts it anew.
     // That level-1 has told its nodes and freed its entries (its nodes may be in the next
     // operation on the tag already): the end is not sent to it (tc.ended).
-    tc.pending &= ~channel_bit(channel);
-    tc.mismatch = true;
-    tc.ended |= channel_bit(channel);
+    ram_.update_tc(ppn, tag, [&](TcEntry& e) {
+      e.pending &= ~channel_bit(channel);
+      e.mismatch = true;
+      e.ended |= channel_bit(channel);
+    });
     if (tc.pending == 0)
       fail_operation(ppn, tag, (tc.mask | (bm.accessed ? bm.mask : 0)) & ~tc.ended, Error::mismatch, out);
     return;

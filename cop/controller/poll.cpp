@@ -48,8 +48,13 @@ bool Controller::repeats_in_progress(int channel, const Message& m, uint32_t ele
   if (!acts_on_operation(m, n) || m.ins.space != Space::GAS || m.ins.ppn >= ram_.partitions()) return false;
   if (elements > 1) n = elements;  // a run's elements: one tag each, consecutive
   const uint64_t bit = channel_bit(channel);
-  const auto end = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{m.addr.msgtag} + n, config_.gas_words));
-  for (uint32_t tag = m.addr.msgtag; tag < end; ++tag) {
+  // Only the words where the channel may have joined an operation in progress are read
+  // (none, nearly always: its last operation completed before its next LOCK came, or the
+  // next is on other words).
+  const DataRam::Joined& joined = ram_.joined(m.ins.ppn, channel);
+  const auto end = static_cast<uint32_t>(
+      std::min<uint64_t>({uint64_t{m.addr.msgtag} + n, config_.gas_words, uint64_t{joined.hi}}));
+  for (uint32_t tag = std::max(m.addr.msgtag, joined.lo); tag < end; ++tag) {
     const TcEntry& tc = ram_.tc(m.ins.ppn, tag);
     if (tc.accessed && (tc.mask & bit) && !(tc.pending & bit)) return true;
   }

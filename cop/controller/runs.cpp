@@ -195,26 +195,15 @@ bool Controller::plain_checks(int c, const Pending& r) const {
 uint32_t Controller::plain_elements(int c, const Pending& r, std::vector<Delivery>& out, size_t ack_at,
                                     size_t data_at) {
   // What every element of the record shares (its instruction, sender and cost), checked
-  // and charged once; each element its own RAM checks and state and cycles (plain_element).
+  // and charged once; each element its own RAM checks and state and cycles (plain_casts,
+  // plain_contributions).
   if (!plain_checks(c, r)) return 0;
   // An open run of at least two (its steps known) that the elements continue.
   if (ack_at == SIZE_MAX || out[ack_at].run < 2) return 0;
   Delivery* d = data_at != SIZE_MAX ? &out[data_at] : nullptr;
   if (out.size() - 1 != (d ? data_at : ack_at)) return 0;
   Delivery& acks = out[ack_at];
-  const uint64_t op_cost = cost(r.msg);
-  const uint32_t total = r.elements();
-  Message m = r.msg;  // element next + n
-  Message sent;       // the last data word sent
-  uint32_t n = 0;
-  for (; n < total; ++n) {
-    if (n > 0) {
-      m.addr.msgtag++;
-      m.set_data64(r.run[r.next + n]);
-      if (!r.checked && wire::validate(m, wire::Direction::to_controller, config_.limits())) break;
-    }
-    if (!plain_element(c, m, op_cost, acks, d, sent)) break;
-  }
+  const uint32_t n = plain_loop(c, r, acks, d);
   if (n == 0) return 0;
   // Serviced: as service() and execute() would leave the state after the last.
   stats_.serviced += n;
@@ -224,83 +213,169 @@ uint32_t Controller::plain_elements(int c, const Pending& r, std::vector<Deliver
   has_last_sent_[size_t(c - 1)] = true;
   if (d) {
     if (std::popcount(d->channels) > 1) stats_.broadcasts += n;
+    // The last data word sent, as broadcast() (the command's words) or complete_operation()
+    // (the result's payload from the GAS word) made it.
+    Message sent = d->msg;
+    sent.addr.msgtag = r.msg.addr.msgtag + n - 1;
+    sent.set_data64(d->run_data.back());
     remember(d->channels, sent);
   }
   return n;
 }
 
-bool Controller::plain_element(int c, const Message& msg, uint64_t op_cost, Delivery& acks, Delivery* d,
-                               Message& sent) {
-  const uint32_t k = acks.run;
-  const uint64_t read_at = cycles_ + op_cost;
-  if (read_at != acks.at_cycle + uint64_t(k) * acks.run_step) return false;
-  const uint8_t ppn = msg.ins.ppn;
-  const uint32_t tag = msg.addr.msgtag;
-  const uint64_t bit = channel_bit(c);
-  // Where its data goes (0: none), as broadcast() or contribute()/complete_operation() would send it.
-  uint64_t dest = 0;
-  const bool cast = msg.ins.opcode == Opcode::BCAST32 || msg.ins.opcode == Opcode::BCAST64;
-  TcEntry& tc = ram_.tc(ppn, tag);
-  BmEntry& bm = ram_.bm(ppn, tag);
-  if (cast) {
-    if (!bm.accessed) return false;  // no mask: NACK no_mask
-    dest = bm.mask;
-  } else {
-    if (!tc.accessed || !(tc.pending & bit)) return false;
-    if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) return false;  // X contributions: not_participant
-    const auto op = static_cast<uint8_t>(msg.ins.opcode);
-    if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != msg.op_id))) return false;  // mismatch
-    if ((tc.pending & ~bit) == 0 && bm.accessed) dest = bm.mask;  // the last: its result to the mask
+uint32_t Controller::plain_loop(int c, const Pending& r, Delivery& acks, Delivery* d) {
+  // The opcode's loop: its function and payload width decided here, once per record.
+  const bool wide = wire::is_64bit(r.msg.ins.opcode);
+  switch (r.msg.ins.opcode) {
+    case Opcode::BCAST32:
+    case Opcode::BCAST64: return plain_casts(r, acks, d, wide);
+    case Opcode::SUMI32: return plain_contributions<Opcode::SUMI32>(c, r, acks, d, wide);
+    case Opcode::MAXI32: return plain_contributions<Opcode::MAXI32>(c, r, acks, d, wide);
+    case Opcode::MINI32: return plain_contributions<Opcode::MINI32>(c, r, acks, d, wide);
+    case Opcode::OR32: return plain_contributions<Opcode::OR32>(c, r, acks, d, wide);
+    case Opcode::AND32: return plain_contributions<Opcode::AND32>(c, r, acks, d, wide);
+    case Opcode::EXOR32: return plain_contributions<Opcode::EXOR32>(c, r, acks, d, wide);
+    case Opcode::SUMI64: return plain_contributions<Opcode::SUMI64>(c, r, acks, d, wide);
+    case Opcode::MAXI64: return plain_contributions<Opcode::MAXI64>(c, r, acks, d, wide);
+    case Opcode::MINI64: return plain_contributions<Opcode::MINI64>(c, r, acks, d, wide);
+    case Opcode::OR64: return plain_contributions<Opcode::OR64>(c, r, acks, d, wide);
+    case Opcode::AND64: return plain_contributions<Opcode::AND64>(c, r, acks, d, wide);
+    case Opcode::EXOR64: return plain_contributions<Opcode::EXOR64>(c, r, acks, d, wide);
+    case Opcode::SUMF: return plain_contributions<Opcode::SUMF>(c, r, acks, d, wide);
+    case Opcode::MAXF: return plain_contributions<Opcode::MAXF>(c, r, acks, d, wide);
+    case Opcode::MINF: return plain_contributions<Opcode::MINF>(c, r, acks, d, wide);
+    default: return 0;
   }
-  if ((dest != 0) != (d != nullptr)) return false;
-  if (d && (d->channels != dest || d->msg.addr.msgtag + k != tag ||
-            read_at + timing_.t_cop_cn != d->at_cycle + uint64_t(k) * d->run_step))
-    return false;
-  // Serviced: as service() and execute() would change the state.
-  cycles_ = read_at;
-  uint64_t value = payload(msg);
-  if (cast) {
-    ram_.gas(ppn, tag) = value;
-    bm.accessed = false;  // free_mask (one level holds no masks beside the entries)
-  } else {
-    value = plain_contribution(msg, bit, tc, bm);
-  }
-  acks.run++;
-  if (!d) return true;
-  cycles_ += timing_.t_cop_cn;
-  // The data word as broadcast() (the command's words) or complete_operation() (the
-  // result's, from the GAS word) makes it.
-  sent = d->msg;
-  sent.addr.msgtag = tag;
-  if (cast) {
-    sent.set_data64(msg.data64());
-  } else {
-    sent.data1 = sent.data2 = 0;
-    wire::set_payload(sent, value);
-  }
-  d->run_data.push_back(sent.data64());
-  d->run++;
-  return true;
 }
 
-uint64_t Controller::plain_contribution(const Message& msg, uint64_t bit, TcEntry& tc, BmEntry& bm) {
-  // contribute() and complete_operation() for a contribution plain_element took: the
-  // partial result (or the result) in the GAS word, returned.
-  if (!tc.has_value && tc.pending == tc.mask) tc.up = false;
-  if (!tc.has_op) {
-    tc.op = static_cast<uint8_t>(msg.ins.opcode);
-    tc.op_id = msg.op_id;
-    tc.has_op = true;
+bool Controller::plain_element_valid(const Pending& r, uint32_t n) const {
+  // Element n (after the first, which plain_checks validated) against the decoder's rules,
+  // for a record not made by wire::decode (receive_run's `checked`).
+  if (r.checked || n == 0) return true;
+  Message m = r.msg;
+  m.addr.msgtag += n;
+  m.set_data64(r.run[r.next + n]);
+  return !wire::validate(m, wire::Direction::to_controller, config_.limits());
+}
+
+namespace {
+
+// The open run deliveries a plain loop extends, read into locals once (each element's
+// stores into the RAM's entries would make the compiler read them again every time), and
+// written back after: the controller's clock, the ACK run (element k next) and the data run.
+struct OpenRuns {
+  uint64_t cycles, ack_at, ack_step;
+  uint32_t k;
+  Delivery* d;
+  uint64_t data_channels = 0, data_at = 0, data_step = 0, t_cop_cn;
+  uint32_t data_tag = 0;
+  uint64_t* words = nullptr;  // the data run's words, element k's at words[k - first k]
+
+  OpenRuns(uint64_t clock, const Delivery& acks, Delivery* data, uint64_t cop_cn, uint32_t most)
+      : cycles(clock), ack_at(acks.at_cycle), ack_step(acks.run_step), k(acks.run), d(data), t_cop_cn(cop_cn) {
+    if (!d) return;
+    data_channels = d->channels;
+    data_at = d->at_cycle;
+    data_step = d->run_step;
+    data_tag = d->msg.addr.msgtag;
+    const size_t had = d->run_data.size();
+    d->run_data.resize(had + most);
+    words = d->run_data.data() + had;
   }
-  uint64_t& v = ram_.gas(msg.ins.ppn, msg.addr.msgtag);
-  v = tc.has_value ? wire::combine(msg.ins.opcode, v, payload(msg)) : payload(msg);
-  tc.has_value = true;
-  tc.pending &= ~bit;
-  if (tc.pending == 0) {
-    tc.accessed = false;
-    bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
+  // Whether element k, read at read_at, continues the runs: its ACK, and its data word (to
+  // `dest`, 0: none) on word `tag`, where the runs' steps put element k's.
+  bool continues(uint64_t read_at, uint64_t dest, uint32_t tag) const {
+    if (read_at != ack_at + uint64_t(k) * ack_step || (dest != 0) != (d != nullptr)) return false;
+    return !d || (data_channels == dest && data_tag + k == tag && read_at + t_cop_cn == data_at + uint64_t(k) * data_step);
   }
-  return v;
+  // Element k serviced, its data word `word` (with a data run).
+  void take(uint64_t read_at, uint32_t n, uint64_t word) {
+    cycles = read_at;
+    ++k;
+    if (!d) return;
+    cycles += t_cop_cn;
+    words[n] = word;
+  }
+  // `n` elements taken: written back.
+  void close(uint64_t& clock, Delivery& acks, uint32_t n) const {
+    clock = cycles;
+    acks.run = k;
+    if (!d) return;
+    d->run += n;
+    d->run_data.resize(size_t(words - d->run_data.data()) + n);
+  }
+};
+
+}  // namespace
+
+uint32_t Controller::plain_casts(const Pending& r, Delivery& acks, Delivery* d, bool wide) {
+  // broadcast() for each element whose mask is set (else NACK no_mask: left to service()):
+  // the word kept in the GAS, the mask freed (one level holds no masks beside the entries),
+  // the command's data word to the mask.
+  if (!d) return 0;  // a mask is never empty (check_mask): a broadcast's run has its data run
+  const uint8_t ppn = r.msg.ins.ppn;
+  const uint32_t first = r.msg.addr.msgtag, total = r.elements();
+  const uint64_t op_cost = cost(r.msg);
+  const uint64_t* in = r.run.data() + r.next;
+  OpenRuns open(cycles_, acks, d, timing_.t_cop_cn, total);
+  uint32_t n = 0;
+  for (; n < total && plain_element_valid(r, n); ++n) {
+    const uint32_t tag = first + n;
+    BmEntry& bm = ram_.bm(ppn, tag);
+    const uint64_t read_at = open.cycles + op_cost;
+    if (!bm.accessed || !open.continues(read_at, bm.mask, tag)) break;
+    const uint64_t w = in[n];
+    ram_.gas(ppn, tag) = wide ? w : uint32_t(w);  // wire::payload
+    bm.accessed = false;
+    open.take(read_at, n, w);
+  }
+  open.close(cycles_, acks, n);
+  return n;
+}
+
+template <Opcode OP>
+uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks, Delivery* d, bool wide) {
+  // contribute() and complete_operation() for each element that leaves its operation
+  // pending or completes it (anything else, a mismatch, X, no mask, is left to service()):
+  // the partial result (or the result) in the GAS word, the result's payload to the mask.
+  const uint8_t ppn = r.msg.ins.ppn;
+  const uint32_t first = r.msg.addr.msgtag, total = r.elements();
+  const uint64_t op_cost = cost(r.msg), bit = channel_bit(c), op_id = r.msg.op_id;
+  constexpr auto op = static_cast<uint8_t>(OP);
+  const uint64_t* in = r.run.data() + r.next;
+  OpenRuns open(cycles_, acks, d, timing_.t_cop_cn, total);
+  DataRam::Gathered joined(ppn);
+  uint32_t n = 0;
+  for (; n < total && plain_element_valid(r, n); ++n) {
+    const uint32_t tag = first + n;
+    const TcEntry& tc = ram_.tc(ppn, tag);
+    BmEntry& bm = ram_.bm(ppn, tag);
+    if (!tc.accessed || !(tc.pending & bit)) break;                               // no_mask, not_participant
+    if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) break;                 // X contributions
+    if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != op_id))) break;  // mismatch
+    const bool last = (tc.pending & ~bit) == 0;
+    const uint64_t read_at = open.cycles + op_cost;
+    if (!open.continues(read_at, last && bm.accessed ? bm.mask : 0, tag)) break;
+    const uint64_t value = wide ? in[n] : uint32_t(in[n]);  // wire::payload
+    uint64_t& v = ram_.gas(ppn, tag);
+    ram_.update_tc(tag, [&](TcEntry& e) {
+      if (!e.has_value && e.pending == e.mask) e.up = false;
+      if (!e.has_op) {
+        e.op = op;
+        e.op_id = op_id;
+        e.has_op = true;
+      }
+      v = e.has_value ? wire::combine_as<OP>(v, value) : value;
+      e.has_value = true;
+      e.pending &= ~bit;
+      if (e.pending == 0) e.accessed = false;
+    }, joined);
+    if (last) bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
+    open.take(read_at, n, wide ? v : uint32_t(v));  // wire::set_payload into a cleared word
+  }
+  ram_.apply(joined);
+  open.close(cycles_, acks, n);
+  return n;
 }
 
 std::vector<Delivery> Controller::expand_runs(std::span<const Delivery> in) {

@@ -129,26 +129,22 @@ std::string_view error_name(Error e) {
 
 
 uint64_t combine(Opcode op, uint64_t a, uint64_t b) {
-  const auto a32 = static_cast<uint32_t>(a), b32 = static_cast<uint32_t>(b);
-  const auto sa32 = static_cast<int32_t>(a32), sb32 = static_cast<int32_t>(b32);
-  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
-  const double fa = std::bit_cast<double>(a), fb = std::bit_cast<double>(b);
   switch (op) {
-    case Opcode::SUMI32: return uint32_t(a32 + b32);
-    case Opcode::MAXI32: return uint32_t(std::max(sa32, sb32));
-    case Opcode::MINI32: return uint32_t(std::min(sa32, sb32));
-    case Opcode::OR32: return a32 | b32;
-    case Opcode::AND32: return a32 & b32;
-    case Opcode::EXOR32: return a32 ^ b32;
-    case Opcode::SUMI64: return a + b;
-    case Opcode::MAXI64: return uint64_t(std::max(sa, sb));
-    case Opcode::MINI64: return uint64_t(std::min(sa, sb));
-    case Opcode::OR64: return a | b;
-    case Opcode::AND64: return a & b;
-    case Opcode::EXOR64: return a ^ b;
-    case Opcode::SUMF: return std::bit_cast<uint64_t>(fa + fb);
-    case Opcode::MAXF: return std::bit_cast<uint64_t>(std::max(fa, fb));
-    case Opcode::MINF: return std::bit_cast<uint64_t>(std::min(fa, fb));
+    case Opcode::SUMI32: return combine_as<Opcode::SUMI32>(a, b);
+    case Opcode::MAXI32: return combine_as<Opcode::MAXI32>(a, b);
+    case Opcode::MINI32: return combine_as<Opcode::MINI32>(a, b);
+    case Opcode::OR32: return combine_as<Opcode::OR32>(a, b);
+    case Opcode::AND32: return combine_as<Opcode::AND32>(a, b);
+    case Opcode::EXOR32: return combine_as<Opcode::EXOR32>(a, b);
+    case Opcode::SUMI64: return combine_as<Opcode::SUMI64>(a, b);
+    case Opcode::MAXI64: return combine_as<Opcode::MAXI64>(a, b);
+    case Opcode::MINI64: return combine_as<Opcode::MINI64>(a, b);
+    case Opcode::OR64: return combine_as<Opcode::OR64>(a, b);
+    case Opcode::AND64: return combine_as<Opcode::AND64>(a, b);
+    case Opcode::EXOR64: return combine_as<Opcode::EXOR64>(a, b);
+    case Opcode::SUMF: return combine_as<Opcode::SUMF>(a, b);
+    case Opcode::MAXF: return combine_as<Opcode::MAXF>(a, b);
+    case Opcode::MINF: return combine_as<Opcode::MINF>(a, b);
     default: throw std::logic_error("not a reduction opcode");
   }
 }

@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <functional>
+#include <limits>
 #include <span>
 
 namespace {
@@ -83,6 +85,20 @@ struct Three {
     }
     ASSERT_EQ(a.cycles(), b.cycles());
     ASSERT_EQ(a.cycles(), c.cycles());
+    // The same RAM: every GAS word (results, partial results, broadcast words) and mask
+    // entry; the counts of joined entries that let the poll counter skip reading them hold.
+    ASSERT_TRUE(a.ram().joined_counts_hold());
+    for (Controller* x : {&b, &c}) {
+      ASSERT_TRUE(x->ram().joined_counts_hold());
+      for (int p = 0; p < a.ram().partitions(); ++p)
+        for (uint32_t w = 0; w < a.config().gas_words; ++w) {
+          const auto ppn = uint8_t(p);
+          ASSERT_EQ(x->ram().gas(ppn, w), a.ram().gas(ppn, w)) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().tc(ppn, w).accessed, a.ram().tc(ppn, w).accessed) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().tc(ppn, w).pending, a.ram().tc(ppn, w).pending) << "partition " << p << " word " << w;
+          ASSERT_EQ(x->ram().bm(ppn, w).accessed, a.ram().bm(ppn, w).accessed) << "partition " << p << " word " << w;
+        }
+    }
     for (Controller* x : {&b, &c}) {
       ASSERT_EQ(x->stats().serviced, a.stats().serviced);
       ASSERT_EQ(x->stats().nacks, a.stats().nacks);
@@ -148,6 +164,62 @@ TEST(ControllerRuns, ReductionBurstsOfThreeChannelsAsTheElementPath) {
   EXPECT_GT(t.runs_seen, 10u);
 }
 
+// The run path's loop is specialised per reduction function and payload width (runs.cpp,
+// plain_contributions): every function, on values that tell them apart (signs, the high
+// half of a 32-bit word's carrier, NaN, -0.0, infinities), gives the element path's
+// results, and the local computation's.
+TEST(ControllerRuns, EveryReductionFunctionAsTheElementPath) {
+  const Opcode ops[] = {Opcode::SUMI32, Opcode::MAXI32, Opcode::MINI32, Opcode::OR32,   Opcode::AND32,
+                        Opcode::EXOR32, Opcode::SUMI64, Opcode::MAXI64, Opcode::MINI64, Opcode::OR64,
+                        Opcode::AND64,  Opcode::EXOR64, Opcode::SUMF,   Opcode::MAXF,   Opcode::MINF};
+  const uint64_t specials[] = {0,
+                               ~uint64_t{0},
+                               0x80000000ull,
+                               0x7FFFFFFFull,
+                               0xFFFFFFFF00000001ull,
+                               std::bit_cast<uint64_t>(-0.0),
+                               std::bit_cast<uint64_t>(1.5),
+                               std::bit_cast<uint64_t>(-2.25),
+                               std::bit_cast<uint64_t>(std::numeric_limits<double>::quiet_NaN()),
+                               std::bit_cast<uint64_t>(std::numeric_limits<double>::infinity()),
+                               std::bit_cast<uint64_t>(-std::numeric_limits<double>::infinity())};
+  Three t;
+  uint32_t tag = 0;
+  const uint64_t all = mask_of({1, 2, 3});
+  for (Opcode op : ops) {
+    SCOPED_TRACE(std::string(opcode_name(op)));
+    const size_t n = 150;
+    std::vector<std::vector<uint64_t>> w(4);
+    for (int ch : {1, 2, 3}) {
+      w[size_t(ch)] = words(n, uint64_t(ch) + tag);
+      for (size_t i = 0; i < n; i += 3) w[size_t(ch)][i] = specials[(i / 3 + size_t(ch) * 5) % std::size(specials)];
+    }
+    for (int ch : {3, 1, 2})
+      t.send(ch, flat(commands::reduction_bursts(lib_sender(), op, tag, w[size_t(ch)], all, all, 128)), task());
+    // Channel 3's burst is serviced first (its LOCK first in the round robin after 1 and
+    // 2 are queued: poll order 1, 2, 3 from 0): the result is combine(combine(w1, w2), w3)
+    // in the order the element path took; the local computation for the integer functions,
+    // whose order does not matter, and the element path's for all.
+    t.each([](Controller& c, std::vector<Delivery>& out) { c.run(out); });
+    if (!is_floating(op)) {
+      size_t results = 0;
+      for (const Delivery& d : t.out_a) {
+        if (d.link_level || d.msg.ins.opcode != op) continue;
+        const size_t i = d.msg.addr.msgtag - tag;
+        uint64_t want = payload(value(op, 0, w[1][i]));
+        for (int ch : {2, 3}) want = combine(op, want, payload(value(op, 0, w[size_t(ch)][i])));
+        ASSERT_EQ(payload(d.msg), want) << "word " << i;
+        ++results;
+      }
+      EXPECT_EQ(results, n);
+    }
+    t.check();
+    if (::testing::Test::HasFatalFailure()) return;
+    tag += uint32_t(n);
+  }
+  EXPECT_GT(t.runs_seen, 15u);
+}
+
 TEST(ControllerRuns, PartitionsAndAHeldOperationAsTheElementPath) {
   Config cfg;
   cfg.partitions = 4;
@@ -193,6 +265,52 @@ TEST(ControllerRuns, ALockWaitsForARunWhoseLaterElementRepeatsAsTheElementPath) 
   t.send(2, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 10, words(5, 3), both, both, 128)), task());
   t.run();
   EXPECT_FALSE(t.c.held(1));
+}
+
+// The poll counter reads only the entries of words where a channel may have joined an
+// operation in progress (data_ram.h, DataRam::joined): a channel in an operation on some
+// words is not held for a locked sequence on others, and is for one whose last element
+// reaches them, however far apart.
+TEST(ControllerRuns, ALockIsHeldOnlyForTheWordsItsChannelHasJoinedAsTheElementPath) {
+  Config cfg;
+  cfg.gas_words = 8192;
+  Three t(cfg);
+  const uint64_t both = mask_of({1, 2});
+  // Channel 1 in operations on words 3000-3004 and 5000-5001, waiting for channel 2.
+  for (uint32_t at : {3000u, 5000u})
+    t.send(1, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, at, words(at == 3000 ? 5 : 2, 1), both,
+                                              both, 128)),
+           task());
+  t.run();
+  auto locked = [](uint32_t tag, size_t n) {
+    std::vector<Message> seq{commands::command(lib_sender(), Opcode::LOCK)};
+    commands::append_elements(seq, lib_sender(), Opcode::SUMI64, tag, words(n, tag));
+    seq.push_back(commands::command(lib_sender(), Opcode::UNLOCK));
+    return seq;
+  };
+  // Words below, between and above them: serviced (refused not_participant: no SETTC).
+  for (uint32_t at : {10u, 3005u, 4000u, 5002u}) {
+    t.send(1, locked(at, 200), task());
+    t.run();
+    EXPECT_FALSE(t.c.held(1)) << "words from " << at;
+    EXPECT_EQ(t.c.ram().joined(0, 1).count, 7u);
+  }
+  // A run whose last element is word 3000, and one whose first is word 5001: held.
+  t.send(1, locked(2801, 200), task());
+  t.run();
+  EXPECT_TRUE(t.c.held(1));
+  t.send(2, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 3000, words(5, 2), both, both, 128)), task());
+  t.run();
+  EXPECT_FALSE(t.c.held(1));  // 3000-3004 complete; channel 1 still in 5000-5001
+  EXPECT_EQ(t.c.ram().joined(0, 1).count, 2u);
+  t.send(1, locked(5001, 3), task());
+  t.run();
+  EXPECT_TRUE(t.c.held(1));
+  t.send(2, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 5000, words(2, 2), both, both, 128)), task());
+  t.run();
+  EXPECT_FALSE(t.c.held(1));
+  EXPECT_EQ(t.c.ram().joined(0, 1).count, 0u);
+  EXPECT_EQ(t.c.ram().joined(0, 1).hi, 0u);
 }
 
 TEST(ControllerRuns, ErrorsInTheMiddleOfABurstAsTheElementPath) {
@@ -319,6 +437,59 @@ TEST(ControllerRuns, RandomMixesAsTheElementPath) {
     }
     t.run();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The joined counts (data_ram.h) gathered over a loop of entry changes (DataRam::Gathered,
+// as plain_contributions and set_tc_range use them) end as the changes one by one leave
+// them: the counts exact, each range holding its channel's joined words, an empty range
+// for a count of 0; whatever the changes, channels joining and leaving in any order.
+TEST(ControllerRuns, JoinedCountsGatheredOverALoopHoldForAnyChanges) {
+  std::mt19937 rng(7);
+  cop::controller::DataRam ram(4, 1, 1, 300, 8, 2);
+  for (int loop = 0; loop < 20000; ++loop) {
+    const auto ppn = uint8_t(rng() % 2);
+    const uint32_t span = loop % 2 ? 300 : 5;  // few words: the same ones joined and left
+    cop::controller::DataRam::Gathered g(ppn);
+    const int changes = 1 + int(rng() % 12);
+    for (int k = 0; k < changes; ++k) {
+      const auto w = uint32_t(rng() % span);
+      const uint64_t mask = rng() % 4, pending = mask & (rng() % 4);
+      const bool accessed = rng() % 4 != 0;
+      ram.update_tc(w, [&](cop::controller::TcEntry& e) {
+        e.mask = mask;
+        e.pending = pending;
+        e.accessed = accessed;
+      }, g);
+    }
+    ram.apply(g);
+    ASSERT_TRUE(ram.joined_counts_hold()) << "loop " << loop;
+  }
+  // Channel 1 in word 0; within one loop it joins word 3 and leaves it, and then channel 2
+  // leaves word 5: channel 1's count passes 0 while its join of word 3 is still gathered,
+  // and its range must still hold word 0.
+  cop::controller::DataRam one(4, 1, 1, 16, 8, 1);
+  auto set = [](uint64_t mask, bool accessed) {
+    return [=](cop::controller::TcEntry& e) {
+      e.mask = mask;
+      e.pending = 0;
+      e.accessed = accessed;
+    };
+  };
+  one.update_tc(0, 0, set(1, true));
+  one.update_tc(0, 5, set(2, true));
+  cop::controller::DataRam::Gathered g(0);
+  one.update_tc(3, set(1, true), g);
+  one.update_tc(3, set(1, false), g);
+  one.update_tc(5, set(2, false), g);
+  one.apply(g);
+  EXPECT_TRUE(one.joined_counts_hold());
+  EXPECT_EQ(one.joined(0, 1).count, 1u);
+  EXPECT_EQ(one.joined(0, 1).lo, 0u);
+  EXPECT_EQ(one.joined(0, 2).count, 0u);
 }
 
 }  // namespace

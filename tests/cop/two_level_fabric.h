@@ -85,7 +85,14 @@ class TwoLevelFabric {
       moved |= l2_.run(out) > 0;
       route_from_l2(out);
       moved |= move_one();
-      if (!moved) return;
+      if (!moved) {
+        // The poll counter's count of entries each channel has joined (data_ram.h) is what
+        // the entries say, on every core, whatever the operations did to them.
+        for (const auto& c : l1_)
+          if (!c.ram().joined_counts_hold()) throw std::runtime_error("a level-1's joined counts are wrong");
+        if (!l2_.ram().joined_counts_hold()) throw std::runtime_error("the level 2's joined counts are wrong");
+        return;
+      }
     }
     throw std::runtime_error("the fabric did not settle");
   }

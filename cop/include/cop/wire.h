@@ -40,7 +40,9 @@
 // A message whose WC field or length disagrees is malformed.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -328,6 +330,32 @@ std::string to_string(const Message& msg);
 // The integer ALU's and FP unit's function for a reduction opcode, on the
 // 64-bit Data RAM words both sides keep (32-bit operations use the low half).
 uint64_t combine(Opcode op, uint64_t a, uint64_t b);
+// combine's function for one reduction opcode known when compiled (combine is made of
+// these): a loop over a burst's elements specialised per function (copd, issue 36).
+template <Opcode OP>
+constexpr uint64_t combine_as(uint64_t a, uint64_t b) {
+  const auto a32 = static_cast<uint32_t>(a), b32 = static_cast<uint32_t>(b);
+  const auto sa32 = static_cast<int32_t>(a32), sb32 = static_cast<int32_t>(b32);
+  const auto sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+  if constexpr (OP == Opcode::SUMI32) return uint32_t(a32 + b32);
+  else if constexpr (OP == Opcode::MAXI32) return uint32_t(std::max(sa32, sb32));
+  else if constexpr (OP == Opcode::MINI32) return uint32_t(std::min(sa32, sb32));
+  else if constexpr (OP == Opcode::OR32) return a32 | b32;
+  else if constexpr (OP == Opcode::AND32) return a32 & b32;
+  else if constexpr (OP == Opcode::EXOR32) return a32 ^ b32;
+  else if constexpr (OP == Opcode::SUMI64) return a + b;
+  else if constexpr (OP == Opcode::MAXI64) return uint64_t(std::max(sa, sb));
+  else if constexpr (OP == Opcode::MINI64) return uint64_t(std::min(sa, sb));
+  else if constexpr (OP == Opcode::OR64) return a | b;
+  else if constexpr (OP == Opcode::AND64) return a & b;
+  else if constexpr (OP == Opcode::EXOR64) return a ^ b;
+  else if constexpr (OP == Opcode::SUMF) return std::bit_cast<uint64_t>(std::bit_cast<double>(a) + std::bit_cast<double>(b));
+  else if constexpr (OP == Opcode::MAXF)
+    return std::bit_cast<uint64_t>(std::max(std::bit_cast<double>(a), std::bit_cast<double>(b)));
+  else if constexpr (OP == Opcode::MINF)
+    return std::bit_cast<uint64_t>(std::min(std::bit_cast<double>(a), std::bit_cast<double>(b)));
+  else static_assert(OP == Opcode::SUMF, "not a reduction opcode");
+}
 // The value a message carries, as stored in a 64-bit Data RAM word, and back.
 uint64_t payload(const Message& m);
 void set_payload(Message& m, uint64_t v);
