@@ -60,7 +60,7 @@ int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::sp
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!masks_refused_only(fr.commands, a)) return first_refusal(fr.commands, a);
   if (waited != Error::none) return fail_and_notify(code(waited));
-  for (size_t i = 0; i < fr.words; ++i) words[fr.first_tag - tag + i] = wire::payload(results[i]);
+  copy_payloads(std::span<const Message>(results).first(fr.words), words.subspan(fr.first_tag - tag, fr.words));
   return 0;
 }
 
