@@ -210,6 +210,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     {
       Frame cmd;
       cmd.type = link::FrameType::command;
+      cmd.seq = 1;  // the entries' seq (encode_commands gives them the frame's)
       link::append_entries(decoded, wire::Direction::to_controller, link::EntryKind::command, 1, 0, cmd.entries);
       std::vector<uint8_t> bytes;
       link::encode(cmd, bytes);
