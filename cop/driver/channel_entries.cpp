@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace cop::driver {
 
@@ -180,6 +181,11 @@ bool ChannelClient::take_result(const Received& e) {
   return true;
 }
 
+namespace {
+const Answer kNoAnswer{};
+static_assert(std::is_trivially_copyable_v<Answer> && std::is_trivially_copyable_v<wire::Message>);
+}  // namespace
+
 bool ChannelClient::take_answer_run(const link::EntryRun& r, const wire::Message& first) {
   // copd's ACKs to a burst of the frame in flight, one per command, index one more each
   // (anything else, an older frame's included, goes element by element).
@@ -198,7 +204,7 @@ bool ChannelClient::take_answer_run(const link::EntryRun& r, const wire::Message
   for (size_t k = 0; k < r.count && missing > 0; ++k) {
     if (state[k] & kAckIn) continue;  // a duplicate (a resend's answers)
     const uint64_t at = r.first.at_cycle + uint64_t(k) * r.step;
-    if (state[k] == 0) answers[k] = Answer{};
+    if (state[k] == 0) std::memcpy(&answers[k], &kNoAnswer, sizeof(Answer));  // whole, as take_answer's Answer{}
     answers[k].at_cycle = at;
     state[k] |= kAckIn;
     --missing;
@@ -252,7 +258,7 @@ void ChannelClient::take_result_range(const link::EntryRun& r, const wire::Messa
     // link::element_message(r, first, k), written in place: its copy through the stack
     // stalled on store forwarding, most of the run's time (issue 36).
     wire::Message& m = out[i];
-    m = proto;
+    std::memcpy(&m, &proto, sizeof m);  // whole (a member-wise copy was a load and store per field)
     m.addr.msgtag = proto.addr.msgtag + uint32_t(k);  // a run of MSGTAG + 1 each
     if (each >= 1) std::memcpy(&m.data1, r.data + 4 * k * each, 4);
     if (each >= 2) std::memcpy(&m.data2, r.data + 4 * k * each + 4, 4);
