@@ -75,15 +75,14 @@ bool ChannelClient::nothing_outstanding() const {
 }
 
 Error ChannelClient::transmit() {
-  // Every (re)transmission acknowledges what the channel has received by now.
-  frame_.ack = w_->rx_next.load(std::memory_order_acquire) - 1;
-  frame_.session = w_->rx_session.load(std::memory_order_relaxed);
-  link::encode(frame_, frame_bytes_, &up_key(frame_.session));
-  if (frame_bytes_.size() > link::kMaxFrameBytes) {
-    // Never a datagram over the frame limit (commands that do not pack into compact
-    // runs): refused before it is sent, nothing of it executed.
-    answers_missing_ = 0;
-    return Error::word_count;
+  // Every (re)transmission acknowledges what the channel has received by now: the frame
+  // encoded by send_only is sealed again (its MAC and CRC) where that has changed since.
+  const uint32_t ack = w_->rx_next.load(std::memory_order_acquire) - 1;
+  const uint32_t session = w_->rx_session.load(std::memory_order_relaxed);
+  if (ack != frame_.ack || session != frame_.session) {
+    frame_.ack = ack;
+    frame_.session = session;
+    link::reseal(frame_bytes_, ack, session, &up_key(session));
   }
   w_->ack_sent.store(frame_.ack, std::memory_order_relaxed);
   if (!link::send_datagram(fd_, frame_bytes_)) {
@@ -134,7 +133,10 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   // commands ready t_CN-COP later (cop/link.h).
   f.cycles = w_->result_cycles.load(std::memory_order_relaxed);
   f.entries.clear();
-  link::append_entries(commands, Direction::to_controller, EntryKind::command, seq_, 0, f.entries);
+  f.ack = w_->rx_next.load(std::memory_order_acquire) - 1;
+  f.session = w_->rx_session.load(std::memory_order_relaxed);
+  // Encoded once, from the commands (link.h encode_commands); a resend only seals it again.
+  link::encode_commands(f, commands, frame_bytes_, &up_key(f.session));
   sent_ops_.resize(commands.size());
   answers_missing_ = 0;
   // A burst's elements share their opcode: its answer count is looked up once per run of it.
@@ -155,6 +157,12 @@ Error ChannelClient::send_only(std::span<const wire::Message> commands) {
   backoff_ = 0;
   first_sent_ns_ = monotonic_ns();
   wait_session_ = w_->rx_session.load(std::memory_order_acquire);
+  if (frame_bytes_.size() > link::kMaxFrameBytes) {
+    // Never a datagram over the frame limit (commands that do not pack into compact
+    // runs): refused before it is sent, nothing of it executed.
+    answers_missing_ = 0;
+    return Error::word_count;
+  }
   return transmit();
 }
 

@@ -195,6 +195,10 @@ class ChannelClient {
   // (take_run takes it element by element).
   bool take_answer_run(const link::EntryRun& r, const wire::Message& first);
   bool take_result_run(const link::EntryRun& r, const wire::Message& first);
+  // The run's elements [from, to), in the awaited tags, of identity fate take or later:
+  // each written to its awaited result, or filed where it is not this wait's.
+  void take_result_range(const link::EntryRun& r, const wire::Message& first, size_t from, size_t to,
+                         IdentityFate fate);
   // The window's modelled-time maxima raised to an answer's / a result's cycle (once per
   // run: their readers, cop_modelled_cycles and the next frame's start, read them only
   // after the call that took the run returns).
@@ -239,7 +243,8 @@ class ChannelClient {
   uint32_t wait_session_ = 0;
   LinkOptions opt_;
   uint32_t seq_ = 0;
-  // The frame in flight.
+  // The frame in flight: its header (its entries are not kept) and, in frame_bytes_, the
+  // frame as send_only encoded it from the commands (a resend seals it again, link::reseal).
   link::Frame frame_;
   // The datagram received last, decoded as runs (handle_datagram): their storage kept.
   link::FrameRuns rx_runs_;

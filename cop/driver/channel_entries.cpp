@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace cop::driver {
 
@@ -180,6 +181,11 @@ bool ChannelClient::take_result(const Received& e) {
   return true;
 }
 
+namespace {
+const Answer kNoAnswer{};
+static_assert(std::is_trivially_copyable_v<Answer> && std::is_trivially_copyable_v<wire::Message>);
+}  // namespace
+
 bool ChannelClient::take_answer_run(const link::EntryRun& r, const wire::Message& first) {
   // copd's ACKs to a burst of the frame in flight, one per command, index one more each
   // (anything else, an older frame's included, goes element by element).
@@ -187,21 +193,24 @@ bool ChannelClient::take_answer_run(const link::EntryRun& r, const wire::Message
       first.ins.opcode != Opcode::ACK || !(r.flags & link::kRunIndexStep) || r.first.seq != seq_ ||
       answers_missing_ == 0 || size_t(r.first.index) + r.count > sent_ops_.size())
     return false;
+  // Through locals: a store through answer_state_'s bytes may alias any member, which
+  // the loop would otherwise load again for every element (issue 36).
+  Answer* const answers = answers_->data() + r.first.index;
+  uint8_t* const state = answer_state_.data() + r.first.index;
+  size_t missing = answers_missing_;
   uint64_t last = 0;
   bool took = false;
-  for (size_t k = 0; k < r.count; ++k) {
-    const size_t i = r.first.index + k;
-    uint8_t& state = answer_state_[i];
-    if (state & kAckIn) continue;  // a duplicate (a resend's answers)
+  // Until none is missing: what follows could only be duplicates.
+  for (size_t k = 0; k < r.count && missing > 0; ++k) {
+    if (state[k] & kAckIn) continue;  // a duplicate (a resend's answers)
     const uint64_t at = r.first.at_cycle + uint64_t(k) * r.step;
-    Answer& a = (*answers_)[i];
-    if (state == 0) a = Answer{};
-    a.at_cycle = at;
-    state |= kAckIn;
-    answers_missing_--;
+    if (state[k] == 0) std::memcpy(&answers[k], &kNoAnswer, sizeof(Answer));  // whole, as take_answer's Answer{}
+    answers[k].at_cycle = at;
+    state[k] |= kAckIn;
+    --missing;
     last = at, took = true;  // the cycles rise along the run: the last taken is their maximum
-    if (answers_missing_ == 0) break;  // what follows could only be duplicates
   }
+  answers_missing_ = missing;
   if (took) note_answer_cycle(last);
   return true;
 }
@@ -220,30 +229,44 @@ bool ChannelClient::take_result_run(const link::EntryRun& r, const wire::Message
   // The identity is the run's: decided once (take_result's cases).
   const IdentityFate fate = from < to ? identity_fate(wanted_->op_id, first.op_id, false) : IdentityFate::take;
   if (fate == IdentityFate::mismatch) result_error_ = Error::mismatch, mismatched_op_ = first.op_id;
+  // A run dropped (an older round's) or of a mismatched call: [from, to) consumed, none written.
+  if (fate != IdentityFate::drop && fate != IdentityFate::mismatch) take_result_range(r, first, from, to, fate);
+  for (size_t k = to; k < r.count; ++k) to_file_.push_back(r.element(k));
+  return true;
+}
+
+void ChannelClient::take_result_range(const link::EntryRun& r, const wire::Message& first, size_t from, size_t to,
+                                      IdentityFate fate) {
+  // Through locals: a store through have_result_'s bytes may alias any member, and one
+  // through results_ the run's first message, which the loop would otherwise load again
+  // for every element (issue 36).
+  const wire::Message proto = first;
+  uint8_t* const have = have_result_.data();
+  wire::Message* const out = results_.data();
+  const uint64_t tag0 = proto.addr.msgtag, lo = wanted_->tag;
   const size_t each = r.data_words();
+  size_t missing = results_missing_;
   uint64_t last = 0;
   bool took = false;
   for (size_t k = from; k < to; ++k) {
-    if (fate == IdentityFate::drop || fate == IdentityFate::mismatch) break;  // consumed, all of them
     const size_t i = size_t(tag0 + k - lo);
-    if (fate == IdentityFate::later || results_missing_ == 0 || have_result_[i]) {
+    if (fate == IdentityFate::later || missing == 0 || have[i]) {
       to_file_.push_back(r.element(k));  // another call's, or a later operation's
       continue;
     }
-    have_result_[i] = 1;
+    have[i] = 1;
     // link::element_message(r, first, k), written in place: its copy through the stack
     // stalled on store forwarding, most of the run's time (issue 36).
-    wire::Message& m = results_[i];
-    m = first;
-    m.addr.msgtag = first.addr.msgtag + uint32_t(k);  // a run of MSGTAG + 1 each
+    wire::Message& m = out[i];
+    std::memcpy(&m, &proto, sizeof m);  // whole (a member-wise copy was a load and store per field)
+    m.addr.msgtag = proto.addr.msgtag + uint32_t(k);  // a run of MSGTAG + 1 each
     if (each >= 1) std::memcpy(&m.data1, r.data + 4 * k * each, 4);
     if (each >= 2) std::memcpy(&m.data2, r.data + 4 * k * each + 4, 4);
-    results_missing_--;
+    --missing;
     last = r.first.at_cycle + uint64_t(k) * r.step, took = true;
   }
-  for (size_t k = to; k < r.count; ++k) to_file_.push_back(r.element(k));
+  results_missing_ = missing;
   if (took) note_result_cycle(last);
-  return true;
 }
 
 const wire::Message* ToNodeMessages::of(const Entry& e) {

@@ -81,10 +81,6 @@ int wait_for_local_sender(const Filled& filled) {
   return 0;
 }
 
-void copy_payloads(std::span<const Message> got, std::span<uint64_t> out) {
-  for (size_t i = 0; i < out.size(); ++i) out[i] = wire::payload(got[i]);
-}
-
 // Any sender: it may be local (fills the slot) or remote (the channel), so the
 // channel is awaited in short steps between looks at the slot.
 int fetch_from_any_sender(std::span<uint64_t> out, const Filled& filled, const Wanted& w) {

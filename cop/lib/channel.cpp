@@ -60,19 +60,25 @@ int reduce_frame_at_root(const commands::FramedBursts& fr, uint32_t tag, std::sp
   if (Error e = port.finish(a); e != Error::none) return fail_and_notify(code(e));
   if (!masks_refused_only(fr.commands, a)) return first_refusal(fr.commands, a);
   if (waited != Error::none) return fail_and_notify(code(waited));
-  for (size_t i = 0; i < fr.words; ++i) words[fr.first_tag - tag + i] = wire::payload(results[i]);
+  copy_payloads(std::span<const Message>(results).first(fr.words), words.subspan(fr.first_tag - tag, fr.words));
   return 0;
 }
 
 // Whole bursts in frames of as many commands as the port takes and, in direct
 // access (the port's commands are one link frame), as many bytes as fit in one,
 // with room to spare: a burst's bytes are counted alone (cop/link.h encoded_bytes).
-std::vector<commands::FramedBursts> frames_of(const std::vector<commands::ArrayBurst>& bursts) {
+// Into the library's kept storage (Library::frames): valid until the next array call.
+const std::vector<commands::FramedBursts>& frames_of(const std::vector<commands::ArrayBurst>& bursts) {
   auto& port = *lib().port;
-  if (!port.direct()) return commands::pack(bursts, port.max_commands());
+  std::vector<commands::FramedBursts>& frames = lib().frames;
+  if (!port.direct()) {
+    commands::pack_into(frames, bursts, port.max_commands());
+    return frames;
+  }
   constexpr size_t kBudget = link::kMaxFrameBytes - link::kHeaderBytes - 4096;
-  return commands::pack(bursts, port.max_commands(), kBudget,
-                        [](const commands::Burst& b) { return link::encoded_bytes(b); });
+  commands::pack_into(frames, bursts, port.max_commands(), kBudget,
+                      [](const commands::Burst& b) { return link::encoded_bytes(b); });
+  return frames;
 }
 
 // Each burst of an array call with its level-2 twins (two_level) when the
@@ -108,7 +114,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
                    uint64_t l2_tc, uint64_t l2_bm) {
   if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
-  const auto frames =
+  const auto& frames =
       frames_of(with_level2(commands::reduction_bursts(sender(), op, tag, words, tc, bm, kChunk), l2_tc, l2_bm));
   for (const commands::FramedBursts& fr : frames) {
     if (here_root) {
@@ -125,7 +131,7 @@ int channel_reduce(Opcode op, uint32_t tag, std::span<uint64_t> words, uint64_t 
 int channel_bcast(Opcode op, uint32_t tag, std::span<const uint64_t> words, uint64_t mask, uint64_t l2) {
   if (int rc = settle(); rc < 0) return rc;
   auto& port = *lib().port;
-  const auto frames = frames_of(with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2));
+  const auto& frames = frames_of(with_level2(commands::broadcast_bursts(sender(), op, tag, words, mask, kChunk), l2, l2));
   for (const commands::FramedBursts& fr : frames) {
     std::vector<Answer>& a = lib().answers;
     if (Error e = port.exchange(fr.commands, a); e != Error::none) return fail_and_notify(code(e));

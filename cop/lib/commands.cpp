@@ -103,24 +103,33 @@ std::vector<ArrayBurst> broadcast_bursts(const Sender& s, Opcode op, uint32_t ta
 std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most, size_t budget,
                                const std::function<size_t(const Burst&)>& size) {
   std::vector<FramedBursts> frames;
+  pack_into(frames, bursts, most, budget, size);
+  return frames;
+}
+
+void pack_into(std::vector<FramedBursts>& frames, const std::vector<ArrayBurst>& bursts, size_t most, size_t budget,
+               const std::function<size_t(const Burst&)>& size) {
+  size_t made = 0;  // frames of this call (those after them in `frames` are the call before's)
   size_t used = 0;  // of the budget, by the last frame's bursts
   size_t left = 0;  // commands of the bursts not yet packed
   for (const ArrayBurst& b : bursts) left += b.commands.size();
   for (const ArrayBurst& b : bursts) {
     const size_t cost = size ? size(b.commands) : 0;
-    if (frames.empty() || frames.back().commands.size() + b.commands.size() > most || (size && used + cost > budget)) {
-      frames.emplace_back();
-      frames.back().first_tag = b.tag;
-      frames.back().commands.reserve(std::min(std::max(most, b.commands.size()), left));  // grown once
+    if (made == 0 || frames[made - 1].commands.size() + b.commands.size() > most || (size && used + cost > budget)) {
+      if (made == frames.size()) frames.emplace_back();
+      FramedBursts& f = frames[made++];
+      f.commands.clear();
+      f.first_tag = b.tag;
+      f.commands.reserve(std::min(std::max(most, b.commands.size()), left));  // grown once
       used = 0;
     }
     left -= b.commands.size();
     used += cost;
-    FramedBursts& f = frames.back();
+    FramedBursts& f = frames[made - 1];
     f.commands.insert(f.commands.end(), b.commands.begin(), b.commands.end());
     f.words = b.tag + b.count - f.first_tag;
   }
-  return frames;
+  frames.resize(made);
 }
 
 Burst tas_access(const Sender& s, Opcode op, bool floating, const TasTarget& at, std::span<const uint64_t> words,

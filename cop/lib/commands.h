@@ -84,6 +84,10 @@ struct FramedBursts {
 };
 std::vector<FramedBursts> pack(const std::vector<ArrayBurst>& bursts, size_t most, size_t budget = 0,
                                const std::function<size_t(const Burst&)>& size = {});
+// The same into `frames`, whose frames' command storage is kept from the call before (an
+// array call's frames allocate, and fault in, no storage anew: libcop's, Library::frames).
+void pack_into(std::vector<FramedBursts>& frames, const std::vector<ArrayBurst>& bursts, size_t most,
+               size_t budget = 0, const std::function<size_t(const Burst&)>& size = {});
 
 // Where a task-address-space access goes: the channel `chno` and the task
 // `ttkno` whose space it is, from word `offset` on.

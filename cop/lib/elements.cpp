@@ -122,4 +122,13 @@ Opcode rmw_opcode(int datatype) { return is_64bit_storage(datatype) ? Opcode::RM
 bool rmw_floating(int datatype) { return datatype == PVM_FLOAT || datatype == PVM_DOUBLE; }
 Opcode bcast_opcode(int datatype) { return is_64bit_storage(datatype) ? Opcode::BCAST64 : Opcode::BCAST32; }
 
+void copy_payloads(std::span<const wire::Message> got, std::span<uint64_t> out) {
+  wire::Opcode op = wire::Opcode::ACK;
+  bool wide = false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i == 0 || got[i].ins.opcode != op) op = got[i].ins.opcode, wide = wire::is_64bit(op);
+    out[i] = wide ? got[i].data64() : got[i].data1;  // as wire::payload reads it
+  }
+}
+
 }  // namespace cop::lib

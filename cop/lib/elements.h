@@ -25,6 +25,9 @@ void from_word(void* data, size_t i, int datatype, uint64_t word);
 // a 16 KB array is 2048 elements).
 void to_words(const void* data, size_t at, int datatype, std::span<uint64_t> out);
 void from_words(void* data, size_t at, int datatype, std::span<const uint64_t> words);
+// The payload (wire::payload) of got[i] into out[i], for out.size() messages: its width
+// looked up once per opcode, not called per element (a result run shares its opcode).
+void copy_payloads(std::span<const wire::Message> got, std::span<uint64_t> out);
 std::optional<wire::Opcode> reduce_opcode(int func, int datatype);
 // RSRAM/WSRAM/RMW/BCAST of the width the datatype is stored in.
 wire::Opcode read_opcode(int datatype);

@@ -87,6 +87,9 @@ struct Library {
   // read only after the port filled it.
   std::vector<driver::Answer> answers;
   std::vector<wire::Message> results;
+  // An array call's frames of bursts (channel.cpp, frames_of: 82 KB of commands for a 16 KB
+  // broadcast), kept likewise.
+  std::vector<commands::FramedBursts> frames;
 };
 
 Library& lib();

@@ -27,6 +27,8 @@ T get(std::span<const uint8_t> in, size_t at) {
   return v;
 }
 
+constexpr size_t kAckAt = 48;
+constexpr size_t kSessionAt = 52;
 constexpr size_t kLengthAt = 56;
 constexpr size_t kChecksumAt = 60;
 constexpr size_t kMacAt = 64;
@@ -178,18 +180,23 @@ void put_header(const Frame& frame, std::vector<uint8_t>& out, size_t reserve) {
   out.insert(out.end(), frame.mac.begin(), frame.mac.end());  // MAC, computed below with a key
 }
 
-// The frame's end: `written` entries on the wire, its text, length, MAC and CRC.
-size_t finish_frame(const Frame& frame, std::vector<uint8_t>& out, uint16_t written, const Key* key) {
-  std::memcpy(out.data() + kCountAt, &written, 2);
-  out.insert(out.end(), frame.text.begin(), frame.text.end());
-  const uint32_t payload = static_cast<uint32_t>(out.size() - kHeaderBytes);
-  std::memcpy(out.data() + kLengthAt, &payload, 4);
+// The frame's MAC (with a key) and CRC, over what `out` holds now.
+void seal(std::vector<uint8_t>& out, const Key* key) {
   if (key) {
     const Mac m = mac_of(out, *key);
     std::memcpy(out.data() + kMacAt, m.data(), m.size());
   }
   const uint32_t sum = crc(out);
   std::memcpy(out.data() + kChecksumAt, &sum, 4);
+}
+
+// The frame's end: `written` entries on the wire, its text, length, MAC and CRC.
+size_t finish_frame(const Frame& frame, std::vector<uint8_t>& out, uint16_t written, const Key* key) {
+  std::memcpy(out.data() + kCountAt, &written, 2);
+  out.insert(out.end(), frame.text.begin(), frame.text.end());
+  const uint32_t payload = static_cast<uint32_t>(out.size() - kHeaderBytes);
+  std::memcpy(out.data() + kLengthAt, &payload, 4);
+  seal(out, key);
   return out.size();
 }
 
@@ -560,9 +567,9 @@ std::optional<LinkError> decode_runs(std::span<const uint8_t> in, FrameRuns& int
 
 namespace {
 
-// Command `i` of a frame as append_entries makes it (seq 1, its index, cycle 0).
-Entry command_entry(std::span<const wire::Message> commands, size_t i) {
-  return make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, 1, uint16_t(i));
+// Command `i` of a frame as append_entries makes it (seq `seq`, its index, cycle 0).
+Entry command_entry(std::span<const wire::Message> commands, size_t i, uint32_t seq) {
+  return make_entry(commands[i], wire::Direction::to_controller, EntryKind::command, seq, uint16_t(i));
 }
 
 // Whether command b has command a's instruction and address but MSGTAG (append_entries' test:
@@ -585,32 +592,104 @@ bool same_shape_continues(const Entry& a, const wire::Message& m, const Run& r, 
 
 }  // namespace
 
+namespace {
+
+// The run (run_from's over append_entries' entries of `commands`, seq `seq`) that starts
+// with command i, whose entry is `a`: entries are made only where the shape changes.
+Run command_run(std::span<const wire::Message> commands, size_t i, const Entry& a, uint32_t seq) {
+  Run r;
+  if (i + 1 >= commands.size() || !run_pair(a, command_entry(commands, i + 1, seq), r)) return Run{};
+  size_t most = std::min(commands.size() - i, size_t(UINT16_MAX));
+  size_t n = 2;
+  if (r.step != 0 || !(r.flags & kRunIndexStep)) {  // not a command frame's entries: the general test
+    for (; n < most; ++n) {
+      const wire::Message& m = commands[i + n];
+      const bool same = same_shape(commands[i], m);
+      if (same ? !same_shape_continues(a, m, r, n) : !run_continues(a, command_entry(commands, i + n, seq), r, n))
+        break;
+    }
+    r.count = n;
+    return r;
+  }
+  // same_shape_continues with its bounds taken out of the loop: the index and the MSGTAG
+  // stay in range below `most`, so an element of the first's shape continues the run when
+  // its identity is the first's and its MSGTAG the first's (+ n where the run steps it).
+  const bool tagged = a.nwords >= 2, steps = tagged && (r.flags & kRunAddressStep);
+  const uint32_t tag = tagged ? wire::address_msgtag(a.words[1]) : 0, top = wire::field::kMsgtag.mask();
+  most = std::min(most, size_t(0x10000) - a.index);
+  if (steps) most = std::min<size_t>(most, size_t(top) - tag + 1);
+  const wire::Message& first = commands[i];
+  for (; n < most; ++n) {
+    const wire::Message& m = commands[i + n];
+    if (!same_shape(first, m)) {
+      if (!run_continues(a, command_entry(commands, i + n, seq), r, n)) break;
+      continue;
+    }
+    if (m.op_id != a.op_id || (tagged && (m.addr.msgtag & top) != (steps ? tag + uint32_t(n) : tag))) break;
+  }
+  r.count = n;
+  return r;
+}
+
+// The data words (2..; `each` of them) of commands [i, i + n), appended: a command's words
+// 2 and 3 are its data1 and data2 (wire::encode), whatever its shape.
+void put_command_data(std::vector<uint8_t>& out, std::span<const wire::Message> commands, size_t i, size_t n,
+                      size_t each) {
+  const size_t at = out.size();
+  out.resize(at + 4 * each * n);
+  uint8_t* to = out.data() + at;
+  if (each == 2) {
+    for (size_t k = i; k < i + n; ++k, to += 8) {
+      const uint64_t v = commands[k].data64();  // data1 then data2, little-endian
+      std::memcpy(to, &v, 8);
+    }
+    return;
+  }
+  for (size_t k = i; k < i + n; ++k, to += 4) std::memcpy(to, &commands[k].data1, 4);
+}
+
+}  // namespace
+
 size_t encoded_bytes(std::span<const wire::Message> commands) {
   // Counted as encode() groups and writes them (run_from's runs, wire_entry_bytes) without
   // making the frame's entries: libcop counts every burst of an array call so, before
   // send_only makes them (issue 36). Entries are made only where the shape changes.
   size_t bytes = 0;
   for (size_t i = 0; i < commands.size();) {
-    const Entry a = command_entry(commands, i);
-    Run r;
-    size_t n = 1;
-    if (i + 1 < commands.size() && run_pair(a, command_entry(commands, i + 1), r)) {
-      const size_t most = std::min(commands.size() - i, size_t(UINT16_MAX));
-      for (n = 2; n < most; ++n) {
-        const wire::Message& m = commands[i + n];
-        const bool same = same_shape(commands[i], m);
-        if (same ? !same_shape_continues(a, m, r, n) : !run_continues(a, command_entry(commands, i + n), r, n)) break;
-      }
-    }
-    r.count = n;
+    const Entry a = command_entry(commands, i, 1);
+    const Run r = command_run(commands, i, a, 1);
     bytes += wire_entry_bytes(a, r);
-    i += n;
+    i += r.count;
   }
   return bytes;
 }
 
 size_t wire_entries(std::span<const uint8_t> bytes) {
   return bytes.size() < kHeaderBytes ? 0 : get<uint16_t>(bytes, kCountAt);
+}
+
+size_t encode_commands(const Frame& frame, std::span<const wire::Message> commands, std::vector<uint8_t>& out,
+                       const Key* key) {
+  // One walk over the commands: each run found as encoded_bytes finds it and written as
+  // encode() writes it, its data words straight from the messages (append_entries' entries
+  // made and encode's walk over them, then its copy, were three passes, issue 36).
+  put_header(frame, out, std::min<size_t>(commands.size(), 64) * (kEntryHeaderBytes + 16) + 8 * commands.size());
+  uint16_t written = 0;
+  for (size_t i = 0; i < commands.size(); ++written) {
+    const Entry a = command_entry(commands, i, frame.seq);
+    const Run r = command_run(commands, i, a, frame.seq);
+    put_entry(out, a, r);
+    if (const size_t each = a.nwords > 2 ? size_t(a.nwords) - 2 : 0; r.count > 1 && each > 0)
+      put_command_data(out, commands, i, r.count, each);
+    i += r.count;
+  }
+  return finish_frame(frame, out, written, key);
+}
+
+void reseal(std::vector<uint8_t>& bytes, uint32_t ack, uint32_t session, const Key* key) {
+  std::memcpy(bytes.data() + kAckAt, &ack, 4);
+  std::memcpy(bytes.data() + kSessionAt, &session, 4);
+  seal(bytes, key);
 }
 
 bool verify(std::span<const uint8_t> bytes, const Key& key) {

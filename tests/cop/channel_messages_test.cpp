@@ -39,7 +39,9 @@ TEST(ToNodeMessages, EveryEntryGivesWhatDecodingItAloneGives) {
     const auto alone = link::decode_entry(e, wire::Direction::to_node);
     const wire::Message* m = messages.of(e);
     ASSERT_EQ(m != nullptr, std::holds_alternative<wire::Message>(alone)) << i;
-    if (m) ASSERT_EQ(*m, std::get<wire::Message>(alone)) << i;
+    if (m) {
+      ASSERT_EQ(*m, std::get<wire::Message>(alone)) << i;
+    }
   }
 }
 

@@ -225,4 +225,30 @@ TEST(Commands, PackKeepsBurstsWhole) {
   EXPECT_EQ(pack(bursts, 255).size(), 16u);
 }
 
+// pack_into (libcop's frames kept between array calls, issue 36) gives what pack gives,
+// whatever the storage held from the call before: more frames, fewer, longer ones, none.
+// (A frame's commands not cleared, or the call before's frames left after this call's:
+// this fails.)
+TEST(Commands, PackIntoKeptStorageIsPack) {
+  std::vector<uint64_t> big(3000, 7), small(300, 9);
+  const auto many = broadcast_bursts(kTask, Opcode::BCAST64, 0, big, 0b110, 128);
+  const auto few = reduction_bursts(kTask, Opcode::SUMI64, 40, small, 0b11, 0b1, 128);
+  const auto count = [](const Burst& b) { return 8 * b.size(); };
+  std::vector<FramedBursts> kept;
+  for (const auto* bursts : {&many, &few, &many, &many, &few}) {
+    for (size_t most : {size_t(255), size_t(2000)}) {
+      pack_into(kept, *bursts, most, 9000, count);
+      const auto want = pack(*bursts, most, 9000, count);
+      ASSERT_EQ(kept.size(), want.size());
+      for (size_t f = 0; f < want.size(); ++f) {
+        EXPECT_EQ(kept[f].first_tag, want[f].first_tag);
+        EXPECT_EQ(kept[f].words, want[f].words);
+        EXPECT_EQ(kept[f].commands, want[f].commands) << "frame " << f;
+      }
+    }
+  }
+  pack_into(kept, {}, 255);
+  EXPECT_TRUE(kept.empty());
+}
+
 }  // namespace

@@ -39,4 +39,27 @@ TEST(Elements, WholeArraysConvertAsElementByElement) {
   }
 }
 
+// copy_payloads (a frame's results copied out, its width looked up per opcode, issue 36)
+// gives wire::payload of each message: runs of 32- and 64-bit opcodes one after another
+// and alternating, every value's high half set (a 32-bit result taken 64 bits wide, or a
+// width kept from the opcode before: this fails).
+TEST(Elements, PayloadsCopyAsWirePayloadReadsThem) {
+  using cop::wire::Opcode;
+  const Opcode ops[] = {Opcode::SUMI32, Opcode::SUMI64, Opcode::BCAST32, Opcode::BCAST64, Opcode::SUMF};
+  std::vector<cop::wire::Message> got;
+  uint64_t x = 77;
+  for (size_t i = 0; i < 600; ++i) {
+    const Opcode op = i < 200 ? ops[(i / 50) % 5] : ops[(x >> 33) % 5];
+    cop::wire::Message m = cop::wire::make(op, 1, cop::wire::Space::GAS, uint32_t(i));
+    m.set_data64((x = x * 6364136223846793005ull + 1442695040888963407ull) | 0x8000000100000000ull);
+    got.push_back(m);
+  }
+  for (size_t n : {size_t(0), size_t(1), size_t(199), size_t(600)}) {
+    std::vector<uint64_t> out(n, 0x5A5A);
+    copy_payloads(got, out);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], cop::wire::payload(got[i])) << "message " << i << " of " << n;
+  }
+}
+
 }  // namespace

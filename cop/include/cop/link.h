@@ -290,6 +290,16 @@ size_t encode(const Frame& frame, std::span<const ElementRun> elements, std::vec
 // The bytes `commands` add to a COMMAND frame after its header (their entries, in
 // compact runs where they make them): what packing whole bursts into frames counts.
 size_t encoded_bytes(std::span<const wire::Message> commands);
+// A COMMAND frame of `commands` (frame.entries is not read): the bytes encode() gives for
+// the frame with the entries append_entries(commands, to_controller, command, frame.seq, 0)
+// makes, in one walk over the messages without an Entry per command (a task's frame of
+// an array call's bursts, issue 36).
+size_t encode_commands(const Frame& frame, std::span<const wire::Message> commands, std::vector<uint8_t>& out,
+                       const Key* key = nullptr);
+// An encoded frame's ack and session fields set anew and its MAC (with a key) and CRC
+// computed again: what encode() gives for the frame with those fields (a resend that
+// acknowledges more of the reply stream, without encoding its entries again).
+void reseal(std::vector<uint8_t>& bytes, uint32_t ack, uint32_t session, const Key* key = nullptr);
 // Checks framing, version, lengths (at most kMaxEntries entries, kMaxElements elements) and the CRC;
 // not the MAC (verify, once the receiver knows which key the sender must have).
 std::variant<Frame, LinkError> decode(std::span<const uint8_t> bytes);

@@ -17,7 +17,8 @@
 // element decodes to alone; encoded_bytes counts what encode writes for the decoded
 // messages; append_entries makes each decoded message's entry as
 // make_entry does; encode from ElementRuns (copd's reply path: the decoded runs, or
-// every entry alone) gives encode's bytes.
+// every entry alone) gives encode's bytes; encode_commands (a task's command frame) gives
+// encode's bytes for the decoded messages' entries, and reseal encode's for new ack and session.
 #include <cop/link.h>
 #include <zlib.h>
 
@@ -209,11 +210,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     {
       Frame cmd;
       cmd.type = link::FrameType::command;
+      cmd.seq = 1;  // the entries' seq (encode_commands gives them the frame's)
       link::append_entries(decoded, wire::Direction::to_controller, link::EntryKind::command, 1, 0, cmd.entries);
       std::vector<uint8_t> bytes;
       link::encode(cmd, bytes);
       FUZZ_CHECK(link::encoded_bytes(decoded) == bytes.size() - link::kHeaderBytes, "encoded_bytes %zu, encode %zu",
                  link::encoded_bytes(decoded), bytes.size() - link::kHeaderBytes);
+      // encode_commands (a task's frame written from its commands in one walk) gives those
+      // bytes, and sealed again with other ack and session fields, encode's for them.
+      std::vector<uint8_t> direct;
+      link::encode_commands(cmd, decoded, direct);
+      FUZZ_CHECK(direct == bytes, "encode_commands differs from encode");
+      cmd.ack = 7, cmd.session = 9;
+      link::encode(cmd, bytes);
+      link::reseal(direct, 7, 9);
+      FUZZ_CHECK(direct == bytes, "reseal differs from encode");
     }
   } else {
     const link::LinkError& e = std::get<link::LinkError>(r);
