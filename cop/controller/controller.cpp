@@ -105,7 +105,7 @@ void Controller::clear_partition(uint8_t ppn) {
   for (uint32_t w = 0; w < config_.gas_words; ++w) {
     ram_.gas(ppn, w) = 0;
     ram_.update_tc(ppn, w, [](TcEntry& e) { e = TcEntry{}; });
-    ram_.bm(ppn, w) = BmEntry{};
+    ram_.update_bm(ppn, w, [](BmEntry& e) { e = BmEntry{}; });
   }
   for (int c = 1; c <= config_.channels; ++c)
     for (uint32_t t = 0; t < config_.tasks_per_channel; ++t) ram_.clear_task(ppn, c, t);

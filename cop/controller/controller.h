@@ -533,9 +533,10 @@ class Controller {
   // The broadcast mask of the operation `op_id` on (ppn, tag): the word's entry when it
   // is that operation's (on one level: when it is set at all), else a held mask of it;
   // nullptr when it has none.
-  BmEntry* mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id);
-  // `m` (from mask_of) has had its result: the entry's accessed bit reset, a held mask dropped.
-  void free_mask(BmEntry* m);
+  const BmEntry* mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id) const;
+  // `m` (from mask_of(ppn, tag, ...)) has had its result: the entry's accessed bit reset, a
+  // held mask dropped.
+  void free_mask(uint8_t ppn, uint32_t tag, const BmEntry* m);
   // Whether `op_id` is an earlier round of the operation of a mask set on (ppn, tag).
   bool older_than_a_mask(uint8_t ppn, uint32_t tag, uint64_t op_id);
   // Voids the held masks on (ppn, [first, first+n)) that `doomed` picks: NACK `why` to

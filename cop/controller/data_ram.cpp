@@ -19,17 +19,38 @@ DataRam::DataRam(int channels, uint32_t tasks_per_channel, uint32_t tas_words, u
       bm_(std::size_t(partitions) * gas_words),
       joined_(std::size_t(partitions) * 64),
       tc_accessed_(std::size_t(partitions) * ((std::size_t{gas_words} + 63) / 64), 0),
+      bm_accessed_(tc_accessed_.size(), 0),
       accessed_words_((std::size_t{gas_words} + 63) / 64) {}
 
-bool DataRam::tc_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const {
+// A bitmap word's bits [lo, lo+take) (take 1..64).
+static uint64_t bits_of(uint64_t lo, uint64_t take) {
+  return (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << lo;
+}
+
+bool DataRam::any_in(const std::vector<uint64_t>& bits, uint8_t ppn, uint32_t first, uint32_t n) const {
   const uint64_t end = uint64_t{first} + n;
   for (uint64_t w = first; w < end;) {
     const uint64_t lo = w & 63, take = std::min<uint64_t>(64 - lo, end - w);
-    const uint64_t mask = (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << lo;
-    if (tc_accessed_[accessed_index(ppn, uint32_t(w))] & mask) return true;
+    if (bits[accessed_index(ppn, uint32_t(w))] & bits_of(lo, take)) return true;
     w += take;
   }
   return false;
+}
+
+void DataRam::set_bits(std::vector<uint64_t>& bits, uint8_t ppn, uint32_t first, uint32_t n) {
+  const uint64_t end = uint64_t{first} + n;
+  for (uint64_t w = first; w < end;) {
+    const uint64_t lo = w & 63, take = std::min<uint64_t>(64 - lo, end - w);
+    bits[accessed_index(ppn, uint32_t(w))] |= bits_of(lo, take);
+    w += take;
+  }
+}
+
+bool DataRam::set_bm_range(uint8_t ppn, uint32_t first, uint32_t n, const BmEntry& e) {
+  if (bm_accessed_in(ppn, first, n)) return false;
+  std::fill_n(bm_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, e);
+  if (e.accessed) set_bits(bm_accessed_, ppn, first, n);
+  return true;
 }
 
 bool DataRam::set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntry& e) {
@@ -42,13 +63,16 @@ bool DataRam::set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntr
     return true;
   }
   std::fill_n(tc_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, e);
-  if (!e.accessed) return true;
-  const uint64_t end = uint64_t{first} + n;
-  for (uint64_t w = first; w < end;) {
-    const uint64_t lo = w & 63, take = std::min<uint64_t>(64 - lo, end - w);
-    tc_accessed_[accessed_index(ppn, uint32_t(w))] |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << lo;
-    w += take;
-  }
+  if (e.accessed) set_bits(tc_accessed_, ppn, first, n);
+  return true;
+}
+
+bool DataRam::accessed_bits_hold() const {
+  for (int p = 0; p < partitions_; ++p)
+    for (uint32_t w = 0; w < gas_words_; ++w)
+      if (tc(uint8_t(p), w).accessed != tc_accessed_in(uint8_t(p), w, 1) ||
+          bm(uint8_t(p), w).accessed != bm_accessed_in(uint8_t(p), w, 1))
+        return false;
   return true;
 }
 

@@ -105,16 +105,14 @@ class DataRam {
       g.down = down;
       g.downs++;
     }
-    uint64_t& bits = tc_accessed_[accessed_index(g.ppn, offset)];
-    const uint64_t bit = uint64_t{1} << (offset & 63);
-    bits = e.accessed ? bits | bit : bits & ~bit;
+    set_bit(tc_accessed_, g.ppn, offset, e.accessed);
   }
   void apply(Gathered& g) {
     flush_ups(g);
     flush_downs(g);
   }
   // Whether any of the entries [first, first+n) is accessed (read from a bit per entry).
-  bool tc_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const;
+  bool tc_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const { return any_in(tc_accessed_, ppn, first, n); }
   // SETTC's all or nothing (ch. V): entries [first, first+n) set to `e` when none of them
   // is accessed; false, nothing changed, when one is.
   bool set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntry& e);
@@ -133,8 +131,23 @@ class DataRam {
   const Joined& joined(uint8_t ppn, int channel) const { return joined_[std::size_t{ppn} * 64 + std::size_t(channel - 1)]; }
   // Whether every count and range is what the entries say (a test's check: every entry read).
   bool joined_counts_hold() const;
-  BmEntry& bm(uint8_t ppn, uint32_t offset) { return bm_[gas_index(ppn, offset)]; }
+  // A broadcast-mask entry is read here and changed only through update_bm and set_bm_range,
+  // which keep its accessed bit beside it (bm_accessed_in: SETBM's all-or-nothing check 64
+  // entries a word, issue 36).
   const BmEntry& bm(uint8_t ppn, uint32_t offset) const { return bm_[gas_index(ppn, offset)]; }
+  template <class Change>
+  void update_bm(uint8_t ppn, uint32_t offset, Change&& change) {
+    BmEntry& e = bm_[gas_index(ppn, offset)];
+    change(e);
+    set_bit(bm_accessed_, ppn, offset, e.accessed);
+  }
+  // Whether any of the entries [first, first+n) is accessed (read from a bit per entry).
+  bool bm_accessed_in(uint8_t ppn, uint32_t first, uint32_t n) const { return any_in(bm_accessed_, ppn, first, n); }
+  // SETBM's all or nothing (ch. V): entries [first, first+n) set to `e` when none of them
+  // is accessed; false, nothing changed, when one is.
+  bool set_bm_range(uint8_t ppn, uint32_t first, uint32_t n, const BmEntry& e);
+  // Whether every TC and BM accessed bit is its entry's (a test's check: every entry read).
+  bool accessed_bits_hold() const;
 
   int partitions() const { return partitions_; }
   // Zeroes one task address space (every word of task `task` of `channel` in partition `ppn`).
@@ -152,8 +165,16 @@ class DataRam {
   std::vector<BmEntry> bm_;
   std::vector<Joined> joined_;  // per (partition, channel): entries joined (joined())
   std::vector<uint64_t> tc_accessed_;  // per partition, a bit per entry: its accessed bit
+  std::vector<uint64_t> bm_accessed_;  // the same for the broadcast-mask entries
   std::size_t accessed_words_;         // bitmap words per partition
   std::size_t accessed_index(uint8_t ppn, uint32_t offset) const { return std::size_t{ppn} * accessed_words_ + (offset >> 6); }
+  void set_bit(std::vector<uint64_t>& bits, uint8_t ppn, uint32_t offset, bool on) {
+    uint64_t& word = bits[accessed_index(ppn, offset)];
+    const uint64_t bit = uint64_t{1} << (offset & 63);
+    word = on ? word | bit : word & ~bit;
+  }
+  bool any_in(const std::vector<uint64_t>& bits, uint8_t ppn, uint32_t first, uint32_t n) const;
+  void set_bits(std::vector<uint64_t>& bits, uint8_t ppn, uint32_t first, uint32_t n);
   // The counts end exact (modulo 2^32: a leaving flushed before a joining of the same channel
   // still gathered may pass below 0 in between). A range is emptied only where the count is
   // the channel's true count and 0: after its ups are in (flush_ups: downs still gathered

@@ -44,29 +44,36 @@ Error Controller::set_mask(int channel, const Message& msg, Sender from, bool br
     e.set_by = by;
     return ram_.set_tc_range(ppn, first, n, e) ? Error::none : Error::mask_in_use;
   }
-  for (uint32_t i = first; i < first + n; ++i) {
-    const bool taken = holds_masks() ? mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id) : ram_.bm(ppn, i).accessed;
-    if (taken) return Error::mask_in_use;
+  const BmEntry e{mask, true, by, msg.op_id};
+  // One level: the range set in one fill when none of its entries is accessed (their bits).
+  if (!holds_masks()) {
+    if (!ram_.set_bm_range(ppn, first, n, e)) return Error::mask_in_use;
+    if (!parked_.empty()) deliver_parked(ppn, first, n, out);
+    return Error::none;
   }
-  for (uint32_t i = first; i < first + n; ++i) {
-    if (ram_.bm(ppn, i).accessed) {
-      held_masks_.push_back(HeldMask{ppn, i, BmEntry{mask, true, by, msg.op_id}});
-    } else {
-      ram_.bm(ppn, i) = BmEntry{mask, true, by, msg.op_id};
+  for (uint32_t i = first; i < first + n; ++i)
+    if (mask_of(ppn, i, msg.op_id) || cast_gone(ppn, i, msg.op_id)) return Error::mask_in_use;
+  if (!ram_.set_bm_range(ppn, first, n, e)) {
+    for (uint32_t i = first; i < first + n; ++i) {
+      if (ram_.bm(ppn, i).accessed) {
+        held_masks_.push_back(HeldMask{ppn, i, e});
+      } else {
+        ram_.update_bm(ppn, i, [&](BmEntry& b) { b = e; });
+      }
     }
   }
-  if (broadcast_ram && !parked_.empty()) deliver_parked(ppn, first, n, out);
+  if (!parked_.empty()) deliver_parked(ppn, first, n, out);
   return Error::none;
 }
 
 Error Controller::broadcast(int channel, const Message& msg, std::vector<Delivery>& out) {
   // Its own operation's mask (at two levels the word's entry may be another's: held masks).
-  BmEntry* bm = mask_of(msg.ins.ppn, msg.addr.msgtag, msg.op_id);
+  const BmEntry* bm = mask_of(msg.ins.ppn, msg.addr.msgtag, msg.op_id);
   if (!bm) return Error::no_mask;
   // The GAS word keeps the value too: a later RSRAM of the tag reads it.
   ram_.gas(msg.ins.ppn, msg.addr.msgtag) = payload(msg);
   const uint64_t mask = bm->mask;
-  free_mask(bm);
+  free_mask(msg.ins.ppn, msg.addr.msgtag, bm);
   cast_went_out(msg.ins.ppn, msg.addr.msgtag, msg.op_id);
   Message data = msg;
   // Receivers filter on the source (srctid): the node that sent it, at a level 2 the one the level-1 forwarded.
@@ -135,7 +142,7 @@ Error Controller::contribute(int channel, const Message& msg, std::vector<Delive
 void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op, std::vector<Delivery>& out) {
   const TcEntry& tc = ram_.tc(ppn, tag);
   // Results go to the operation's broadcast mask; a barrier with none releases its participants.
-  BmEntry* bm = mask_of(ppn, tag, op.op_id);
+  const BmEntry* bm = mask_of(ppn, tag, op.op_id);
   const bool barrier = op.ins.opcode == Opcode::BENTRY;
   const uint64_t dest = bm ? bm->mask : (barrier ? tc.mask : 0);
   const uint64_t release = config_.level == 2 ? tc.mask & ~dest : 0;
@@ -143,7 +150,7 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
     e.accessed = false;
     e.pending = 0;
   });
-  if (bm) free_mask(bm);
+  if (bm) free_mask(ppn, tag, bm);
   Message result = wire::make(op.ins.opcode, 0, Space::GAS, tag);
   result.ins.ppn = ppn;
   result.op_id = op.op_id;  // the operation's identity: its waiters take only their own call's result
@@ -157,10 +164,9 @@ void Controller::complete_operation(uint8_t ppn, uint32_t tag, const Message& op
 
 void Controller::fail_operation(uint8_t ppn, uint32_t tag, uint64_t dest, Error why, std::vector<Delivery>& out) {
   const TcEntry& tc = ram_.tc(ppn, tag);
-  BmEntry& bm = ram_.bm(ppn, tag);
-  const uint64_t op_id = tc.has_op ? tc.op_id : bm.op_id;  // whose call it voids
+  const uint64_t op_id = tc.has_op ? tc.op_id : ram_.bm(ppn, tag).op_id;  // whose call it voids
   ram_.update_tc(ppn, tag, [](TcEntry& e) { e = TcEntry{}; });
-  bm = BmEntry{};
+  ram_.update_bm(ppn, tag, [](BmEntry& e) { e = BmEntry{}; });
   if (dest == 0) return;
   Message nack = wire::make(Opcode::NACK, 0, Space::GAS, tag);
   nack.ins.ppn = ppn;

@@ -199,7 +199,7 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
   // broadcast still to come down, is not this one's. An older round's words are dropped
   // (their receivers have moved on); the rest wait for their SETBM. (The same round with
   // another shape goes out: its receivers report the mismatch.)
-  BmEntry* own = forwarded ? nullptr : mask_of(ppn, tag, msg.op_id);
+  const BmEntry* own = forwarded ? nullptr : mask_of(ppn, tag, msg.op_id);
   if (!forwarded && !own) {
     parked_.push_back(msg);
     return;
@@ -212,7 +212,7 @@ void Controller::relay_down(const Message& msg, uint64_t ready_at, std::vector<D
     return;
   }
   const uint64_t mask = own->mask;
-  free_mask(own);
+  free_mask(ppn, tag, own);
   cast_went_out(ppn, tag, msg.op_id);
   Message data = msg;
   data.ins.x = false;
@@ -241,21 +241,21 @@ void Controller::deliver_parked(uint8_t ppn, uint32_t first, uint32_t n, std::ve
   }
 }
 
-BmEntry* Controller::mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id) {
-  BmEntry& bm = ram_.bm(ppn, tag);
+const BmEntry* Controller::mask_of(uint8_t ppn, uint32_t tag, uint64_t op_id) const {
+  const BmEntry& bm = ram_.bm(ppn, tag);
   if (bm.accessed && (!holds_masks() || wire::identity_same_round(op_id, bm.op_id))) return &bm;
-  for (HeldMask& h : held_masks_)
+  for (const HeldMask& h : held_masks_)
     if (h.ppn == ppn && h.tag == tag && wire::identity_same_round(op_id, h.entry.op_id)) return &h.entry;
   return nullptr;
 }
 
-void Controller::free_mask(BmEntry* m) {
+void Controller::free_mask(uint8_t ppn, uint32_t tag, const BmEntry* m) {
   for (auto it = held_masks_.begin(); it != held_masks_.end(); ++it)
     if (&it->entry == m) {
       held_masks_.erase(it);
       return;
     }
-  m->accessed = false;
+  ram_.update_bm(ppn, tag, [](BmEntry& e) { e.accessed = false; });
 }
 
 void Controller::cast_went_out(uint8_t ppn, uint32_t tag, uint64_t op_id) {

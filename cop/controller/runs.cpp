@@ -321,12 +321,12 @@ uint32_t Controller::plain_casts(const Pending& r, Delivery& acks, Delivery* d, 
   uint32_t n = 0;
   for (; n < total && plain_element_valid(r, n); ++n) {
     const uint32_t tag = first + n;
-    BmEntry& bm = ram_.bm(ppn, tag);
+    const BmEntry& bm = ram_.bm(ppn, tag);
     const uint64_t read_at = open.cycles + op_cost;
     if (!bm.accessed || !open.continues(read_at, bm.mask, tag)) break;
     const uint64_t w = in[n];
     ram_.gas(ppn, tag) = wide ? w : uint32_t(w);  // wire::payload
-    bm.accessed = false;
+    ram_.update_bm(ppn, tag, [](BmEntry& e) { e.accessed = false; });
     open.take(read_at, n, w);
   }
   open.close(cycles_, acks, n);
@@ -349,7 +349,7 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
   for (; n < total && plain_element_valid(r, n); ++n) {
     const uint32_t tag = first + n;
     const TcEntry& tc = ram_.tc(ppn, tag);
-    BmEntry& bm = ram_.bm(ppn, tag);
+    const BmEntry& bm = ram_.bm(ppn, tag);
     if (!tc.accessed || !(tc.pending & bit)) break;                               // no_mask, not_participant
     if (tc.up && !(!tc.has_value && tc.pending == tc.mask)) break;                 // X contributions
     if (tc.mismatch || (tc.has_op && (tc.op != op || tc.op_id != op_id))) break;  // mismatch
@@ -370,7 +370,7 @@ uint32_t Controller::plain_contributions(int c, const Pending& r, Delivery& acks
       e.pending &= ~bit;
       if (e.pending == 0) e.accessed = false;
     }, joined);
-    if (last) bm.accessed = false;  // its mask's result goes out (free_mask), or it had none
+    if (last) ram_.update_bm(ppn, tag, [](BmEntry& e) { e.accessed = false; });  // free_mask, or it had none
     open.take(read_at, n, wide ? v : uint32_t(v));  // wire::set_payload into a cleared word
   }
   ram_.apply(joined);

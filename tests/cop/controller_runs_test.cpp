@@ -88,8 +88,10 @@ struct Three {
     // The same RAM: every GAS word (results, partial results, broadcast words) and mask
     // entry; the counts of joined entries that let the poll counter skip reading them hold.
     ASSERT_TRUE(a.ram().joined_counts_hold());
+    ASSERT_TRUE(a.ram().accessed_bits_hold());
     for (Controller* x : {&b, &c}) {
       ASSERT_TRUE(x->ram().joined_counts_hold());
+      ASSERT_TRUE(x->ram().accessed_bits_hold());
       for (int p = 0; p < a.ram().partitions(); ++p)
         for (uint32_t w = 0; w < a.config().gas_words; ++w) {
           const auto ppn = uint8_t(p);
@@ -162,6 +164,52 @@ TEST(ControllerRuns, ReductionBurstsOfThreeChannelsAsTheElementPath) {
     }
   }
   EXPECT_GT(t.runs_seen, 10u);
+}
+
+// The broadcast-mask entries' accessed bits (data_ram.h, beside the entries: SETBM's all or
+// nothing reads them) follow the entries: masks freed by a reduction's last contributions
+// (the run path's loop), by a broadcast's words, and a SETBM refused part-way (nothing set:
+// the words after the one in use are free, read back with RSRAM64 M as the bits say).
+TEST(ControllerRuns, BroadcastMaskAccessedBitsFollowTheEntries) {
+  Three t;
+  const uint64_t all = mask_of({1, 2, 3}), two = mask_of({2, 3});
+  for (int ch : {2, 1, 3})
+    t.send(ch, flat(commands::reduction_bursts(lib_sender(), Opcode::SUMI64, 0, words(200, uint64_t(ch)), all,
+                                               mask_of({1}), 128)), task());
+  t.run();
+  t.send(1, flat(commands::broadcast_bursts(lib_sender(), Opcode::BCAST64, 300, words(150, 9), two, 128)), task());
+  t.run();
+  EXPECT_GT(t.runs_seen, 2u);
+  t.send(1, {settc(150, two, 100, true)}, task());
+  t.send(1, {settc(100, two, 100, true)}, task());  // words 150..199 in use: refused
+  t.each([&](Controller& x, std::vector<Delivery>& out) {
+    x.run(out);
+    ASSERT_EQ(Harness::error_of(out), Error::mask_in_use);
+    for (uint32_t w : {0u, 99u, 100u, 149u, 150u, 249u, 250u, 300u, 449u}) {
+      Message rd = gas(Opcode::RSRAM64, w);
+      rd.ins.m = true;
+      rd.ins.msel_bcast = true;
+      std::vector<Delivery> got;
+      x.receive(1, rd, x.cycles(), task(), got, false);
+      x.run(got);
+      got = Harness::data(got);
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(got[0].msg.ins.opcode, Opcode::RSRAM64);
+      EXPECT_EQ(got[0].msg.data64(), w >= 150 && w < 250 ? two : 0) << "word " << w;
+      EXPECT_EQ(x.ram().bm_accessed_in(0, w, 1), w >= 150 && w < 250) << "word " << w;
+    }
+    EXPECT_FALSE(x.ram().bm_accessed_in(0, 0, 150));
+    EXPECT_FALSE(x.ram().bm_accessed_in(0, 250, 250));
+  });
+  t.check();
+  // The freed words take a new SETBM: the bits said free as the entries do.
+  t.send(1, {settc(0, two, 150, true), settc(250, two, 200, true)}, task());
+  t.each([](Controller& x, std::vector<Delivery>& out) {
+    x.run(out);
+    EXPECT_EQ(Harness::error_of(out), Error::none);
+    EXPECT_TRUE(x.ram().accessed_bits_hold());
+  });
+  t.check();
 }
 
 // The run path's loop is specialised per reduction function and payload width (runs.cpp,

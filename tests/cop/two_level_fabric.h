@@ -89,8 +89,10 @@ class TwoLevelFabric {
         // The poll counter's count of entries each channel has joined (data_ram.h) is what
         // the entries say, on every core, whatever the operations did to them.
         for (const auto& c : l1_)
-          if (!c.ram().joined_counts_hold()) throw std::runtime_error("a level-1's joined counts are wrong");
-        if (!l2_.ram().joined_counts_hold()) throw std::runtime_error("the level 2's joined counts are wrong");
+          if (!c.ram().joined_counts_hold() || !c.ram().accessed_bits_hold())
+            throw std::runtime_error("a level-1's joined counts or accessed bits are wrong");
+        if (!l2_.ram().joined_counts_hold() || !l2_.ram().accessed_bits_hold())
+          throw std::runtime_error("the level 2's joined counts or accessed bits are wrong");
         return;
       }
     }
