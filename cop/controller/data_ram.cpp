@@ -48,7 +48,8 @@ void DataRam::set_bits(std::vector<uint64_t>& bits, uint8_t ppn, uint32_t first,
 
 bool DataRam::set_bm_range(uint8_t ppn, uint32_t first, uint32_t n, const BmEntry& e) {
   if (bm_accessed_in(ppn, first, n)) return false;
-  std::fill_n(bm_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, e);
+  const BmEntry v = e;  // a local: the fill's stores cannot alias it (else reread every entry)
+  std::fill_n(bm_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, v);
   if (e.accessed) set_bits(bm_accessed_, ppn, first, n);
   return true;
 }
@@ -62,7 +63,8 @@ bool DataRam::set_tc_range(uint8_t ppn, uint32_t first, uint32_t n, const TcEntr
     apply(g);
     return true;
   }
-  std::fill_n(tc_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, e);
+  const TcEntry v = e;  // a local: the fill's stores cannot alias it (else reread every entry)
+  std::fill_n(tc_.begin() + std::ptrdiff_t(gas_index(ppn, first)), n, v);
   if (e.accessed) set_bits(tc_accessed_, ppn, first, n);
   return true;
 }
