@@ -12,7 +12,6 @@
 
 namespace cop::controller {
 
-
 using link::Frame;
 using link::FrameType;
 
